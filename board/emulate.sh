@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The emulated dev board: runs an aarch64 program under qemu user mode with the CPU model closest to
+# the board and Debian's arm64 multiarch runtime (libc6:arm64, libstdc++6:arm64; no binfmt_misc needed).
+# The cross toolchain's own runtime (-L /usr/aarch64-linux-gnu) is not used by default: under qemu
+# 7.2 its threads hang at start-up. KES_AARCH64_SYSROOT=<dir> selects another sysroot.
+#   board/emulate.sh [--board generic|atlas200dk|atlas200idka2] program [args...]
+# The board can also come from KES_EMULATED_BOARD. CMake uses this as CMAKE_CROSSCOMPILING_EMULATOR,
+# so `ctest --preset aarch64` runs every test on the emulated board.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+board=${KES_EMULATED_BOARD:-generic}
+if [ "${1:-}" = "--board" ]; then
+  board=${2:?--board needs a name}
+  shift 2
+fi
+profile="$here/profiles/$board.env"
+if [ ! -f "$profile" ]; then
+  echo "emulate.sh: unknown board '$board' (profiles: $(cd "$here/profiles" && ls ./*.env | sed 's|./||;s|\.env||' | tr '\n' ' '))" >&2
+  exit 2
+fi
+# shellcheck source=/dev/null
+. "$profile"
+[ $# -gt 0 ] || { echo "usage: emulate.sh [--board NAME] program [args...]" >&2; exit 2; }
+command -v qemu-aarch64-static >/dev/null || { echo "emulate.sh: qemu-aarch64-static missing (apt-get install qemu-user-static)" >&2; exit 2; }
+if [ ! -e /lib/ld-linux-aarch64.so.1 ] && [ -z "${KES_AARCH64_SYSROOT:-}" ]; then
+  echo "emulate.sh: no arm64 runtime (dpkg --add-architecture arm64 && apt-get install libc6:arm64 libstdc++6:arm64)" >&2
+  exit 2
+fi
+exec qemu-aarch64-static -cpu "${KES_QEMU_CPU:-$BOARD_QEMU_CPU}" ${KES_AARCH64_SYSROOT:+-L "$KES_AARCH64_SYSROOT"} "$@"
