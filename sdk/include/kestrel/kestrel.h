@@ -1,0 +1,25 @@
+/* kestrel/kestrel.h — the umbrella header: the core runtime plus every module this build contains.
+ *
+ * kestrel/config.h (generated) says which modules are in the library (KES_HAVE_DVPP, ...); apps that
+ * need one module can include just its header instead.
+ */
+#ifndef KESTREL_KESTREL_H
+#define KESTREL_KESTREL_H
+
+#include "kestrel/config.h"
+#include "kestrel/sdk.h"
+
+#if KES_HAVE_DVPP
+#include "kestrel/dvpp.h"
+#endif
+#if KES_HAVE_AIPP
+#include "kestrel/aipp.h"
+#endif
+#if KES_HAVE_ENGINE
+#include "kestrel/engine.h"
+#endif
+#if KES_HAVE_FV
+#include "kestrel/fv.h"
+#endif
+
+#endif /* KESTREL_KESTREL_H */

@@ -1,0 +1,287 @@
+// The shared worker pool: a FIFO of tasks served by N-1 workers; parallel_for lets the caller work too.
+#include <pthread.h>
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kes/error.hpp"
+#include "kes/logging.hpp"
+#include "kestrel/cpu.h"
+#include "kestrel/thread_pool.h"
+
+struct kes_thread_pool {
+    explicit kes_thread_pool(const kes_thread_pool_config& config);
+    ~kes_thread_pool();
+
+    void submit(std::function<void()> task, bool counted);
+    void wait_idle();
+    void worker_main(uint32_t index);
+
+    uint32_t size = 1;  // workers + the caller of parallel_for
+    bool is_default = false;
+    std::string name;
+    std::vector<int> affinity;
+
+    std::mutex mutex;
+    std::condition_variable work_ready;
+    std::condition_variable idle;
+    std::deque<std::function<void()>> queue;
+    uint64_t outstanding_tasks = 0;  // submitted via kes_thread_pool_submit and not yet finished
+    bool stopping = false;
+    std::vector<std::thread> workers;
+};
+
+namespace kes {
+namespace {
+
+// The pool whose worker is running on this thread: a parallel_for issued from inside runs inline.
+thread_local const kes_thread_pool* t_worker_of = nullptr;
+
+struct ParallelJob {
+    kes_range_fn fn = nullptr;
+    void* user_data = nullptr;
+    uint64_t count = 0;
+    uint64_t chunk = 1;
+    std::atomic<uint64_t> next{0};
+    std::atomic<uint64_t> finished{0};
+    std::atomic<uint32_t> next_participant{0};
+    std::mutex mutex;
+    std::condition_variable all_done;
+
+    // Claims chunks until none are left. Returns after its last chunk.
+    void participate() {
+        const uint32_t index = next_participant.fetch_add(1, std::memory_order_relaxed);
+        for (;;) {
+            const uint64_t begin = next.fetch_add(chunk, std::memory_order_relaxed);
+            if (begin >= count) break;
+            const uint64_t end = std::min(count, begin + chunk);
+            fn(user_data, begin, end, index);
+            const uint64_t done = finished.fetch_add(end - begin, std::memory_order_acq_rel) + (end - begin);
+            if (done == count) {
+                std::lock_guard<std::mutex> lock(mutex);
+                all_done.notify_all();
+            }
+        }
+    }
+};
+
+void name_and_pin(const std::string& prefix, uint32_t index, const std::vector<int>& affinity) {
+    char name[16];
+    std::snprintf(name, sizeof name, "%.10s-%u", prefix.c_str(), index);
+    pthread_setname_np(pthread_self(), name);
+    if (!affinity.empty()) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        const int cpu = affinity[index % affinity.size()];
+        CPU_SET(cpu, &set);
+        if (pthread_setaffinity_np(pthread_self(), sizeof set, &set) != 0) {
+            KES_LOGW("sdk", "thread pool %s: cannot pin worker %u to CPU %d", prefix.c_str(), index, cpu);
+        }
+    }
+}
+
+}  // namespace
+}  // namespace kes
+
+kes_thread_pool::kes_thread_pool(const kes_thread_pool_config& config) {
+    size = config.threads ? config.threads : kes_cpu_count();
+    name = config.name && *config.name ? config.name : "kes";
+    if (config.cpu_affinity && config.affinity_count) {
+        affinity.assign(config.cpu_affinity, config.cpu_affinity + config.affinity_count);
+    }
+    // At least one worker even for size 1, so kes_thread_pool_submit always runs asynchronously.
+    const uint32_t worker_count = std::max<uint32_t>(1, size - 1);
+    workers.reserve(worker_count);
+    try {
+        for (uint32_t i = 0; i < worker_count; ++i) workers.emplace_back([this, i] { worker_main(i); });
+    } catch (...) {
+        {
+            std::lock_guard<std::mutex> lock(mutex);
+            stopping = true;
+        }
+        work_ready.notify_all();
+        for (auto& t : workers) t.join();
+        throw;
+    }
+}
+
+kes_thread_pool::~kes_thread_pool() {
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        stopping = true;
+    }
+    work_ready.notify_all();
+    for (auto& t : workers) t.join();
+}
+
+void kes_thread_pool::worker_main(uint32_t index) {
+    kes::name_and_pin(name, index, affinity);
+    kes::t_worker_of = this;
+    for (;;) {
+        std::function<void()> task;
+        {
+            std::unique_lock<std::mutex> lock(mutex);
+            work_ready.wait(lock, [this] { return stopping || !queue.empty(); });
+            if (queue.empty()) return;  // stopping, and everything queued has run
+            task = std::move(queue.front());
+            queue.pop_front();
+        }
+        task();
+    }
+}
+
+void kes_thread_pool::submit(std::function<void()> task, bool counted) {
+    {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (counted) {
+            ++outstanding_tasks;
+            queue.emplace_back([this, t = std::move(task)] {
+                t();
+                std::lock_guard<std::mutex> l(mutex);
+                if (--outstanding_tasks == 0) idle.notify_all();
+            });
+        } else {
+            queue.emplace_back(std::move(task));
+        }
+    }
+    work_ready.notify_one();
+}
+
+void kes_thread_pool::wait_idle() {
+    std::unique_lock<std::mutex> lock(mutex);
+    idle.wait(lock, [this] { return outstanding_tasks == 0; });
+}
+
+extern "C" {
+
+void kes_thread_pool_config_init(kes_thread_pool_config* config) {
+    if (!config) return;
+    std::memset(config, 0, sizeof *config);
+    config->struct_size = sizeof *config;
+    config->name = "kes";
+}
+
+kes_status kes_thread_pool_create(const kes_thread_pool_config* config, kes_thread_pool** out_pool) {
+    return kes::guard(__func__, [&] {
+        KES_REQUIRE_NOT_NULL(out_pool);
+        *out_pool = nullptr;
+        kes_thread_pool_config c;
+        kes_thread_pool_config_init(&c);
+        if (config) {
+            KES_REQUIRE(config->struct_size >= sizeof c,
+                        "config->struct_size %u < %zu (call kes_thread_pool_config_init)", config->struct_size,
+                        sizeof c);
+            c = *config;
+        }
+        KES_REQUIRE(c.threads <= 1024, "threads %u > 1024", c.threads);
+        KES_REQUIRE(c.affinity_count == 0 || c.cpu_affinity != nullptr, "affinity_count %u but cpu_affinity is NULL",
+                    c.affinity_count);
+        for (uint32_t i = 0; i < c.affinity_count; ++i) {
+            KES_REQUIRE(c.cpu_affinity[i] >= 0 && c.cpu_affinity[i] < CPU_SETSIZE, "cpu_affinity[%u] = %d is not a CPU",
+                        i, c.cpu_affinity[i]);
+        }
+        try {
+            *out_pool = std::make_unique<kes_thread_pool>(c).release();
+        } catch (const std::system_error& e) {
+            KES_FAIL(KES_ERR_OUT_OF_MEMORY, "cannot start worker threads: %s", e.what());
+        }
+        return KES_OK;
+    });
+}
+
+void kes_thread_pool_destroy(kes_thread_pool* pool) {
+    if (!pool || pool->is_default) return;
+    std::unique_ptr<kes_thread_pool> owned(pool);
+}
+
+kes_thread_pool* kes_thread_pool_default(void) {
+    // Reachable from this static for the whole process, so leak checkers do not flag it; its threads
+    // idle on a condition variable until exit.
+    static kes_thread_pool* const pool = [] {
+        kes_thread_pool_config c;
+        kes_thread_pool_config_init(&c);
+        if (const char* env = std::getenv("KES_NUM_THREADS")) {
+            const long n = std::strtol(env, nullptr, 10);
+            if (n >= 1 && n <= 1024) {
+                c.threads = static_cast<uint32_t>(n);
+            } else {
+                KES_LOGW("sdk", "KES_NUM_THREADS=%s is not 1..1024; using all %u CPUs", env, kes_cpu_count());
+            }
+        }
+        kes_thread_pool* p = nullptr;
+        if (kes_thread_pool_create(&c, &p) != KES_OK) {
+            KES_LOGE("sdk", "cannot create the default thread pool: %s", kes_last_error());
+            return static_cast<kes_thread_pool*>(nullptr);
+        }
+        p->is_default = true;
+        return p;
+    }();
+    return pool;
+}
+
+uint32_t kes_thread_pool_size(const kes_thread_pool* pool) {
+    return pool ? pool->size : 0;
+}
+
+kes_status kes_thread_pool_parallel_for(kes_thread_pool* pool, uint64_t count, uint64_t grain, kes_range_fn fn,
+                                        void* user_data) {
+    return kes::guard(__func__, [&] {
+        KES_REQUIRE_NOT_NULL(pool);
+        KES_REQUIRE_NOT_NULL(fn);
+        if (count == 0) return KES_OK;
+        if (grain == 0) grain = 1;
+        // Nested call from one of our workers, a one-thread pool, or too little work: run inline.
+        if (kes::t_worker_of == pool || pool->size <= 1 || count <= grain) {
+            fn(user_data, 0, count, 0);
+            return KES_OK;
+        }
+        auto job = std::make_shared<kes::ParallelJob>();
+        job->fn = fn;
+        job->user_data = user_data;
+        job->count = count;
+        // ~4 chunks per thread balances uneven ranges without much claiming overhead.
+        job->chunk = std::max<uint64_t>(grain, (count + pool->size * 4 - 1) / (pool->size * 4));
+        const uint64_t chunks = (count + job->chunk - 1) / job->chunk;
+        const uint64_t helpers = std::min<uint64_t>(pool->size - 1, chunks - 1);
+        for (uint64_t i = 0; i < helpers; ++i) {
+            // A helper that starts after the work is gone finds no chunk and returns at once; the
+            // shared_ptr keeps the job alive for it after this call has returned.
+            pool->submit([job] { job->participate(); }, false);
+        }
+        job->participate();
+        std::unique_lock<std::mutex> lock(job->mutex);
+        job->all_done.wait(lock, [&] { return job->finished.load(std::memory_order_acquire) == count; });
+        return KES_OK;
+    });
+}
+
+kes_status kes_thread_pool_submit(kes_thread_pool* pool, kes_task_fn fn, void* user_data) {
+    return kes::guard(__func__, [&] {
+        KES_REQUIRE_NOT_NULL(pool);
+        KES_REQUIRE_NOT_NULL(fn);
+        pool->submit([fn, user_data] { fn(user_data); }, true);
+        return KES_OK;
+    });
+}
+
+kes_status kes_thread_pool_wait_idle(kes_thread_pool* pool) {
+    return kes::guard(__func__, [&] {
+        KES_REQUIRE_NOT_NULL(pool);
+        KES_REQUIRE(kes::t_worker_of != pool, "called from a worker of the same pool (would wait for itself)");
+        pool->wait_idle();
+        return KES_OK;
+    });
+}
+
+}  // extern "C"
