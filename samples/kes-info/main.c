@@ -1,0 +1,131 @@
+/* kes-info — what Kestrel sees on this machine: version, build, board profile, CPU, and a memory-pool
+ * self-check. Written in C against the public API only, as an app would use it.
+ *
+ *   kes-info               print everything
+ *   kes-info --board 310   print with another board profile active (or set KES_BOARD)
+ *   kes-info --check       also exit non-zero if the self-check fails (used by the test suite)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kestrel/kestrel.h"
+
+static void print_profile(const kes_board_profile* p) {
+    printf("board profile      %s — %s\n", p->name, p->description);
+    printf("  JPEGD            stride align %u x %u, %u..%u px\n", p->jpegd_width_align, p->jpegd_height_align,
+           p->jpegd_min_dim, p->jpegd_max_dim);
+    printf("  JPEGE            width stride align %u, %u..%u px\n", p->jpege_width_align, p->jpege_min_dim,
+           p->jpege_max_dim);
+    printf("  PNGD             stride align %u x %u, %u..%u px\n", p->pngd_width_align, p->pngd_height_align,
+           p->pngd_min_dim, p->pngd_max_dim);
+    printf("  VPC              out stride align %u x %u, in %ux%u..%u (NV12 %u), out max %ux%u\n", p->vpc_width_align,
+           p->vpc_height_align, p->vpc_min_width, p->vpc_min_height, p->vpc_max_input_dim, p->vpc_max_input_dim_nv12,
+           p->vpc_max_output_width, p->vpc_max_output_height);
+    printf("  VPC ROI          parity rule %s, paste left align %u, <= %u ROIs per batch, scale 1/%u..%u\n",
+           p->vpc_roi_parity ? "on (left/top even, right/bottom odd)" : "off", p->vpc_paste_left_align,
+           p->vpc_max_batch_rois, p->vpc_scale_min_den, p->vpc_scale_max);
+    printf("  VDEC             stride align %u x %u, %u..%u px, %u channels\n", p->vdec_width_align,
+           p->vdec_height_align, p->vdec_min_dim, p->vdec_max_dim, p->vdec_max_channels);
+    printf("  AIPP             src <= %u px, dynamic out width <= %u, resize %s\n", p->aipp_max_src_dim,
+           p->aipp_dynamic_max_out_width, p->aipp_supports_resize ? "yes" : "no");
+}
+
+/* Allocates frames the way a decoder would (1080p NV12 with JPEGD strides, model tensors, small
+ * buffers), frees half, checks every block's alignment, the pool's invariants and its statistics. */
+static int pool_self_check(void) {
+    kes_mem_pool_config cfg;
+    kes_mem_pool_config_init(&cfg);
+    cfg.initial_bytes = 32u << 20;
+    cfg.name = "self-check";
+    kes_mem_pool* pool = NULL;
+    if (kes_mem_pool_create(&cfg, &pool) != KES_OK) {
+        printf("pool self-check: FAILED to create pool: %s\n", kes_last_error());
+        return 1;
+    }
+    enum { N = 24 };
+    kes_image frames[N];
+    memset(frames, 0, sizeof frames);
+    int failures = 0;
+    uint32_t ws = 0, hs = 0;
+    kes_image_strides(KES_PIXEL_NV12, 1920, 1080, KES_STRIDE_JPEGD, kes_board_get(), &ws, &hs);
+    for (int i = 0; i < N; ++i) {
+        const uint32_t w = (i % 3 == 0) ? 1920 : (i % 3 == 1 ? 224 : 33);
+        const uint32_t h = (i % 3 == 0) ? 1080 : (i % 3 == 1 ? 224 : 17);
+        const uint32_t sw = (i % 3 == 0) ? ws : 0, sh = (i % 3 == 0) ? hs : 0;
+        kes_status st = kes_image_alloc(&frames[i], pool, KES_PIXEL_NV12, w, h, sw, sh);
+        if (st != KES_OK) {
+            printf("  alloc %d failed: %s\n", i, kes_last_error());
+            ++failures;
+            continue;
+        }
+        if (((uintptr_t)frames[i].data % KES_MEM_ALIGNMENT) != 0) {
+            printf("  block %d at %p is not %u-byte aligned\n", i, frames[i].data, KES_MEM_ALIGNMENT);
+            ++failures;
+        }
+        memset(frames[i].data, i, frames[i].size);
+    }
+    for (int i = 0; i < N; i += 2) kes_image_release(&frames[i]);
+    void* stray = malloc(64);
+    if (kes_mem_pool_free(pool, stray) == KES_OK) {
+        printf("  a foreign pointer was accepted by kes_mem_pool_free\n");
+        ++failures;
+    }
+    free(stray);
+    if (kes_mem_pool_check(pool) != KES_OK) {
+        printf("  invariant check: %s\n", kes_last_error());
+        ++failures;
+    }
+    kes_mem_pool_stats stats;
+    kes_mem_pool_get_stats(pool, &stats);
+    printf(
+        "pool               capacity %zu B, in use %zu B in %llu blocks, peak %zu B, largest free %zu B, "
+        "fragmentation %.3f\n",
+        stats.capacity_bytes, stats.in_use_bytes, (unsigned long long)stats.live_blocks, stats.peak_in_use_bytes,
+        stats.largest_free_block, stats.fragmentation);
+    for (int i = 1; i < N; i += 2) kes_image_release(&frames[i]);
+    kes_mem_pool_get_stats(pool, &stats);
+    if (stats.in_use_bytes != 0 || stats.free_blocks != 1) {
+        printf("  after freeing everything: %zu B still in use, %llu free ranges (expected 0 and 1)\n",
+               stats.in_use_bytes, (unsigned long long)stats.free_blocks);
+        ++failures;
+    }
+    kes_mem_pool_destroy(pool);
+    printf("pool self-check: %s\n", failures ? "FAILED" : "OK");
+    return failures ? 1 : 0;
+}
+
+int main(int argc, char** argv) {
+    int check = 0;
+    for (int i = 1; i < argc; ++i) {
+        if (strcmp(argv[i], "--check") == 0) {
+            check = 1;
+        } else if (strcmp(argv[i], "--board") == 0 && i + 1 < argc) {
+            kes_board b;
+            if (kes_board_from_name(argv[++i], &b) != KES_OK || kes_board_set(b) != KES_OK) {
+                fprintf(stderr, "kes-info: %s\n", kes_last_error());
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "usage: kes-info [--board 310|310B|host] [--check]\n");
+            return strcmp(argv[i], "--help") == 0 ? 0 : 2;
+        }
+    }
+    if (kes_version() / 10000 != KES_VERSION_MAJOR) {
+        fprintf(stderr, "kes-info: headers are Kestrel %s but the library is %s\n", KES_VERSION_STRING,
+                kes_version_string());
+        return 1;
+    }
+    printf("Kestrel            %s\n", kes_version_string());
+    printf("build              %s\n", kes_build_info());
+    printf("modules            sdk%s%s%s%s\n", KES_HAVE_DVPP ? " dvpp" : "", KES_HAVE_AIPP ? " aipp" : "",
+           KES_HAVE_ENGINE ? " engine" : "", KES_HAVE_FV ? " fv" : "");
+    char features[256];
+    kes_cpu_describe(features, sizeof features, NULL);
+    printf("cpu                %s, %u online CPUs, features: %s\n", kes_cpu_arch(), kes_cpu_count(), features);
+    printf("thread pool        %u threads (KES_NUM_THREADS to change)\n",
+           kes_thread_pool_size(kes_thread_pool_default()));
+    print_profile(kes_board_active_profile());
+    const int failed = pool_self_check();
+    return (check && failed) ? 1 : 0;
+}
