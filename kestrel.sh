@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# Kestrel developer entry point. The README's two commands are:
+#   ./kestrel.sh demo   install what the demo needs, build it, run it (kes-info)
+#   ./kestrel.sh test   install everything, build host / host-debug (ASan+UBSan) / host-tsan / aarch64,
+#                       run every test natively and on the emulated board (qemu), check formatting and
+#                       the installed package (find_package + pkg-config). .ci/run calls exactly this.
+# Other commands: deps [host|all], build <preset>, check <preset>, bench, format, format-check, consumer.
+# Runs on a fresh Debian 12 as root (or with sudo); package installs are skipped when already done.
+set -euo pipefail
+cd "$(dirname "$0")"
+ROOT=$(pwd)
+JOBS=${KES_JOBS:-$(nproc)}
+
+HOST_PACKAGES=(g++ cmake ninja-build pkg-config googletest libbenchmark-dev)
+DEV_PACKAGES=(clang-format g++-aarch64-linux-gnu qemu-user-static)
+# The emulated board's runtime: Debian arm64 multiarch packages (also where arm64 -dev packages go).
+ARM64_PACKAGES=(libc6:arm64 libstdc++6:arm64)
+
+log() { printf '\n== %s\n' "$*"; }
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+    echo "kestrel.sh: need root (or sudo) to run: $*" >&2; exit 1; fi
+}
+
+# Installs the named Debian packages that are missing; touches apt only when something is missing.
+ensure_packages() {
+  local missing=()
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing ${missing[*]}"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+deps() {
+  case "${1:-all}" in
+    host) ensure_packages "${HOST_PACKAGES[@]}" ;;
+    all)
+      if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+        log "enabling the arm64 multiarch architecture"
+        as_root dpkg --add-architecture arm64
+        as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+      fi
+      ensure_packages "${HOST_PACKAGES[@]}" "${DEV_PACKAGES[@]}" "${ARM64_PACKAGES[@]}"
+      ;;
+    *) echo "deps: host or all" >&2; exit 2 ;;
+  esac
+}
+
+build() {
+  local preset=$1; shift
+  log "configure + build: $preset"
+  cmake --preset "$preset" -DKES_WERROR=ON "$@" >/dev/null
+  cmake --build --preset "$preset" -j "$JOBS"
+}
+
+TOTAL_PASSED=0
+TOTAL_FAILED=0
+check() {
+  local preset=$1
+  log "tests: $preset"
+  local out="build/$preset/ctest.log" rc=0
+  ctest --preset "$preset" -j "$JOBS" 2>&1 | tee "$out" || rc=$?
+  local total failed
+  total=$(sed -n 's/.* tests failed out of \([0-9]*\).*/\1/p' "$out" | tail -1)
+  failed=$(sed -n 's/.*, \([0-9]*\) tests failed out of.*/\1/p' "$out" | tail -1)
+  TOTAL_PASSED=$((TOTAL_PASSED + ${total:-0} - ${failed:-0}))
+  TOTAL_FAILED=$((TOTAL_FAILED + ${failed:-0}))
+  return $rc
+}
+
+format_files() { git ls-files --cached --others --exclude-standard '*.c' '*.h' '*.cpp' '*.hpp'; }
+
+format_check() {
+  log "format check (clang-format)"
+  format_files | xargs -r clang-format --dry-run --Werror
+}
+
+consumer() {
+  log "installed package: find_package(Kestrel) and pkg-config"
+  bash tests/consumer/check.sh "$ROOT/build/host"
+}
+
+case "${1:-}" in
+  demo)
+    deps host
+    log "building kes-info"
+    cmake --preset host -DKES_BUILD_BENCH=OFF >/dev/null
+    cmake --build --preset host -j "$JOBS" --target kes-info >/dev/null
+    log "kes-info"
+    ./build/host/samples/kes-info/kes-info
+    ;;
+  test)
+    deps all
+    fail=0
+    for preset in host host-debug host-tsan aarch64; do
+      build "$preset"
+      check "$preset" || fail=1
+    done
+    consumer || fail=1
+    format_check || fail=1
+    echo
+    echo "tests: ${TOTAL_PASSED} passed, ${TOTAL_FAILED} failed"
+    [ "$fail" = 0 ] && [ "$TOTAL_FAILED" = 0 ]
+    ;;
+  deps) deps "${2:-all}" ;;
+  build) build "${2:?preset}" ;;
+  check) build "${2:?preset}" && check "$2" ;;
+  bench)
+    deps host
+    build host
+    ./build/host/bench/kes-bench "${@:2}"
+    ;;
+  format) format_files | xargs -r clang-format -i ;;
+  format-check) format_check ;;
+  consumer) consumer ;;
+  *)
+    sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+    exit 2
+    ;;
+esac
