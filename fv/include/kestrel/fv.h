@@ -1,0 +1,238 @@
+/* kestrel/fv.h — feature-vector retrieval: aclfv-style libraries with 1:N and M:N top-k search.
+ *
+ * The 310 and 310B boards have no hardware feature search (AscendCL aclfv exists only on the 310P,
+ * spec = ../shared/spec/ascend-semantics.md §1), so Kestrel does it on the CPU with aclfv's model:
+ *
+ *   - A repository holds libraries addressed by (id0, id1), each in [0, KES_FV_ID_MAX]. A feature is
+ *     addressed by (id0, id1, offset); offset is its index in its library (spec §1.2).
+ *   - kes_fv_repo_add appends a batch with continuous offsets: the caller passes the offset it
+ *     expects the first new feature to get, which must equal the library's current size, exactly as
+ *     aclfvRepoAdd. kes_fv_repo_delete tombstones one feature (its offset stays taken; it never
+ *     matches again), kes_fv_repo_modify rewrites one feature in place, kes_fv_repo_delete_range
+ *     removes whole libraries (a later add to such a library starts again at offset 0).
+ *
+ * Two kinds of feature (fixed per repository by kes_fv_config.kind):
+ *
+ *   KES_FV_PQ36   aclfv's format, spec §1.3: 36 bytes = 4 zero bytes + 32 uint8 PQ codes. A query is a
+ *                 32 × 256 float ADC table (float table[32][256], 32 KB) and
+ *                     distance = Σ_{m<32} table[m][code[m]]        smaller = closer (ascending).
+ *                 A feature whose first 4 bytes are not zero is refused (KES_ERR_INVALID_ARGUMENT).
+ *   KES_FV_DENSE  float embeddings of any dimension 1..KES_FV_DIM_MAX, passed as f32 and stored as
+ *                 f32, f16 or int8 (kes_fv_config.storage), compared with a metric:
+ *                     KES_FV_METRIC_IP      score = Σ q[i]·x[i]                larger = closer
+ *                     KES_FV_METRIC_COSINE  score = Σ q̂[i]·x̂[i], in [−1, 1]    larger = closer
+ *                                           (stored vectors are normalised at insert, queries at
+ *                                           search; an all-zero vector stays zero and scores 0)
+ *                     KES_FV_METRIC_L2      score = Σ (q[i] − x[i])², squared  smaller = closer
+ *                 where x is the stored (dequantised) vector.
+ *
+ * Storage of dense vectors:
+ *   f32   exact.
+ *   f16   IEEE binary16, round to nearest even (kes_fp16_from_f32). Values beyond ±65504 would become
+ *         infinite and are refused.
+ *   int8  symmetric, per vector: scale = max|x| / 127, code[i] = round_half_even(x[i] / scale) in
+ *         [−127, 127], dequantised x[i] = code[i] · scale (an all-zero vector has scale 0). Per vector
+ *         rather than per repository because embeddings from different models, or unnormalised ones,
+ *         differ in range; it costs 4 bytes per vector and keeps the relative error ≤ 1/254 of the
+ *         vector's largest component. For cosine the normalised vector is quantised.
+ *   Scores are computed in float from the stored values, so f16 and int8 results are those of an
+ *   exact search over the dequantised vectors. SIMD paths sum in a different order than the scalar
+ *   one, so a score may differ in its last bits between CPUs (never in the ordering rules below).
+ *   A score that overflows to NaN (+inf + −inf from huge inner products) ranks as the worst possible.
+ *
+ * Search: results are kes_fv_result {id0, id1, offset, distance}, "distance" being the metric's
+ * score above, sorted best first (ascending for PQ36 and L2, descending for IP and cosine), ties
+ * broken by (id0, id1, offset) ascending, so the result is the same on every CPU path and thread
+ * count for equal scores. An optional threshold keeps only results at least that good (distance ≤
+ * threshold when smaller is closer, ≥ threshold when larger is closer). Fewer than k results come
+ * back when fewer features (live, in range, passing the threshold) exist; an empty repository gives 0.
+ *
+ * Thread-safety: any number of kes_fv_search / kes_fv_search_batch / kes_fv_repo_save / query calls
+ * may run at once on one repository. Calls that change it (add, delete, modify, delete_range) take
+ * an internal writer lock (a std::shared_mutex): one writer at a time, and a writer waits for
+ * running searches, so a search sees each feature either entirely before or entirely after a
+ * change, never half-written.
+ * A waiting writer is not starved: searches that start after it wait until it is done.
+ * kes_fv_repo_destroy must be the last call on a repository. Searches spread their work over
+ * kes_thread_pool_default().
+ * Ownership: the caller owns every buffer it passes in (features are copied during the call) and
+ * every result array it asks to be filled. Repositories come in create/destroy pairs; destroy accepts
+ * NULL.
+ * Errors: every fallible call returns a kes_status; kes_last_error() names the call, the argument,
+ * the value and the rule. A failed call changes nothing.
+ * Not yet here (issue 6): append log, PQ training/encoding, f32 re-rank of f16/int8 shortlists.
+ */
+#ifndef KESTREL_FV_H
+#define KESTREL_FV_H
+
+#include "kestrel/tensor.h"
+
+KES_BEGIN_DECLS
+
+#define KES_FV_ID_MAX 1023u   /* id0 and id1 are in [0, KES_FV_ID_MAX] (spec §1.2) */
+#define KES_FV_PQ36_BYTES 36u /* bytes per PQ36 feature: 4 zero bytes + 32 codes */
+#define KES_FV_PQ36_HEADER_BYTES 4u
+#define KES_FV_PQ36_SUBSPACES 32u      /* codes per feature = rows of the ADC table */
+#define KES_FV_PQ36_CENTROIDS 256u     /* columns of the ADC table */
+#define KES_FV_PQ36_TABLE_FLOATS 8192u /* 32 × 256 floats = aclfv's 32768-byte table */
+#define KES_FV_DIM_MAX 65536u          /* largest dense dimension */
+#define KES_FV_TOPK_DEFAULT_MAX 4800u  /* aclfv's RETR_TOPK_MAX (spec §1.2) */
+#define KES_FV_TOPK_LIMIT 1048576u     /* largest max_topk a repository may be configured with */
+
+typedef enum kes_fv_kind {
+    KES_FV_PQ36 = 0, /* aclfv short features + ADC tables */
+    KES_FV_DENSE = 1 /* float embeddings */
+} kes_fv_kind;
+
+typedef enum kes_fv_metric {
+    KES_FV_METRIC_IP = 0,     /* inner product, larger = closer */
+    KES_FV_METRIC_COSINE = 1, /* cosine similarity, larger = closer */
+    KES_FV_METRIC_L2 = 2      /* squared Euclidean distance, smaller = closer */
+} kes_fv_metric;
+
+typedef struct kes_fv_repo kes_fv_repo; /* opaque handle */
+
+typedef struct kes_fv_config {
+    uint32_t struct_size;   /* sizeof(kes_fv_config): lets the struct grow without breaking the ABI */
+    kes_fv_kind kind;       /* KES_FV_PQ36 or KES_FV_DENSE */
+    uint32_t dim;           /* dense: 1..KES_FV_DIM_MAX; PQ36: ignored */
+    kes_dtype storage;      /* dense: KES_F32, KES_F16 or KES_I8; PQ36: ignored (codes are uint8) */
+    kes_fv_metric metric;   /* dense only; PQ36 always uses the ADC distance */
+    uint32_t max_topk;      /* largest k a search may ask for: 1..KES_FV_TOPK_LIMIT (default 4800) */
+    uint64_t capacity_hint; /* features to reserve room for in the first library added to; the
+                               store grows past it (0 = none) */
+} kes_fv_config;
+
+/* Defaults: PQ36, dim 0, KES_F32, KES_FV_METRIC_IP, max_topk 4800, capacity_hint 0, struct_size set.
+ * NULL is a no-op. */
+KES_API void kes_fv_config_init(kes_fv_config* config);
+
+/* Creates an empty repository. config->struct_size must be at least the size of the first version
+ * of the struct (fields beyond struct_size take their defaults).
+ * KES_ERR_INVALID_ARGUMENT: NULL config/out_repo, bad struct_size, unknown kind, metric or storage,
+ * dense dim outside 1..KES_FV_DIM_MAX, max_topk outside 1..KES_FV_TOPK_LIMIT.
+ * KES_ERR_OUT_OF_MEMORY: the capacity hint cannot be reserved. On failure *out_repo is NULL. */
+KES_API kes_status kes_fv_repo_create(const kes_fv_config* config, kes_fv_repo** out_repo);
+
+/* Frees the repository. NULL is a no-op. No other call may be running on it. */
+KES_API void kes_fv_repo_destroy(kes_fv_repo* repo);
+
+/* The configuration the repository was created with (defaults filled in, struct_size as given by
+ * the caller's out_config->struct_size if set, else sizeof). KES_ERR_INVALID_ARGUMENT on NULL. */
+KES_API kes_status kes_fv_repo_get_config(const kes_fv_repo* repo, kes_fv_config* out_config);
+
+/* Bytes of one feature passed to add/modify: 36 for PQ36, dim × 4 (f32) for dense.
+ * Floats of one query passed to search: KES_FV_PQ36_TABLE_FLOATS for PQ36, dim for dense.
+ * 1 if a larger distance is closer (IP, cosine), 0 if smaller is closer (PQ36, L2).
+ * KES_ERR_INVALID_ARGUMENT on NULL arguments. */
+KES_API kes_status kes_fv_repo_feature_bytes(const kes_fv_repo* repo, size_t* out_bytes);
+KES_API kes_status kes_fv_repo_query_floats(const kes_fv_repo* repo, size_t* out_floats);
+KES_API kes_status kes_fv_repo_larger_is_closer(const kes_fv_repo* repo, int* out_larger_is_closer);
+
+/* Appends `count` features to library (id0, id1), creating it if needed. `offset` must equal the
+ * library's current size (kes_fv_repo_library_size; 0 for a new or deleted library) and the new
+ * features get offsets offset .. offset+count−1. `features` holds count × feature_bytes bytes
+ * (PQ36: packed 36-byte records; dense: count × dim floats, row-major) and `features_bytes` must
+ * equal that product (aclfv's featureDataLen rule). count 0 is a valid no-op.
+ * KES_ERR_INVALID_ARGUMENT: NULL repo or features (with count > 0), id0/id1 > 1023, offset ≠ current
+ * size (message: "... expected 1000, got 998"), features_bytes ≠ count × feature_bytes, a library growing
+ * past UINT32_MAX features, a PQ36 record whose 4 header bytes are not zero, a dense value that is
+ * NaN or infinite (or beyond ±65504 for f16 storage). Every record is checked before any is stored.
+ * KES_ERR_OUT_OF_MEMORY: the store cannot grow; nothing was added. */
+KES_API kes_status kes_fv_repo_add(kes_fv_repo* repo, uint32_t id0, uint32_t id1, uint32_t offset, const void* features,
+                                   uint64_t count, size_t features_bytes);
+
+/* Tombstones feature (id0, id1, offset): it is never returned again and its offset stays taken.
+ * KES_ERR_INVALID_ARGUMENT: NULL repo, id0/id1 > 1023.
+ * KES_ERR_NOT_FOUND: no such library, offset ≥ library size, or the feature was already deleted. */
+KES_API kes_status kes_fv_repo_delete(kes_fv_repo* repo, uint32_t id0, uint32_t id1, uint32_t offset);
+
+/* Replaces feature (id0, id1, offset) with one new feature of feature_bytes bytes (same format and
+ * checks as add); the next search sees the new value.
+ * KES_ERR_INVALID_ARGUMENT: as for add (feature_bytes must equal the feature size).
+ * KES_ERR_NOT_FOUND: no such library, offset ≥ library size, or the feature was deleted. */
+KES_API kes_status kes_fv_repo_modify(kes_fv_repo* repo, uint32_t id0, uint32_t id1, uint32_t offset,
+                                      const void* feature, size_t feature_bytes);
+
+/* An inclusive (id0, id1) rectangle, as aclfvCreateRepoRange: id0_min ≤ id0_max ≤ 1023 and
+ * id1_min ≤ id1_max ≤ 1023. {0, 1023, 0, 1023} is every library. */
+typedef struct kes_fv_range {
+    uint32_t id0_min, id0_max;
+    uint32_t id1_min, id1_max;
+} kes_fv_range;
+
+/* Removes every library (id0, id1) inside `range`, with all its features. Libraries that do not
+ * exist are skipped; *out_deleted (optional) gets the number of libraries removed.
+ * KES_ERR_INVALID_ARGUMENT: NULL repo or range, a bound > 1023, min > max. */
+KES_API kes_status kes_fv_repo_delete_range(kes_fv_repo* repo, const kes_fv_range* range, uint32_t* out_deleted);
+
+/* Size of library (id0, id1) = the offset the next add must pass (deleted features included);
+ * 0 if the library does not exist. KES_ERR_INVALID_ARGUMENT: NULL, id0/id1 > 1023. */
+KES_API kes_status kes_fv_repo_library_size(const kes_fv_repo* repo, uint32_t id0, uint32_t id1, uint32_t* out_size);
+
+/* Live (not deleted) features in the whole repository, and the number of libraries. Either output
+ * may be NULL. KES_ERR_INVALID_ARGUMENT on a NULL repo. */
+KES_API kes_status kes_fv_repo_count(const kes_fv_repo* repo, uint64_t* out_live_features, uint32_t* out_libraries);
+
+/* One hit. distance is the metric's score (see the top of this file). */
+typedef struct kes_fv_result {
+    uint32_t id0;
+    uint32_t id1;
+    uint32_t offset;
+    float distance;
+} kes_fv_result;
+
+typedef struct kes_fv_search_params {
+    uint32_t struct_size;   /* sizeof(kes_fv_search_params) */
+    kes_fv_range range;     /* libraries searched (default: all) */
+    uint32_t k;             /* results wanted per query: 1..max_topk of the repository (default 10) */
+    uint32_t use_threshold; /* 1: keep only results at least as close as `threshold` (default 0) */
+    float threshold;        /* distance ≤ threshold (PQ36, L2) or ≥ threshold (IP, cosine) */
+} kes_fv_search_params;
+
+/* Defaults: all libraries, k = 10, no threshold, struct_size set. NULL is a no-op. */
+KES_API void kes_fv_search_params_init(kes_fv_search_params* params);
+
+/* Entries a batch result array needs: query_count × k (checked against overflow).
+ * KES_ERR_INVALID_ARGUMENT: NULL out_entries, k = 0, or the product overflows size_t. */
+KES_API kes_status kes_fv_search_result_entries(uint32_t query_count, uint32_t k, size_t* out_entries);
+
+/* 1:N search: one query against the libraries of params->range. The query is query_floats floats
+ * (kes_fv_repo_query_floats: the 32×256 ADC table for PQ36, dim floats for dense; all finite).
+ * results must hold results_capacity ≥ params->k entries; the first *out_count are filled, best
+ * first.
+ * KES_ERR_INVALID_ARGUMENT: NULL repo/query/params/results/out_count, bad params->struct_size,
+ * query_floats ≠ the query size, a non-finite query value, k = 0 or > max_topk, a bad range,
+ * results_capacity < k, a NaN threshold. */
+KES_API kes_status kes_fv_search(const kes_fv_repo* repo, const float* query, size_t query_floats,
+                                 const kes_fv_search_params* params, kes_fv_result* results, size_t results_capacity,
+                                 uint32_t* out_count);
+
+/* M:N search: query_count queries (packed, query_count × query size floats = queries_floats) against
+ * the libraries of params->range, top-k per query. Query i's results are results[i·k .. i·k +
+ * out_counts[i] − 1], best first; results_capacity must be ≥ query_count × k
+ * (kes_fv_search_result_entries) and out_counts must hold query_count entries. query_count 0 is a
+ * valid no-op. Errors as for kes_fv_search, plus queries_floats ≠ query_count × query size. */
+KES_API kes_status kes_fv_search_batch(const kes_fv_repo* repo, const float* queries, uint32_t query_count,
+                                       size_t queries_floats, const kes_fv_search_params* params,
+                                       kes_fv_result* results, size_t results_capacity, uint32_t* out_counts);
+
+/* Persistence. The file holds the configuration, every library with its tombstones, and CRC-32
+ * checksums over every part (layout: fv/src/fv_persist.cpp). kes_fv_repo_save writes a temporary file
+ * beside `path`, fsyncs it, renames it over `path` and fsyncs the directory, so a crash or a full disk
+ * at any instant leaves the previous file intact or the new one complete, never a mix. It holds the
+ * reader lock: searches continue while it writes, writers wait.
+ * Save errors: KES_ERR_INVALID_ARGUMENT (NULL or empty path), KES_ERR_IO (cannot create, write, fsync
+ * or rename; the message names the file and the system error, e.g. "No space left on device").
+ * kes_fv_repo_load reads such a file into a new repository; kes_fv_repo_load_memory reads the same
+ * bytes from memory. A truncated, corrupted or hostile file gives KES_ERR_CORRUPT_DATA naming what is
+ * wrong, never a crash; the loader never allocates more than the input's size. Load errors also:
+ * KES_ERR_NOT_FOUND (no such file), KES_ERR_IO (cannot read), KES_ERR_INVALID_ARGUMENT (NULL).
+ * On failure *out_repo is NULL. Not yet: an append log for adds between snapshots, loading by mmap. */
+KES_API kes_status kes_fv_repo_save(const kes_fv_repo* repo, const char* path);
+KES_API kes_status kes_fv_repo_load(const char* path, kes_fv_repo** out_repo);
+KES_API kes_status kes_fv_repo_load_memory(const void* data, size_t size, kes_fv_repo** out_repo);
+
+KES_END_DECLS
+
+#endif /* KESTREL_FV_H */

@@ -1,0 +1,18 @@
+// fv_internal.hpp — what the fv tests may see beyond the public header (tests add fv/src to their
+// include path): the stored, dequantised value of a feature, to build exact brute-force references.
+#pragma once
+
+#include <vector>
+
+#include "kestrel/fv.h"
+
+namespace kes {
+namespace fv {
+
+// The vector a search compares against for feature (id0, id1, offset): dense → dim floats (f16/int8
+// widened exactly as the kernels widen them; cosine → normalised); PQ36 → the 32 codes as floats.
+// Throws kes::Error (KES_ERR_NOT_FOUND) for a missing or deleted feature.
+std::vector<float> stored_vector(const kes_fv_repo* repo, uint32_t id0, uint32_t id1, uint32_t offset);
+
+}  // namespace fv
+}  // namespace kes

@@ -1,0 +1,55 @@
+// fv_kernels.hpp — the scan kernels behind kes_fv_search: one table of function pointers per
+// instruction set, chosen once at start-up from kes_cpu_features().
+//
+// Each kernel scores `n` stored vectors laid out back to back (stride = one vector) against one query
+// and writes n floats. The scalar table is the reference: always built, always tested, and the SIMD
+// tables must agree with it up to float summation order (tests/test_fv_kernels.cpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace kes {
+namespace fv {
+
+struct Kernels {
+    const char* name;
+    // Dense f32: out[j] = Σ q[i]·x_j[i]  /  Σ (q[i] − x_j[i])².
+    void (*dot_f32)(const float* q, const float* x, size_t dim, size_t n, float* out);
+    void (*l2_f32)(const float* q, const float* x, size_t dim, size_t n, float* out);
+    // Dense f16 (IEEE binary16 bits), same formulas on the widened values.
+    void (*dot_f16)(const float* q, const uint16_t* x, size_t dim, size_t n, float* out);
+    void (*l2_f16)(const float* q, const uint16_t* x, size_t dim, size_t n, float* out);
+    // Dense int8 with one scale per vector: x_j[i] = code_j[i] · scale[j].
+    void (*dot_i8)(const float* q, const int8_t* x, const float* scale, size_t dim, size_t n, float* out);
+    void (*l2_i8)(const float* q, const int8_t* x, const float* scale, size_t dim, size_t n, float* out);
+    // Four queries at once (M:N): out[j][v] = dot(q[j], x_v), bit-identical to the single-query kernel
+    // of the same table, so a batch returns exactly what one query at a time returns. Sharing each
+    // loaded vector among four queries is what makes M:N faster than four 1:N scans.
+    void (*dot4_f32)(const float* const* q, const float* x, size_t dim, size_t n, float* const* out);
+    void (*dot4_f16)(const float* const* q, const uint16_t* x, size_t dim, size_t n, float* const* out);
+    void (*dot4_i8)(const float* const* q, const int8_t* x, const float* scale, size_t dim, size_t n,
+                    float* const* out);
+    // PQ36 ADC: codes are the 32 code bytes of each feature (header stripped, stride 32);
+    // out[j] = Σ_m table[m·256 + code_j[m]].
+    void (*adc_pq32)(const float* table, const uint8_t* codes, size_t n, float* out);
+};
+
+const Kernels& kernels_scalar();
+// nullptr when this build or this CPU lacks the instruction set.
+const Kernels* kernels_avx2();
+const Kernels* kernels_avx512();
+const Kernels* kernels_neon();
+
+// The fastest table this CPU runs (decided once).
+const Kernels& kernels_active();
+// Every table usable on this CPU, scalar first: for tests and benchmarks.
+std::vector<const Kernels*> kernels_available();
+
+// Testing hook: forces the table kes_fv_search uses (nullptr restores the automatic choice).
+// Not thread-safe against running searches; tests call it between searches.
+void kernels_override(const Kernels* k);
+
+}  // namespace fv
+}  // namespace kes

@@ -1,0 +1,188 @@
+// scan_avx512.cpp — AVX-512 (F + BW/DQ/VL) scan kernels: 16 lanes, masked tails instead of scalar
+// loops (masked loads never fault on the lanes they skip). Chosen at run time; a stub elsewhere.
+#include "fv_kernels.hpp"
+#include "kes/cpu_dispatch.hpp"
+
+#if KES_SIMD_X86
+// GCC 12's AVX-512 headers build "undefined" vectors by self-assignment, which -Wmaybe-uninitialized
+// reports (as -Wmaybe-uninitialized or -Wuninitialized, depending on inlining) at every use
+// (GCC bug 105593); the warning is about the header, not this code.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+#include <immintrin.h>
+
+namespace kes {
+namespace fv {
+namespace {
+
+inline __m512 load16(const float* p, __mmask16 m) {
+    return _mm512_maskz_loadu_ps(m, p);
+}
+inline __m512 load16(const uint16_t* p, __mmask16 m) {
+    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, p));
+}
+inline __m512 load16(const int8_t* p, __mmask16 m) {
+    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, p)));
+}
+
+inline __mmask16 tail_mask(size_t left) {
+    return left >= 16 ? static_cast<__mmask16>(0xFFFF) : static_cast<__mmask16>((1u << left) - 1u);
+}
+
+template <class T>
+inline float dot1(const float* q, const T* x, size_t dim) {
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0;
+    size_t i = 0;
+    for (; i + 32 <= dim; i += 32) {
+        a0 = _mm512_fmadd_ps(_mm512_loadu_ps(q + i), load16(x + i, 0xFFFF), a0);
+        a1 = _mm512_fmadd_ps(_mm512_loadu_ps(q + i + 16), load16(x + i + 16, 0xFFFF), a1);
+    }
+    for (; i < dim; i += 16) {
+        const __mmask16 m = tail_mask(dim - i);
+        a0 = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, q + i), load16(x + i, m), a0);
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
+}
+
+template <class T>
+inline float l21(const float* q, const T* x, size_t dim, float scale) {
+    const __m512 sc = _mm512_set1_ps(scale);
+    __m512 a0 = _mm512_setzero_ps(), a1 = a0;
+    size_t i = 0;
+    for (; i + 32 <= dim; i += 32) {
+        const __m512 d0 = _mm512_sub_ps(_mm512_loadu_ps(q + i), _mm512_mul_ps(load16(x + i, 0xFFFF), sc));
+        const __m512 d1 = _mm512_sub_ps(_mm512_loadu_ps(q + i + 16), _mm512_mul_ps(load16(x + i + 16, 0xFFFF), sc));
+        a0 = _mm512_fmadd_ps(d0, d0, a0);
+        a1 = _mm512_fmadd_ps(d1, d1, a1);
+    }
+    for (; i < dim; i += 16) {
+        const __mmask16 m = tail_mask(dim - i);
+        const __m512 d0 = _mm512_sub_ps(_mm512_maskz_loadu_ps(m, q + i), _mm512_mul_ps(load16(x + i, m), sc));
+        a0 = _mm512_fmadd_ps(d0, d0, a0);
+    }
+    return _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
+}
+
+void dot_f32(const float* q, const float* x, size_t dim, size_t n, float* out) {
+    for (size_t j = 0; j < n; ++j) out[j] = dot1(q, x + j * dim, dim);
+}
+void l2_f32(const float* q, const float* x, size_t dim, size_t n, float* out) {
+    for (size_t j = 0; j < n; ++j) out[j] = l21(q, x + j * dim, dim, 1.f);
+}
+void dot_f16(const float* q, const uint16_t* x, size_t dim, size_t n, float* out) {
+    for (size_t j = 0; j < n; ++j) out[j] = dot1(q, x + j * dim, dim);
+}
+void l2_f16(const float* q, const uint16_t* x, size_t dim, size_t n, float* out) {
+    for (size_t j = 0; j < n; ++j) out[j] = l21(q, x + j * dim, dim, 1.f);
+}
+void dot_i8(const float* q, const int8_t* x, const float* scale, size_t dim, size_t n, float* out) {
+    for (size_t j = 0; j < n; ++j) out[j] = dot1(q, x + j * dim, dim) * scale[j];
+}
+void l2_i8(const float* q, const int8_t* x, const float* scale, size_t dim, size_t n, float* out) {
+    for (size_t j = 0; j < n; ++j) out[j] = l21(q, x + j * dim, dim, scale[j]);
+}
+
+// Four queries against one vector, with dot1's exact accumulation order per query (a0 over even
+// 16-lane steps, a1 over odd ones, masked tail into a0), so results match dot1 bit for bit.
+template <class T>
+inline void dot4_1(const float* const* q, const T* x, size_t dim, float* r) {
+    __m512 a0[4], a1[4];
+    for (int j = 0; j < 4; ++j) a0[j] = a1[j] = _mm512_setzero_ps();
+    size_t i = 0;
+    for (; i + 32 <= dim; i += 32) {
+        const __m512 x0 = load16(x + i, 0xFFFF), x1 = load16(x + i + 16, 0xFFFF);
+        for (int j = 0; j < 4; ++j) {
+            a0[j] = _mm512_fmadd_ps(_mm512_loadu_ps(q[j] + i), x0, a0[j]);
+            a1[j] = _mm512_fmadd_ps(_mm512_loadu_ps(q[j] + i + 16), x1, a1[j]);
+        }
+    }
+    for (; i < dim; i += 16) {
+        const __mmask16 m = tail_mask(dim - i);
+        const __m512 x0 = load16(x + i, m);
+        for (int j = 0; j < 4; ++j) a0[j] = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, q[j] + i), x0, a0[j]);
+    }
+    for (int j = 0; j < 4; ++j) r[j] = _mm512_reduce_add_ps(_mm512_add_ps(a0[j], a1[j]));
+}
+
+void dot4_f32(const float* const* q, const float* x, size_t dim, size_t n, float* const* out) {
+    float r[4];
+    for (size_t v = 0; v < n; ++v) {
+        dot4_1(q, x + v * dim, dim, r);
+        for (int j = 0; j < 4; ++j) out[j][v] = r[j];
+    }
+}
+void dot4_f16(const float* const* q, const uint16_t* x, size_t dim, size_t n, float* const* out) {
+    float r[4];
+    for (size_t v = 0; v < n; ++v) {
+        dot4_1(q, x + v * dim, dim, r);
+        for (int j = 0; j < 4; ++j) out[j][v] = r[j];
+    }
+}
+void dot4_i8(const float* const* q, const int8_t* x, const float* scale, size_t dim, size_t n, float* const* out) {
+    float r[4];
+    for (size_t v = 0; v < n; ++v) {
+        dot4_1(q, x + v * dim, dim, r);
+        for (int j = 0; j < 4; ++j) out[j][v] = r[j] * scale[v];
+    }
+}
+
+inline __m256 reduce8(const __m256* a) {
+    const __m256 t0 = _mm256_hadd_ps(_mm256_hadd_ps(a[0], a[1]), _mm256_hadd_ps(a[2], a[3]));
+    const __m256 t1 = _mm256_hadd_ps(_mm256_hadd_ps(a[4], a[5]), _mm256_hadd_ps(a[6], a[7]));
+    return _mm256_add_ps(_mm256_permute2f128_ps(t0, t1, 0x20), _mm256_permute2f128_ps(t0, t1, 0x31));
+}
+
+// Two 16-lane gathers per feature (codes 0..15 and 16..31), folded to 8 lanes and reduced 8
+// features at a time.
+void adc_pq32(const float* table, const uint8_t* codes, size_t n, float* out) {
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512i off0 = _mm512_slli_epi32(lane, 8);
+    const __m512i off1 = _mm512_add_epi32(off0, _mm512_set1_epi32(16 * 256));
+    size_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        __m256 acc[8];
+        for (int v = 0; v < 8; ++v) {
+            const uint8_t* c = codes + (j + v) * 32;
+            const __m512i i0 =
+                _mm512_add_epi32(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(c))), off0);
+            const __m512i i1 =
+                _mm512_add_epi32(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(c + 16))), off1);
+            const __m512 s = _mm512_add_ps(_mm512_i32gather_ps(i0, table, 4), _mm512_i32gather_ps(i1, table, 4));
+            acc[v] = _mm256_add_ps(_mm512_castps512_ps256(s),
+                                   _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(s), 1)));
+        }
+        _mm256_storeu_ps(out + j, reduce8(acc));
+    }
+    for (; j < n; ++j) {
+        const uint8_t* c = codes + j * 32;
+        float s = 0.f;
+        for (size_t m = 0; m < 32; ++m) s += table[m * 256 + c[m]];
+        out[j] = s;
+    }
+}
+
+const Kernels kAvx512 = {"avx512", dot_f32,  l2_f32,   dot_f16, l2_f16,  dot_i8,
+                         l2_i8,    dot4_f32, dot4_f16, dot4_i8, adc_pq32};
+
+}  // namespace
+
+const Kernels* kernels_avx512() {
+    return kes_cpu_has(KES_CPU_AVX512F | KES_CPU_AVX512BW | KES_CPU_AVX2 | KES_CPU_F16C) ? &kAvx512 : nullptr;
+}
+
+}  // namespace fv
+}  // namespace kes
+
+#else
+
+namespace kes {
+namespace fv {
+const Kernels* kernels_avx512() {
+    return nullptr;
+}
+}  // namespace fv
+}  // namespace kes
+
+#endif

@@ -1,0 +1,163 @@
+// scan_neon.cpp — NEON (ASIMD, baseline armv8-a) scan kernels; a stub on other architectures.
+// NEON has no gather, so the PQ36 ADC scan unrolls four features with independent sums instead.
+#include "fv_kernels.hpp"
+#include "kes/cpu_dispatch.hpp"
+
+#if KES_SIMD_ARM
+#include <arm_neon.h>
+
+#include "kestrel/tensor.h"
+
+namespace kes {
+namespace fv {
+namespace {
+
+inline float32x4_t load4(const float* p) {
+    return vld1q_f32(p);
+}
+// FCVTL (f16 → f32 widening) is part of baseline ASIMD; only f16 arithmetic needs ASIMDHP.
+inline float32x4_t load4(const uint16_t* p) {
+    return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p)));
+}
+inline float32x4_t load4(const int8_t* p) {
+    int8_t tmp[8] = {p[0], p[1], p[2], p[3], 0, 0, 0, 0};
+    return vcvtq_f32_s32(vmovl_s16(vget_low_s16(vmovl_s8(vld1_s8(tmp)))));
+}
+inline float widen(float v) {
+    return v;
+}
+inline float widen(uint16_t v) {
+    return kes_fp16_to_float(v);
+}
+inline float widen(int8_t v) {
+    return static_cast<float>(v);
+}
+
+template <class T>
+inline float dot1(const float* q, const T* x, size_t dim) {
+    float32x4_t a0 = vdupq_n_f32(0.f), a1 = a0, a2 = a0, a3 = a0;
+    size_t i = 0;
+    for (; i + 16 <= dim; i += 16) {
+        a0 = vfmaq_f32(a0, vld1q_f32(q + i), load4(x + i));
+        a1 = vfmaq_f32(a1, vld1q_f32(q + i + 4), load4(x + i + 4));
+        a2 = vfmaq_f32(a2, vld1q_f32(q + i + 8), load4(x + i + 8));
+        a3 = vfmaq_f32(a3, vld1q_f32(q + i + 12), load4(x + i + 12));
+    }
+    for (; i + 4 <= dim; i += 4) a0 = vfmaq_f32(a0, vld1q_f32(q + i), load4(x + i));
+    float s = vaddvq_f32(vaddq_f32(vaddq_f32(a0, a1), vaddq_f32(a2, a3)));
+    for (; i < dim; ++i) s += q[i] * widen(x[i]);
+    return s;
+}
+
+// int8: widen 16 codes at a time (one load) rather than 4 through a temporary.
+inline float dot1(const float* q, const int8_t* x, size_t dim) {
+    float32x4_t a0 = vdupq_n_f32(0.f), a1 = a0, a2 = a0, a3 = a0;
+    size_t i = 0;
+    for (; i + 16 <= dim; i += 16) {
+        const int8x16_t c = vld1q_s8(x + i);
+        const int16x8_t lo = vmovl_s8(vget_low_s8(c)), hi = vmovl_s8(vget_high_s8(c));
+        a0 = vfmaq_f32(a0, vld1q_f32(q + i), vcvtq_f32_s32(vmovl_s16(vget_low_s16(lo))));
+        a1 = vfmaq_f32(a1, vld1q_f32(q + i + 4), vcvtq_f32_s32(vmovl_s16(vget_high_s16(lo))));
+        a2 = vfmaq_f32(a2, vld1q_f32(q + i + 8), vcvtq_f32_s32(vmovl_s16(vget_low_s16(hi))));
+        a3 = vfmaq_f32(a3, vld1q_f32(q + i + 12), vcvtq_f32_s32(vmovl_s16(vget_high_s16(hi))));
+    }
+    float s = vaddvq_f32(vaddq_f32(vaddq_f32(a0, a1), vaddq_f32(a2, a3)));
+    for (; i < dim; ++i) s += q[i] * static_cast<float>(x[i]);
+    return s;
+}
+
+template <class T>
+inline float l21(const float* q, const T* x, size_t dim, float scale) {
+    float32x4_t a0 = vdupq_n_f32(0.f), a1 = a0;
+    size_t i = 0;
+    for (; i + 8 <= dim; i += 8) {
+        const float32x4_t d0 = vsubq_f32(vld1q_f32(q + i), vmulq_n_f32(load4(x + i), scale));
+        const float32x4_t d1 = vsubq_f32(vld1q_f32(q + i + 4), vmulq_n_f32(load4(x + i + 4), scale));
+        a0 = vfmaq_f32(a0, d0, d0);
+        a1 = vfmaq_f32(a1, d1, d1);
+    }
+    float s = vaddvq_f32(vaddq_f32(a0, a1));
+    for (; i < dim; ++i) {
+        const float d = q[i] - widen(x[i]) * scale;
+        s += d * d;
+    }
+    return s;
+}
+
+void dot_f32(const float* q, const float* x, size_t dim, size_t n, float* out) {
+    for (size_t j = 0; j < n; ++j) out[j] = dot1(q, x + j * dim, dim);
+}
+void l2_f32(const float* q, const float* x, size_t dim, size_t n, float* out) {
+    for (size_t j = 0; j < n; ++j) out[j] = l21(q, x + j * dim, dim, 1.f);
+}
+void dot_f16(const float* q, const uint16_t* x, size_t dim, size_t n, float* out) {
+    for (size_t j = 0; j < n; ++j) out[j] = dot1(q, x + j * dim, dim);
+}
+void l2_f16(const float* q, const uint16_t* x, size_t dim, size_t n, float* out) {
+    for (size_t j = 0; j < n; ++j) out[j] = l21(q, x + j * dim, dim, 1.f);
+}
+void dot_i8(const float* q, const int8_t* x, const float* scale, size_t dim, size_t n, float* out) {
+    for (size_t j = 0; j < n; ++j) out[j] = dot1(q, x + j * dim, dim) * scale[j];
+}
+void l2_i8(const float* q, const int8_t* x, const float* scale, size_t dim, size_t n, float* out) {
+    for (size_t j = 0; j < n; ++j) out[j] = l21(q, x + j * dim, dim, scale[j]);
+}
+
+// No register blocking here: four single-query calls (same results by construction).
+void dot4_f32(const float* const* q, const float* x, size_t dim, size_t n, float* const* out) {
+    for (int j = 0; j < 4; ++j) dot_f32(q[j], x, dim, n, out[j]);
+}
+void dot4_f16(const float* const* q, const uint16_t* x, size_t dim, size_t n, float* const* out) {
+    for (int j = 0; j < 4; ++j) dot_f16(q[j], x, dim, n, out[j]);
+}
+void dot4_i8(const float* const* q, const int8_t* x, const float* scale, size_t dim, size_t n, float* const* out) {
+    for (int j = 0; j < 4; ++j) dot_i8(q[j], x, scale, dim, n, out[j]);
+}
+
+void adc_pq32(const float* table, const uint8_t* codes, size_t n, float* out) {
+    size_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+        const uint8_t* c = codes + j * 32;
+        float s0 = 0.f, s1 = 0.f, s2 = 0.f, s3 = 0.f;
+        for (size_t m = 0; m < 32; ++m) {
+            const float* t = table + m * 256;
+            s0 += t[c[m]];
+            s1 += t[c[32 + m]];
+            s2 += t[c[64 + m]];
+            s3 += t[c[96 + m]];
+        }
+        out[j] = s0;
+        out[j + 1] = s1;
+        out[j + 2] = s2;
+        out[j + 3] = s3;
+    }
+    for (; j < n; ++j) {
+        const uint8_t* c = codes + j * 32;
+        float s = 0.f;
+        for (size_t m = 0; m < 32; ++m) s += table[m * 256 + c[m]];
+        out[j] = s;
+    }
+}
+
+const Kernels kNeon = {"neon", dot_f32, l2_f32, dot_f16, l2_f16, dot_i8, l2_i8, dot4_f32, dot4_f16, dot4_i8, adc_pq32};
+
+}  // namespace
+
+const Kernels* kernels_neon() {
+    return kes_cpu_has(KES_CPU_NEON) ? &kNeon : nullptr;
+}
+
+}  // namespace fv
+}  // namespace kes
+
+#else
+
+namespace kes {
+namespace fv {
+const Kernels* kernels_neon() {
+    return nullptr;
+}
+}  // namespace fv
+}  // namespace kes
+
+#endif
