@@ -111,6 +111,7 @@ case "${1:-}" in
   check) build "${2:?preset}" && check "$2" ;;
   bench)
     deps host
+    ensure_packages libopencv-imgproc-dev  # peer of the aipp benchmark
     build host
     ./build/host/bench/kes-bench "${@:2}"
     ;;

@@ -15,6 +15,9 @@
 #include "kestrel/sdk.h"
 
 void kes_bench_register_mem_pool();
+#if KES_BENCH_AIPP_VS_OPENCV
+void kes_bench_register_aipp();
+#endif
 
 namespace {
 
@@ -90,6 +93,9 @@ private:
 
 int main(int argc, char** argv) {
     kes_bench_register_mem_pool();
+#if KES_BENCH_AIPP_VS_OPENCV
+    kes_bench_register_aipp();
+#endif
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
     RatioReporter reporter;
