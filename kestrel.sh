@@ -11,10 +11,10 @@ cd "$(dirname "$0")"
 ROOT=$(pwd)
 JOBS=${KES_JOBS:-$(nproc)}
 
-HOST_PACKAGES=(g++ cmake ninja-build pkg-config googletest libbenchmark-dev)
+HOST_PACKAGES=(g++ cmake ninja-build pkg-config googletest libbenchmark-dev libturbojpeg0-dev libpng-dev)
 DEV_PACKAGES=(clang-format g++-aarch64-linux-gnu qemu-user-static)
 # The emulated board's runtime: Debian arm64 multiarch packages (also where arm64 -dev packages go).
-ARM64_PACKAGES=(libc6:arm64 libstdc++6:arm64)
+ARM64_PACKAGES=(libc6:arm64 libstdc++6:arm64 libturbojpeg0-dev:arm64 libpng-dev:arm64)
 
 log() { printf '\n== %s\n' "$*"; }
 

@@ -10,6 +10,15 @@ install(DIRECTORY ${KES_GENERATED_INCLUDE_DIR}/kestrel DESTINATION ${CMAKE_INSTA
 
 set(KES_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Kestrel)
 install(EXPORT KestrelTargets NAMESPACE Kestrel:: DESTINATION ${KES_CMAKE_DIR})
+# Outside libraries the modules link as imported targets, found again in the app's build.
+get_property(kes_config_deps GLOBAL PROPERTY KES_CONFIG_DEPENDENCIES)
+set(KES_CONFIG_DEPENDENCIES "")
+if(kes_config_deps)
+  set(KES_CONFIG_DEPENDENCIES "find_dependency(PkgConfig)")
+  foreach(dep IN LISTS kes_config_deps)
+    string(APPEND KES_CONFIG_DEPENDENCIES "\n${dep}")
+  endforeach()
+endif()
 configure_package_config_file(cmake/KestrelConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/KestrelConfig.cmake INSTALL_DESTINATION ${KES_CMAKE_DIR})
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/KestrelConfigVersion.cmake

@@ -39,6 +39,10 @@ endfunction()
 # natively, under sanitizers and on the emulated board). With -DKES_FUZZ=ON and clang it links
 # libFuzzer instead: ./build/<preset>/.../kes_fuzz_<name> <corpus dir>.
 option(KES_FUZZ "Link fuzz targets with libFuzzer (clang only)" OFF)
+if(KES_FUZZ AND CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+  # Coverage instrumentation for the libraries too, or libFuzzer sees only the target's own file.
+  add_compile_options(-fsanitize=fuzzer-no-link)
+endif()
 function(kes_add_fuzzer module name)
   cmake_parse_arguments(F "" "SOURCE;SEEDS" "LIBS" ${ARGN})
   set(target kes_fuzz_${name})

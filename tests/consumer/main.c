@@ -1,5 +1,9 @@
-/* A C app that links the installed libkestrel.a: version check, board profile, a pooled frame. */
+/* A C app that links the installed libkestrel.a: version check, board profile, a pooled frame, and —
+ * when the build has dvpp — a JPEG encode/decode round trip, which proves the outside libraries
+ * (libjpeg-turbo) come along through find_package and pkg-config. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "kestrel/kestrel.h"
 
@@ -25,6 +29,29 @@ int main(void) {
     }
     printf("consumer: Kestrel %s, 1080p NV12 on 310 JPEGD = %ux%u stride, %zu bytes at %p\n", kes_version_string(), ws,
            hs, frame.size, frame.data);
+#if KES_HAVE_DVPP
+    memset(frame.data, 128, frame.size);
+    kes_dvpp_channel* channel = NULL;
+    size_t capacity = 0, jpeg_size = 0;
+    if (kes_dvpp_channel_create(NULL, &channel) != KES_OK ||
+        kes_jpeg_predict_encode_size(channel, &frame, &capacity) != KES_OK) {
+        fprintf(stderr, "dvpp: %s\n", kes_last_error());
+        return 1;
+    }
+    void* jpeg = malloc(capacity);
+    kes_image decoded;
+    if (!jpeg || kes_jpeg_encode(channel, &frame, 90, jpeg, capacity, &jpeg_size) != KES_OK ||
+        kes_jpeg_decode(channel, jpeg, jpeg_size, KES_PIXEL_NV12, pool, &decoded) != KES_OK) {
+        fprintf(stderr, "dvpp: %s\n", kes_last_error());
+        return 1;
+    }
+    printf("consumer: JPEG round trip %zu bytes -> %ux%u NV12\n", jpeg_size, decoded.width, decoded.height);
+    const int same_size = decoded.width == 1920 && decoded.height == 1080;
+    kes_image_release(&decoded);
+    free(jpeg);
+    kes_dvpp_channel_destroy(channel);
+    if (!same_size) return 1;
+#endif
     kes_image_release(&frame);
     kes_mem_pool_destroy(pool);
     return (ws == 1920 && hs == 1088) ? 0 : 1;

@@ -1,0 +1,229 @@
+/* kestrel/dvpp.h — DVPP on the host: JPEG decode (JPEGD), JPEG encode (JPEGE), PNG decode (PNGD), VPC.
+ *
+ * What a 310-class board's DVPP does to still images, done on the CPU with libjpeg-turbo (TurboJPEG
+ * API 2) and libpng, following the board's documented rules (spec = ../shared/spec/ascend-semantics.md
+ * §2) so that an app behaves here as it will on the board: the same output formats per source, the
+ * same strides (kes_image_strides with KES_STRIDE_JPEGD / KES_STRIDE_PNGD), the same size limits, the
+ * same refusals. VPC crop/resize covers NV12/NV21 so far; video (VDEC/VENC), paste, batch crop and
+ * colour conversion are not in this slice yet.
+ *
+ * Channels: like acldvppCreateChannel, every call goes through a kes_dvpp_channel. A channel captures
+ * the board profile when it is created (kes_board_set later does not change it), owns its decoder and
+ * encoder state (TurboJPEG handles), and optionally a default output pool.
+ *
+ * Thread-safety: a channel is used by one thread at a time (its TurboJPEG handles are not shareable);
+ * give each thread its own channel — different channels run fully in parallel. Using one channel
+ * from two threads at once is the caller's bug. The pools passed in are thread-safe (memory.h).
+ *
+ * Ownership: the caller owns the input bytes, the output buffer of kes_jpeg_encode and every image a
+ * decode fills: release it with kes_image_release (it is allocated from the pool passed to the call,
+ * else the channel's pool, else kes_mem_alloc). On failure the output image is zeroed.
+ *
+ * Errors: KES_ERR_INVALID_ARGUMENT for a broken rule of the call or of the board (size outside the
+ * unit's limits, output format the source cannot give, stride rule of the encoder input);
+ * KES_ERR_UNSUPPORTED for inputs the board's hardware refuses in strict mode (progressive,
+ * arithmetic, CMYK/YCCK/RGB colour, 4:1:1, ...) and for what the host libraries cannot decode at all
+ * (12-bit and lossless JPEG); KES_ERR_CORRUPT_DATA for truncated or malformed data, including a bad
+ * PNG CRC; KES_ERR_OUT_OF_MEMORY when the pool is full; KES_ERR_IO / KES_ERR_NOT_FOUND for files.
+ * kes_last_error() names the call and the reason.
+ *
+ * Choices where the spec is silent (UNCONFIRMED against real boards; each is what Kestrel does):
+ *   - Chroma for an output subsampling coarser than the source (4:4:4 → NV12, ...) is the rounded
+ *     mean of the source samples covering each output sample (JPEGD does not document its filter).
+ *   - Odd sizes: on 310B, 4:2:0 output (NV12/NV21) has width and height rounded down to even
+ *     (spec §2.4, read the size back from the image); on 310 and host odd sizes are kept (the
+ *     chroma plane then holds ceil(w/2) × ceil(h/2) samples, as image.h describes).
+ *   - EXIF orientation is applied (spec §2.4) before the even rounding and before the strides are
+ *     computed; KES_PIXEL_UNKNOWN resolves to the VU-ordered form of the *source* subsampling
+ *     (4:0:0 → NV21, 4:1:1 → NV21) even when a 90° rotation would transpose it.
+ *   - libjpeg warnings (e.g. "Premature end of JPEG file", which libjpeg answers with grey rows)
+ *     are errors (KES_ERR_CORRUPT_DATA) unless the channel sets accept_warnings: the hardware
+ *     decoder reports a broken stream rather than padding it.
+ *   - Size limits are checked on the coded JPEG size (before orientation), as PredictDecSize does.
+ *   - RGB888/BGR888 JPEG output is a Kestrel extension (the board's JPEGD writes YUV only); it uses the
+ *     JPEGD stride rule with 3 bytes per pixel. Software fallback colour conversions use JFIF BT.601
+ *     full range; CMYK is taken as Adobe's inverted CMYK (R = C·K/255).
+ *   - PNG: 16-bit samples are scaled to 8 bits (png_set_scale_16), palette and grey expanded, tRNS
+ *     becomes alpha for RGBA output; a bad CRC in any chunk, critical or ancillary, is an error.
+ *     Gamma is not applied (the board does not either, as far as documented).
+ */
+#ifndef KESTREL_DVPP_H
+#define KESTREL_DVPP_H
+
+#include "kestrel/board.h"
+#include "kestrel/image.h"
+#include "kestrel/memory.h"
+#include "kestrel/status.h"
+
+KES_BEGIN_DECLS
+
+/* ---- channels ------------------------------------------------------------------------------------ */
+
+typedef struct kes_dvpp_channel kes_dvpp_channel; /* opaque handle */
+
+typedef struct kes_dvpp_channel_config {
+    uint32_t struct_size;                   /* sizeof(kes_dvpp_channel_config) */
+    const kes_board_profile* board_profile; /* NULL: kes_board_active_profile() now; copied */
+    kes_mem_pool* pool;                     /* default pool for outputs; NULL: kes_mem_alloc */
+    uint32_t strict;                        /* 1: refuse what the board's hardware refuses (KES_ERR_UNSUPPORTED);
+                                               0 (default): decode it as the board's software fallback would */
+    uint32_t accept_warnings;               /* 1: a JPEG that decodes with libjpeg warnings is accepted (default 0) */
+    uint32_t apply_orientation;             /* 1 (default): apply EXIF orientation as JPEGD does (spec §2.4) */
+    uint64_t max_pixels; /* 0: only the board's size limits. Otherwise a decode of a JPEG/PNG whose coded
+                            width × height exceeds this is refused (KES_ERR_INVALID_ARGUMENT) before
+                            anything is allocated: a guard for untrusted input, since libjpeg buffers
+                            a whole progressive image of coefficients whatever the output scale */
+} kes_dvpp_channel_config;
+
+/* Defaults: active board, no pool, strict 0, accept_warnings 0, apply_orientation 1, max_pixels 0. */
+KES_API void kes_dvpp_channel_config_init(kes_dvpp_channel_config* config);
+
+/* Creates a channel. config may be NULL (defaults). KES_ERR_INVALID_ARGUMENT for a bad struct_size,
+ * KES_ERR_OUT_OF_MEMORY if the codec state cannot be created. */
+KES_API kes_status kes_dvpp_channel_create(const kes_dvpp_channel_config* config, kes_dvpp_channel** out_channel);
+KES_API void kes_dvpp_channel_destroy(kes_dvpp_channel* channel); /* NULL is a no-op */
+
+/* The board profile the channel captured at creation (valid while the channel lives). */
+KES_API const kes_board_profile* kes_dvpp_channel_profile(const kes_dvpp_channel* channel);
+
+/* ---- JPEG decode (JPEGD, spec §2.4) ------------------------------------------------------------------ */
+
+/* Values equal acldvppJpegFormat's. */
+typedef enum kes_jpeg_subsampling {
+    KES_JPEG_CSS_444 = 0,
+    KES_JPEG_CSS_422 = 1,
+    KES_JPEG_CSS_420 = 2,
+    KES_JPEG_CSS_GRAY = 3,
+    KES_JPEG_CSS_440 = 4,
+    KES_JPEG_CSS_411 = 5,
+    KES_JPEG_CSS_UNKNOWN = 1000
+} kes_jpeg_subsampling;
+
+/* Why the board's hardware would refuse a JPEG (bit flags in kes_jpeg_info.hw_unsupported). */
+#define KES_JPEG_HW_PROGRESSIVE 0x01u
+#define KES_JPEG_HW_ARITHMETIC 0x02u
+#define KES_JPEG_HW_LOSSLESS 0x04u
+#define KES_JPEG_HW_PRECISION 0x08u   /* not 8 bits per sample */
+#define KES_JPEG_HW_COLORSPACE 0x10u  /* CMYK, YCCK or RGB: not YUV */
+#define KES_JPEG_HW_SUBSAMPLING 0x20u /* 4:1:1 or unusual factors */
+
+typedef struct kes_jpeg_info {
+    uint32_t struct_size;               /* sizeof(kes_jpeg_info), set by the caller */
+    uint32_t coded_width, coded_height; /* as stored in the frame header */
+    uint32_t width, height;             /* as displayed: swapped for EXIF orientations 5..8 when the
+                                           channel applies orientation */
+    kes_jpeg_subsampling subsampling;
+    uint32_t components;              /* 1 grey, 3 YCbCr/RGB, 4 CMYK/YCCK */
+    uint32_t orientation;             /* EXIF orientation 1..8 (1 when absent or invalid) */
+    uint32_t precision;               /* bits per sample (8; 12 for extended JPEGs) */
+    uint32_t progressive, arithmetic; /* 1 if so */
+    uint32_t hw_unsupported;          /* KES_JPEG_HW_* flags; 0: the hardware decoder takes it */
+    /* For the format asked for in kes_jpeg_get_info (PredictDecSize): */
+    kes_pixel_format output_format;       /* KES_PIXEL_UNKNOWN resolved (see the header comment) */
+    uint32_t output_width, output_height; /* after orientation and the 310B even rounding */
+    uint32_t width_stride, height_stride;
+    size_t output_size; /* bytes a decode allocates: kes_image_buffer_size */
+} kes_jpeg_info;
+
+/* Reads the headers only (GetImageInfo + PredictDecSize). `format` is the output format of a later
+ * decode (KES_PIXEL_UNKNOWN: the board's default). Refuses formats the source cannot give and sizes
+ * outside jpegd_min_dim..jpegd_max_dim (KES_ERR_INVALID_ARGUMENT); does not apply strict mode. */
+KES_API kes_status kes_jpeg_get_info(kes_dvpp_channel* channel, const void* data, size_t size, kes_pixel_format format,
+                                     kes_jpeg_info* out_info);
+
+/* Decodes to `format`: NV12/NV21 from every source; YUV/YVU444SP from 4:4:4, 422SP from 4:2:2,
+ * 440SP from 4:4:0 (spec §2.4 table); RGB888/BGR888 from any (extension); UNKNOWN as above. A grey
+ * JPEG gives UV bytes of 0x80. `pool` NULL: the channel's pool. */
+KES_API kes_status kes_jpeg_decode(kes_dvpp_channel* channel, const void* data, size_t size, kes_pixel_format format,
+                                   kes_mem_pool* pool, kes_image* out_image);
+
+/* Reads the whole file, then kes_jpeg_decode. KES_ERR_NOT_FOUND / KES_ERR_IO for the file. */
+KES_API kes_status kes_jpeg_decode_file(kes_dvpp_channel* channel, const char* path, kes_pixel_format format,
+                                        kes_mem_pool* pool, kes_image* out_image);
+
+/* Decode-at-scale: picks the smallest libjpeg-turbo DCT scaling factor (1/8, 1/4, 3/8, ..., 1) whose
+ * output (as displayed, after orientation) is still at least target_width × target_height, so a
+ * 1920×1080 photo with target 224×224 decodes at 1/4 (480×270). Targets larger than the image give
+ * scale 1. target sizes must be ≥ 1. */
+KES_API kes_status kes_jpeg_decode_scaled(kes_dvpp_channel* channel, const void* data, size_t size,
+                                          kes_pixel_format format, uint32_t target_width, uint32_t target_height,
+                                          kes_mem_pool* pool, kes_image* out_image);
+
+/* ---- JPEG encode (JPEGE, spec §2.5) ------------------------------------------------------------------ */
+
+/* The board's acldvppJpegPredictEncSize: kes_image_buffer_size of the input's strides + 640 + 128,
+ * rounded up to 2 MiB. An output buffer of this size always suffices. */
+KES_API kes_status kes_jpeg_predict_encode_size(kes_dvpp_channel* channel, const kes_image* image, size_t* out_size);
+
+/* Encodes an NV12/NV21 image as baseline Huffman JPEG 4:2:0 at `quality` 1..100. Board input rules:
+ * width and height even and within jpege_min_dim..jpege_max_dim, width_stride a multiple of
+ * jpege_width_align, height_stride ≥ height. Writes at most `capacity` bytes to `out` and the size to
+ * *out_size; KES_ERR_INVALID_ARGUMENT if the JPEG does not fit (use kes_jpeg_predict_encode_size). */
+KES_API kes_status kes_jpeg_encode(kes_dvpp_channel* channel, const kes_image* image, uint32_t quality, void* out,
+                                   size_t capacity, size_t* out_size);
+
+/* ---- PNG decode (PNGD, spec §2.6) -------------------------------------------------------------------- */
+
+typedef struct kes_png_info {
+    uint32_t struct_size; /* sizeof(kes_png_info), set by the caller */
+    uint32_t width, height;
+    uint32_t bit_depth;  /* 1, 2, 4, 8 or 16 as stored */
+    uint32_t color_type; /* PNG colour type: 0 grey, 2 RGB, 3 palette, 4 grey+alpha, 6 RGBA */
+    uint32_t has_alpha;  /* alpha channel or tRNS chunk */
+    uint32_t interlaced;
+    kes_pixel_format output_format; /* UNKNOWN resolved to RGBA8888 (spec §2.6) */
+    uint32_t width_stride, height_stride;
+    size_t output_size;
+} kes_png_info;
+
+/* Reads the PNG header for a decode to `format` (RGB888, RGBA8888 or UNKNOWN = RGBA8888). Sizes
+ * outside pngd_min_dim..pngd_max_dim are KES_ERR_INVALID_ARGUMENT; input of ≤ 29 bytes is
+ * KES_ERR_CORRUPT_DATA (the board's minimum, spec §2.6). */
+KES_API kes_status kes_png_get_info(kes_dvpp_channel* channel, const void* data, size_t size, kes_pixel_format format,
+                                    kes_png_info* out_info);
+
+/* Decodes to RGB888 or RGBA8888 with the PNGD strides (spec §2.6). Every bit depth and colour type is
+ * converted (16-bit scaled, palette and grey expanded, alpha dropped for RGB888 / set to 255 for
+ * RGBA8888 when absent). A bad CRC or truncated data is KES_ERR_CORRUPT_DATA. */
+KES_API kes_status kes_png_decode(kes_dvpp_channel* channel, const void* data, size_t size, kes_pixel_format format,
+                                  kes_mem_pool* pool, kes_image* out_image);
+
+KES_API kes_status kes_png_decode_file(kes_dvpp_channel* channel, const char* path, kes_pixel_format format,
+                                       kes_mem_pool* pool, kes_image* out_image);
+
+/* ---- VPC crop / resize (spec §2.3) ------------------------------------------------------------------ */
+
+/* Values equal acldvppSetResizeConfigInterpolation's. */
+typedef enum kes_vpc_interp {
+    KES_VPC_INTERP_DEFAULT = 0,  /* 310: the board's undocumented "high-order filter" — Kestrel uses
+                                    bilinear (UNCONFIRMED); 310B/host: bilinear, as the board treats 0 */
+    KES_VPC_INTERP_BILINEAR = 1, /* OpenCV 3.4 cv::resize INTER_LINEAR on each plane (fixed point,
+                                    11-bit weights; an exact 2× downscale averages 2×2 as OpenCV does) */
+    KES_VPC_INTERP_NEAREST = 2   /* OpenCV 3.4 INTER_NEAREST: source = floor(dst · src/dst) */
+} kes_vpc_interp;
+
+/* Inclusive pixel rectangle, as acldvppCreateRoiConfig(left, right, top, bottom). */
+typedef struct kes_vpc_roi {
+    uint32_t left, top, right, bottom;
+} kes_vpc_roi;
+
+/* Crops `roi` of an NV12/NV21 image (NULL: the whole image, its width and height rounded down to even
+ * as VPC does) and resizes it to out_width × out_height (both even), writing an image of the same
+ * format with VPC strides (kes_image_strides KES_STRIDE_VPC) allocated from `pool`.
+ * Rules of the channel's profile, each a KES_ERR_INVALID_ARGUMENT naming it:
+ *   - input vpc_min_width × vpc_min_height .. vpc_max_input_dim_nv12 per side; output
+ *     vpc_min_width × vpc_min_height .. vpc_max_output_width × vpc_max_output_height;
+ *   - the ROI inside the image; on 310 (vpc_roi_parity) left/top even and right/bottom odd — Kestrel
+ *     ENFORCES the parity instead of rounding it as ACLLite does, so an app never gets pixels other
+ *     than the ones it named (round in the app if that is what it wants);
+ *   - scale per axis within [1/vpc_scale_min_den, vpc_scale_max] of the ROI.
+ * Chroma is resized as its own plane of interleaved pairs (ROI left/right halved), as OpenCV would
+ * resize the planes. Only NV12/NV21 in this slice; other formats are KES_ERR_UNSUPPORTED.
+ * Interpolation values 3/4 (TensorFlow-like, 310 only) are KES_ERR_UNSUPPORTED. */
+KES_API kes_status kes_vpc_crop_resize(kes_dvpp_channel* channel, const kes_image* in, const kes_vpc_roi* roi,
+                                       uint32_t out_width, uint32_t out_height, kes_vpc_interp interp,
+                                       kes_mem_pool* pool, kes_image* out_image);
+
+KES_END_DECLS
+
+#endif /* KESTREL_DVPP_H */

@@ -1,0 +1,94 @@
+// Channels: the board profile and codec state every dvpp call works with (dvpp.h).
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "dvpp_internal.hpp"
+#include "kes/error.hpp"
+#include "kes/math.hpp"
+
+namespace kes {
+
+std::vector<uint8_t> read_file(const char* path) {
+    KES_REQUIRE(path != nullptr, "path is NULL");
+    std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path, "rb"), &std::fclose);
+    if (!f) {
+        const int err = errno;
+        KES_FAIL(err == ENOENT ? KES_ERR_NOT_FOUND : KES_ERR_IO, "cannot open '%s': %s", path, std::strerror(err));
+    }
+    std::vector<uint8_t> bytes;
+    uint8_t chunk[65536];
+    for (;;) {
+        const size_t n = std::fread(chunk, 1, sizeof chunk, f.get());
+        bytes.insert(bytes.end(), chunk, chunk + n);
+        if (n < sizeof chunk) break;
+    }
+    if (std::ferror(f.get())) KES_FAIL(KES_ERR_IO, "cannot read '%s'", path);
+    return bytes;
+}
+
+kes_pixel_format format_arg(const kes_pixel_format& format, const char* name) {
+    const int64_t v = enum_value(format);
+    const bool known = (v >= 0 && v <= KES_PIXEL_BGRA8888) || v == KES_PIXEL_YUV440SP || v == KES_PIXEL_YVU440SP ||
+                       v == KES_PIXEL_I420 || v == KES_PIXEL_UNKNOWN;
+    KES_REQUIRE(known, "%s %lld is not a kes_pixel_format", name, static_cast<long long>(v));
+    return static_cast<kes_pixel_format>(v);
+}
+
+void check_max_pixels(const kes_dvpp_channel* ch, uint32_t w, uint32_t h, const char* what) {
+    const uint64_t pixels = uint64_t(w) * h;
+    KES_REQUIRE(ch->max_pixels == 0 || pixels <= ch->max_pixels,
+                "%s of %ux%u = %llu pixels exceeds the channel's max_pixels %llu", what, w, h,
+                static_cast<unsigned long long>(pixels), static_cast<unsigned long long>(ch->max_pixels));
+}
+
+void check_sdk(kes_status st, const char* what) {
+    if (st != KES_OK) KES_FAIL(st, "%s: %s", what, kes_last_error());
+}
+
+}  // namespace kes
+
+extern "C" {
+
+void kes_dvpp_channel_config_init(kes_dvpp_channel_config* config) {
+    if (!config) return;
+    std::memset(config, 0, sizeof *config);
+    config->struct_size = sizeof *config;
+    config->apply_orientation = 1;
+}
+
+kes_status kes_dvpp_channel_create(const kes_dvpp_channel_config* config, kes_dvpp_channel** out_channel) {
+    return kes::guard(__func__, [&] {
+        KES_REQUIRE_NOT_NULL(out_channel);
+        *out_channel = nullptr;
+        kes_dvpp_channel_config cfg;
+        kes_dvpp_channel_config_init(&cfg);
+        if (config) {
+            KES_REQUIRE(config->struct_size == sizeof cfg,
+                        "config->struct_size must be sizeof(kes_dvpp_channel_config) = %zu (got %u)", sizeof cfg,
+                        config->struct_size);
+            cfg = *config;
+        }
+        const kes_board_profile* profile = cfg.board_profile ? cfg.board_profile : kes_board_active_profile();
+        KES_REQUIRE(profile != nullptr, "no board profile");
+        auto ch = std::make_unique<kes_dvpp_channel>();
+        ch->profile = *profile;
+        ch->pool = cfg.pool;
+        ch->strict = cfg.strict != 0;
+        ch->accept_warnings = cfg.accept_warnings != 0;
+        ch->apply_orientation = cfg.apply_orientation != 0;
+        ch->max_pixels = cfg.max_pixels;
+        *out_channel = ch.release();
+        return KES_OK;
+    });
+}
+
+void kes_dvpp_channel_destroy(kes_dvpp_channel* channel) {
+    delete channel;
+}
+
+const kes_board_profile* kes_dvpp_channel_profile(const kes_dvpp_channel* channel) {
+    return channel ? &channel->profile : nullptr;
+}
+
+}  // extern "C"

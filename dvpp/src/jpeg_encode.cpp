@@ -1,0 +1,109 @@
+// JPEGE on the host (spec §2.5): NV12/NV21 in with the board's input-stride rules, baseline Huffman
+// 4:2:0 JPEG out through TurboJPEG, and the board's PredictEncSize.
+#include <cstring>
+#include <vector>
+
+#include "dvpp_internal.hpp"
+#include "kes/error.hpp"
+#include "kes/math.hpp"
+
+namespace kes {
+namespace {
+
+constexpr size_t kPredictRound = size_t(2) << 20;  // spec §2.5: rounded up to 2 MiB
+constexpr size_t kPredictHeader = 640 + 128;       // spec §2.5: header + 128
+
+void check_input(const kes_dvpp_channel* ch, const kes_image* image) {
+    KES_REQUIRE_NOT_NULL(image);
+    check_sdk(kes_image_validate(image), "input image");
+    const int64_t f = enum_value(image->format);
+    KES_REQUIRE(f == KES_PIXEL_NV12 || f == KES_PIXEL_NV21, "JPEGE input must be NV12 or NV21 in this release (got %s)",
+                kes_pixel_format_name(image->format));
+    const kes_board_profile& b = ch->profile;
+    KES_REQUIRE(image->width % 2 == 0 && image->height % 2 == 0,
+                "JPEGE input width and height must be even (spec §2.5; got %ux%u)", image->width, image->height);
+    KES_REQUIRE(image->width >= b.jpege_min_dim && image->height >= b.jpege_min_dim &&
+                    image->width <= b.jpege_max_dim && image->height <= b.jpege_max_dim,
+                "JPEGE input %ux%u is outside %u..%u per side on the %s profile (spec §2.5)", image->width,
+                image->height, b.jpege_min_dim, b.jpege_max_dim, b.name);
+    KES_REQUIRE(b.jpege_width_align <= 1 || image->width_stride % b.jpege_width_align == 0,
+                "JPEGE input width_stride must be a multiple of %u on the %s profile (spec §2.5; got %u)",
+                b.jpege_width_align, b.name, image->width_stride);
+    KES_REQUIRE(image->height_stride >= image->height, "JPEGE input height_stride %u < height %u", image->height_stride,
+                image->height);
+}
+
+size_t predict(const kes_dvpp_channel* ch, const kes_image* image) {
+    check_input(ch, image);
+    size_t bytes = 0;
+    check_sdk(kes_image_buffer_size(image->format, image->width_stride, image->height_stride, &bytes), "input size");
+    size_t total = 0;
+    KES_REQUIRE(checked_add(bytes, kPredictHeader, &total), "predicted size overflows");
+    return size_t(round_up(total, kPredictRound));
+}
+
+}  // namespace
+}  // namespace kes
+
+extern "C" {
+
+kes_status kes_jpeg_predict_encode_size(kes_dvpp_channel* channel, const kes_image* image, size_t* out_size) {
+    return kes::guard(__func__, [&] {
+        KES_REQUIRE_NOT_NULL(channel);
+        KES_REQUIRE_NOT_NULL(out_size);
+        *out_size = 0;
+        *out_size = kes::predict(channel, image);
+        return KES_OK;
+    });
+}
+
+kes_status kes_jpeg_encode(kes_dvpp_channel* channel, const kes_image* image, uint32_t quality, void* out,
+                           size_t capacity, size_t* out_size) {
+    return kes::guard(__func__, [&] {
+        KES_REQUIRE_NOT_NULL(channel);
+        KES_REQUIRE_NOT_NULL(out_size);
+        *out_size = 0;
+        KES_REQUIRE(out != nullptr || capacity == 0, "out is NULL");
+        KES_REQUIRE(quality >= 1 && quality <= 100, "quality must be 1..100 (got %u)", quality);
+        kes::check_input(channel, image);
+        if (!channel->encoder) {
+            channel->encoder.reset(tjInitCompress());
+            if (!channel->encoder)
+                KES_FAIL(KES_ERR_OUT_OF_MEMORY, "tjInitCompress failed: %s", tjGetErrorStr2(nullptr));
+        }
+        tjhandle h = channel->encoder.get();
+        kes_image_plane yp, cp;
+        kes::check_sdk(kes_image_get_plane(image, 0, &yp), "input luma plane");
+        kes::check_sdk(kes_image_get_plane(image, 1, &cp), "input chroma plane");
+        // TurboJPEG takes planar chroma: split the interleaved UV (or VU) rows.
+        const uint32_t cw = image->width / 2, ch = image->height / 2;
+        std::vector<uint8_t> u(size_t(cw) * ch), v(u.size());
+        const bool vu = kes::enum_value(image->format) == KES_PIXEL_NV21;
+        for (uint32_t r = 0; r < ch; ++r) {
+            const uint8_t* s = cp.data + size_t(r) * cp.stride;
+            uint8_t* ur = u.data() + size_t(r) * cw;
+            uint8_t* vr = v.data() + size_t(r) * cw;
+            for (uint32_t i = 0; i < cw; ++i) {
+                ur[i] = s[2 * i + (vu ? 1 : 0)];
+                vr[i] = s[2 * i + (vu ? 0 : 1)];
+            }
+        }
+        const unsigned char* planes[3] = {yp.data, u.data(), v.data()};
+        const int strides[3] = {int(yp.stride), int(cw), int(cw)};
+        unsigned char* jpeg = nullptr;
+        unsigned long jpeg_size = 0;
+        const int rc = tjCompressFromYUVPlanes(h, planes, int(image->width), strides, int(image->height), TJSAMP_420,
+                                               &jpeg, &jpeg_size, int(quality), 0);
+        kes::TjBuffer owned(jpeg);
+        if (rc != 0) KES_FAIL(KES_ERR_INTERNAL, "tjCompressFromYUVPlanes failed: %s", tjGetErrorStr2(h));
+        KES_REQUIRE(jpeg_size <= capacity,
+                    "output buffer of %zu bytes is too small for the %lu-byte JPEG (kes_jpeg_predict_encode_size "
+                    "gives a size that always fits)",
+                    capacity, jpeg_size);
+        std::memcpy(out, jpeg, jpeg_size);
+        *out_size = jpeg_size;
+        return KES_OK;
+    });
+}
+
+}  // extern "C"

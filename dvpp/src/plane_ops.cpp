@@ -1,0 +1,100 @@
+// Plane operations of the software DVPP (see plane_ops.hpp). Scalar reference code: these paths run
+// for rotated, re-subsampled or fallback-decoded images only; the common NV12-from-4:2:0 case copies.
+#include "plane_ops.hpp"
+
+#include <cstring>
+
+namespace kes {
+
+void orient_plane(const uint8_t* src, uint32_t w, uint32_t h, size_t src_stride, uint32_t bpp, uint32_t orientation,
+                  uint8_t* dst, size_t dst_stride, uint32_t out_w, uint32_t out_h) noexcept {
+    // Displayed (x', y') from stored (x, y); stored w × h (EXIF 2.3 tag 0x0112):
+    // 2 mirror x, 3 rotate 180, 4 mirror y, 5 transpose, 6 rotate 90 CW, 7 transverse, 8 rotate 270 CW.
+    for (uint32_t yo = 0; yo < out_h; ++yo) {
+        uint8_t* drow = dst + size_t(yo) * dst_stride;
+        for (uint32_t xo = 0; xo < out_w; ++xo) {
+            uint32_t x = xo, y = yo;
+            switch (orientation) {
+                case 2: x = w - 1 - xo; break;
+                case 3:
+                    x = w - 1 - xo;
+                    y = h - 1 - yo;
+                    break;
+                case 4: y = h - 1 - yo; break;
+                case 5:
+                    x = yo;
+                    y = xo;
+                    break;
+                case 6:
+                    x = yo;
+                    y = h - 1 - xo;
+                    break;
+                case 7:
+                    x = w - 1 - yo;
+                    y = h - 1 - xo;
+                    break;
+                case 8:
+                    x = w - 1 - yo;
+                    y = xo;
+                    break;
+                default: break;
+            }
+            const uint8_t* s = src + size_t(y) * src_stride + size_t(x) * bpp;
+            for (uint32_t b = 0; b < bpp; ++b) drow[size_t(xo) * bpp + b] = s[b];
+        }
+    }
+}
+
+void resample_chroma(const ChromaPlane& src, uint32_t w, uint32_t h, uint32_t dx, uint32_t dy, uint8_t* dst,
+                     size_t dst_stride, uint32_t step) noexcept {
+    const uint32_t cw = (w + (1u << dx) - 1) >> dx;
+    const uint32_t ch = (h + (1u << dy) - 1) >> dy;
+    if (src.sx == dx && src.sy == dy) {
+        for (uint32_t j = 0; j < ch; ++j) {
+            const uint8_t* s = src.data + size_t(j) * src.stride;
+            uint8_t* d = dst + size_t(j) * dst_stride;
+            for (uint32_t i = 0; i < cw; ++i) d[size_t(i) * step] = s[i];
+        }
+        return;
+    }
+    for (uint32_t j = 0; j < ch; ++j) {
+        const uint32_t y0 = j << dy;
+        const uint32_t y1 = (y0 + (1u << dy) < h) ? y0 + (1u << dy) : h;
+        uint8_t* d = dst + size_t(j) * dst_stride;
+        for (uint32_t i = 0; i < cw; ++i) {
+            const uint32_t x0 = i << dx;
+            const uint32_t x1 = (x0 + (1u << dx) < w) ? x0 + (1u << dx) : w;
+            uint32_t sum = 0, n = 0;
+            for (uint32_t y = y0; y < y1; ++y) {
+                const uint8_t* s = src.data + size_t(y >> src.sy) * src.stride;
+                for (uint32_t x = x0; x < x1; ++x) sum += s[x >> src.sx];
+                n += x1 - x0;
+            }
+            d[size_t(i) * step] = uint8_t((sum + n / 2) / n);
+        }
+    }
+}
+
+void cmyk_to_rgb(const uint8_t* cmyk, uint8_t* rgb, size_t n) noexcept {
+    for (size_t i = 0; i < n; ++i) {
+        const uint32_t k = cmyk[4 * i + 3];
+        for (int c = 0; c < 3; ++c) rgb[3 * i + c] = uint8_t((cmyk[4 * i + c] * k + 127) / 255);
+    }
+}
+
+void rgb_to_yuv_row(const uint8_t* rgb, size_t n, uint8_t* y, uint8_t* u, uint8_t* v) noexcept {
+    // JFIF coefficients in 16.16 fixed point, as libjpeg's jccolor.c uses them.
+    constexpr int32_t kOne = 1 << 16, kHalf = 1 << 15;
+    auto fix = [](double c) { return int32_t(c * 65536.0 + 0.5); };
+    const int32_t yr = fix(0.29900), yg = fix(0.58700), yb = fix(0.11400);
+    const int32_t ur = fix(0.16874), ug = fix(0.33126), vg = fix(0.41869), vb = fix(0.08131);
+    const int32_t half = fix(0.5);
+    for (size_t i = 0; i < n; ++i) {
+        const int32_t r = rgb[3 * i], g = rgb[3 * i + 1], b = rgb[3 * i + 2];
+        if (y) y[i] = uint8_t((yr * r + yg * g + yb * b + kHalf) >> 16);
+        if (u) u[i] = uint8_t((-ur * r - ug * g + half * b + 128 * kOne + kHalf - 1) >> 16);
+        if (v) v[i] = uint8_t((half * r - vg * g - vb * b + 128 * kOne + kHalf - 1) >> 16);
+    }
+}
+
+}  // namespace kes
