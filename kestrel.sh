@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Kestrel developer entry point. The README's two commands are:
-#   ./kestrel.sh demo   install what the demo needs, build it, run it (kes-info)
+#   ./kestrel.sh demo   install what the demo needs, build it, run it (kes-info, then jpeg-to-tensor
+#                       on a test pattern, or on the photo given: ./kestrel.sh demo photo.jpg)
 #   ./kestrel.sh test   install everything, build host / host-debug (ASan+UBSan) / host-tsan / aarch64,
 #                       run every test natively and on the emulated board (qemu), check formatting and
 #                       the installed package (find_package + pkg-config). .ci/run calls exactly this.
@@ -87,11 +88,13 @@ consumer() {
 case "${1:-}" in
   demo)
     deps host
-    log "building kes-info"
+    log "building the samples"
     cmake --preset host -DKES_BUILD_BENCH=OFF >/dev/null
-    cmake --build --preset host -j "$JOBS" --target kes-info >/dev/null
-    log "kes-info"
+    cmake --build --preset host -j "$JOBS" --target kes-info jpeg-to-tensor >/dev/null
+    log "kes-info: what Kestrel sees on this machine"
     ./build/host/samples/kes-info/kes-info
+    log "jpeg-to-tensor: JPEGD -> VPC crop/resize -> AIPP -> model-ready tensor"
+    ./build/host/samples/jpeg-to-tensor/jpeg-to-tensor "${@:2}"
     ;;
   test)
     deps all
