@@ -122,7 +122,7 @@ case "${1:-}" in
   format-check) format_check ;;
   consumer) consumer ;;
   *)
-    sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac
