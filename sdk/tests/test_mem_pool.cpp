@@ -19,6 +19,8 @@
 #include "kestrel/log.h"
 #include "kestrel/memory.h"
 
+#include "log_capture.hpp"
+
 namespace {
 
 // Out-parameters start pointing here, so a test sees whether a failing call reset them to NULL.
@@ -107,35 +109,7 @@ void expect_same_stats(const kes_mem_pool_stats& a, const kes_mem_pool_stats& b)
     EXPECT_EQ(a.fragmentation, b.fragmentation);
 }
 
-// Collects log lines while alive (and keeps expected warnings off stderr).
-class LogCapture {
-public:
-    LogCapture() : old_level_(kes_log_get_level()) {
-        kes_log_set_level(KES_LOG_WARN);
-        kes_log_set_callback(&LogCapture::on_log, this);
-    }
-    ~LogCapture() {
-        kes_log_set_callback(nullptr, nullptr);
-        kes_log_set_level(old_level_);
-    }
-    LogCapture(const LogCapture&) = delete;
-    LogCapture& operator=(const LogCapture&) = delete;
-
-    std::vector<std::string> warnings() {
-        std::lock_guard<std::mutex> lock(mutex_);
-        return warnings_;
-    }
-
-private:
-    static void on_log(kes_log_level level, const char*, const char* message, void* user) {
-        auto* self = static_cast<LogCapture*>(user);
-        std::lock_guard<std::mutex> lock(self->mutex_);
-        if (level == KES_LOG_WARN) self->warnings_.emplace_back(message);
-    }
-    kes_log_level old_level_;
-    std::mutex mutex_;
-    std::vector<std::string> warnings_;
-};
+using kes_test::LogCapture;
 
 // A caller-owned, 128-byte aligned region for external-memory pools.
 struct AlignedFree {

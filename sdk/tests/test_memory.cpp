@@ -12,6 +12,8 @@
 #include "kestrel/log.h"
 #include "kestrel/memory.h"
 
+#include "log_capture.hpp"
+
 namespace {
 
 // Out-parameters start pointing here, so a test sees whether a failing call reset them to NULL.
@@ -25,35 +27,7 @@ bool last_error_mentions(const char* text) {
     return std::string(kes_last_error()).find(text) != std::string::npos;
 }
 
-// Collects log lines while alive, so tests can assert on them and keep stderr quiet.
-class LogCapture {
-public:
-    LogCapture() : old_level_(kes_log_get_level()) {
-        kes_log_set_level(KES_LOG_WARN);
-        kes_log_set_callback(&LogCapture::on_log, this);
-    }
-    ~LogCapture() {
-        kes_log_set_callback(nullptr, nullptr);
-        kes_log_set_level(old_level_);
-    }
-    LogCapture(const LogCapture&) = delete;
-    LogCapture& operator=(const LogCapture&) = delete;
-
-    std::vector<std::string> lines() {
-        std::lock_guard<std::mutex> lock(mutex_);
-        return lines_;
-    }
-
-private:
-    static void on_log(kes_log_level, const char*, const char* message, void* user) {
-        auto* self = static_cast<LogCapture*>(user);
-        std::lock_guard<std::mutex> lock(self->mutex_);
-        self->lines_.emplace_back(message);
-    }
-    kes_log_level old_level_;
-    std::mutex mutex_;
-    std::vector<std::string> lines_;
-};
+using kes_test::LogCapture;
 
 TEST(MemDvppSize, AlignsUpTo32AndAddsOneMore32) {
     EXPECT_EQ(kes_mem_dvpp_size(0), 32u);  // ALIGN_UP(0, 32) + 32
