@@ -12,7 +12,8 @@ cd "$(dirname "$0")"
 ROOT=$(pwd)
 JOBS=${KES_JOBS:-$(nproc)}
 
-HOST_PACKAGES=(g++ cmake ninja-build pkg-config googletest libbenchmark-dev libturbojpeg0-dev libpng-dev)
+HOST_PACKAGES=(g++ cmake ninja-build pkg-config googletest libbenchmark-dev libturbojpeg0-dev libpng-dev
+  flatbuffers-compiler libflatbuffers-dev)  # FlatBuffers is header-only: these serve the cross build too
 DEV_PACKAGES=(clang-format g++-aarch64-linux-gnu qemu-user-static)
 # The emulated board's runtime: Debian arm64 multiarch packages (also where arm64 -dev packages go).
 ARM64_PACKAGES=(libc6:arm64 libstdc++6:arm64 libturbojpeg0-dev:arm64 libpng-dev:arm64)

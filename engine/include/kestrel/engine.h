@@ -1,0 +1,110 @@
+/* kestrel/engine.h — load a converted model (.kom) into memory you control and execute it.
+ *
+ * The engine is AscendCL's aclmdl* runtime re-imagined lean (spec §4): a model is converted once into a
+ * .kom file (a FlatBuffer plus a 128-byte aligned weight blob, engine/schema/kom.fbs), loaded, and
+ * executed many times without allocating. This build executes on the CPU with reference kernels
+ * (f32; Add, Sub, Mul with numpy broadcasting, Relu, Abs, Reshape, Conv2D NHWC, FullyConnected, MatMul).
+ *
+ * Memory. A model needs two regions, both queried before loading (kes_model_query_size, the
+ * aclmdlQuerySize analog):
+ *   - weight memory: the read-only weights, shared by every context of the model. Loading from memory
+ *     or a read file copies them there; loading with KES_MODEL_LOAD_MMAP uses the mapped file in place.
+ *   - work memory: ONE arena holding every activation, graph inputs and outputs included, at offsets
+ *     fixed by the converter's static memory plan. Each context executes in a work arena.
+ * The *_with_mem loads take caller memory (e.g. from a kes_mem_pool, the aclmdlLoadFromMemWithMem
+ * analog): each pointer must be 128-byte aligned and hold at least the queried bytes, and must stay
+ * valid until kes_model_unload. A NULL pointer (size 0) lets the engine allocate that region.
+ *
+ * Thread-safety: a loaded model is immutable; its weights are shared read-only, so any number of
+ * contexts of one model may execute concurrently on different threads. One kes_model_context executes
+ * on one thread at a time. Contexts sharing one work buffer (several contexts created without their
+ * own work memory on a model loaded with caller work memory, or several contexts given the same
+ * buffer) must run one after another, as aclmdl models sharing a workspace do. The description calls
+ * (counts, names, descriptors) may run from any thread. Unloading a model while a context of it is
+ * alive, or destroying a context while it executes, is the caller's bug.
+ * Ownership: the caller owns the file bytes passed to kes_model_load_from_memory (they are not kept),
+ * every kes_tensor it passes to kes_model_execute, and the memory it passes to the *_with_mem calls.
+ * Strings returned by the name calls live as long as the model.
+ */
+#ifndef KESTREL_ENGINE_H
+#define KESTREL_ENGINE_H
+
+#include "kestrel/tensor.h"
+
+KES_BEGIN_DECLS
+
+typedef struct kes_model kes_model;                 /* opaque: a loaded, immutable model */
+typedef struct kes_model_context kes_model_context; /* opaque: one execution state (a work arena) */
+
+/* Load flags for kes_model_load_from_file. */
+#define KES_MODEL_LOAD_MMAP 1u /* map the file read-only; weights are used in place (zero copy) */
+
+/* Work bytes (the activation arena) and weight bytes of a .kom image; both multiples of 128. The
+ * image is fully verified first: KES_ERR_CORRUPT_DATA (naming the problem) for a malformed file,
+ * KES_ERR_UNSUPPORTED for a valid file this build cannot execute (newer format, op, dtype). */
+KES_API kes_status kes_model_query_size(const void* data, size_t size, size_t* out_work_bytes,
+                                        size_t* out_weight_bytes);
+KES_API kes_status kes_model_query_size_from_file(const char* path, size_t* out_work_bytes, size_t* out_weight_bytes);
+
+/* Verifies and loads a .kom image. The bytes are not kept: weights are copied into engine-owned
+ * weight memory. Errors as for kes_model_query_size, plus KES_ERR_OUT_OF_MEMORY. */
+KES_API kes_status kes_model_load_from_memory(const void* data, size_t size, kes_model** out_model);
+
+/* Reads (flags 0) or maps (KES_MODEL_LOAD_MMAP) the file. KES_ERR_IO when it cannot be read. */
+KES_API kes_status kes_model_load_from_file(const char* path, uint32_t flags, kes_model** out_model);
+
+/* As above with caller memory (see "Memory"): weights are copied into `weight`; `work` becomes the
+ * arena of every context created without its own work memory. KES_ERR_INVALID_ARGUMENT for a
+ * misaligned pointer or a region smaller than kes_model_query_size reports. */
+KES_API kes_status kes_model_load_from_memory_with_mem(const void* data, size_t size, void* work, size_t work_size,
+                                                       void* weight, size_t weight_size, kes_model** out_model);
+KES_API kes_status kes_model_load_from_file_with_mem(const char* path, void* work, size_t work_size, void* weight,
+                                                     size_t weight_size, kes_model** out_model);
+
+/* Frees the model (and unmaps its file). Its contexts must be destroyed first. NULL is a no-op. */
+KES_API void kes_model_unload(kes_model* model);
+
+/* Work and weight bytes of a loaded model (as kes_model_query_size reported). */
+KES_API kes_status kes_model_get_size(const kes_model* model, size_t* out_work_bytes, size_t* out_weight_bytes);
+
+/* The activation arena of the static memory plan and its ideal: the most bytes (each tensor rounded up
+ * to 128) live at any one step, a lower bound no plan can beat. arena ≥ ideal for plans Kestrel writes. */
+KES_API kes_status kes_model_get_memory_plan(const kes_model* model, size_t* out_arena_bytes, size_t* out_ideal_bytes);
+
+/* ---- description ------------------------------------------------------------------------------- */
+
+KES_API kes_status kes_model_input_count(const kes_model* model, size_t* out_count);
+KES_API kes_status kes_model_output_count(const kes_model* model, size_t* out_count);
+
+/* The tensor name of input/output `index` (KES_ERR_INVALID_ARGUMENT when index ≥ the count). */
+KES_API kes_status kes_model_input_name(const kes_model* model, size_t index, const char** out_name);
+KES_API kes_status kes_model_output_name(const kes_model* model, size_t index, const char** out_name);
+
+/* Describes input/output `index` as a contiguous kes_tensor with data NULL and size the bytes a
+ * buffer for it needs: wrap or alloc a tensor of this dtype, layout and shape to execute. */
+KES_API kes_status kes_model_input_desc(const kes_model* model, size_t index, kes_tensor* out_desc);
+KES_API kes_status kes_model_output_desc(const kes_model* model, size_t index, kes_tensor* out_desc);
+
+/* Index of the input/output named `name`; KES_ERR_NOT_FOUND if none. */
+KES_API kes_status kes_model_find_input(const kes_model* model, const char* name, size_t* out_index);
+KES_API kes_status kes_model_find_output(const kes_model* model, const char* name, size_t* out_index);
+
+/* ---- execution ----------------------------------------------------------------------------------- */
+
+/* Creates an execution context. `work` (128-byte aligned, ≥ the model's work bytes) is the context's
+ * arena; NULL (work_size 0) uses the model's caller work memory if it was loaded with some, else
+ * allocates the arena now, so executing never allocates. */
+KES_API kes_status kes_model_context_create(const kes_model* model, void* work, size_t work_size,
+                                            kes_model_context** out_context);
+KES_API void kes_model_context_destroy(kes_model_context* context); /* NULL is a no-op */
+
+/* Runs the model synchronously. inputs[i] / outputs[i] follow the model's input/output order and must
+ * match kes_model_*_desc in dtype and shape (layout ND matches anything); inputs are read, outputs
+ * written; both must be contiguous. Nothing is allocated. KES_ERR_INVALID_ARGUMENT
+ * names the first mismatching tensor. */
+KES_API kes_status kes_model_execute(kes_model_context* context, const kes_tensor* inputs, size_t input_count,
+                                     kes_tensor* outputs, size_t output_count);
+
+KES_END_DECLS
+
+#endif /* KESTREL_ENGINE_H */
