@@ -1,14 +1,11 @@
 // fv_persist.cpp — saving and loading a repository (issue 6 §5, first slice: snapshots).
 //
 // File layout, little-endian, every part behind its own CRC-32 (IEEE 802.3, as zlib's crc32):
-//   header   64 bytes: "KESFVREP", version 2, header size, kind, dim, storage, metric, max_topk,
-//            library count, capacity hint, live features, sections (u32 at 56), CRC of bytes 0..59
-//   codebook only when sections bit 0 is set (PQ36 repositories, kes_fv_repo_set_pq): 16-byte record
-//            "PQCB", dim, payload CRC, CRC of bytes 0..11; payload 256 × dim f32 = float[32][256][dim/32]
+//   header   64 bytes: "KESFVREP", version 1, header size, kind, dim, storage, metric, max_topk,
+//            library count, capacity hint, live features, reserved 0, CRC of bytes 0..59
 //   library  32-byte record header: id0, id1, size, live, payload bytes, payload CRC, CRC of 0..27
 //            payload: size × stride feature bytes | size × 4 int8 scales (int8 only) | size alive bytes
 //   footer   16 bytes: "KESFVEND", library count, CRC of bytes 0..11; nothing may follow.
-// Version 1 (the first slice) is version 2 with sections = 0 and no codebook; it still loads.
 // Libraries come in (id0, id1) order. A single flipped byte anywhere fails a CRC; a truncation
 // misses the footer. The loader checks every size against the bytes actually left before it
 // allocates, so a hostile file cannot make it allocate more than the file's own size.
@@ -42,11 +39,7 @@ namespace {
 
 constexpr char kMagic[8] = {'K', 'E', 'S', 'F', 'V', 'R', 'E', 'P'};
 constexpr char kEndMagic[8] = {'K', 'E', 'S', 'F', 'V', 'E', 'N', 'D'};
-constexpr uint32_t kVersion = 2;
-constexpr uint32_t kOldestVersion = 1;
-constexpr uint32_t kSectionCodebook = 1u;  // header u32 at 56, bit 0
-constexpr char kCodebookMagic[4] = {'P', 'Q', 'C', 'B'};
-constexpr size_t kCodebookRecordBytes = 16;
+constexpr uint32_t kVersion = 1;
 constexpr size_t kHeaderBytes = 64;
 constexpr size_t kRecordBytes = 32;
 constexpr size_t kFooterBytes = 16;
@@ -147,18 +140,8 @@ void save(const kes_fv_repo& repo, const std::string& path) {
     put<uint32_t>(h, 36, static_cast<uint32_t>(repo.libraries.size()));
     put<uint64_t>(h, 40, repo.config.capacity_hint);
     put<uint64_t>(h, 48, repo.live_total);
-    put<uint32_t>(h, 56, repo.pq_dim ? kSectionCodebook : 0u);
     put<uint32_t>(h, 60, crc32(h, 60));
     f.write(h, sizeof h);
-    if (repo.pq_dim) {
-        uint8_t r[kCodebookRecordBytes] = {};
-        std::memcpy(r, kCodebookMagic, 4);
-        put<uint32_t>(r, 4, repo.pq_dim);
-        put<uint32_t>(r, 8, crc32(repo.pq_codebook.data(), repo.pq_codebook.size() * 4));
-        put<uint32_t>(r, 12, crc32(r, 12));
-        f.write(r, sizeof r);
-        f.write(repo.pq_codebook.data(), repo.pq_codebook.size() * 4);
-    }
     const bool i8 = repo.config.kind == KES_FV_DENSE && repo.config.storage == KES_I8;
     for (const auto& kv : repo.libraries) {
         const Library& lib = *kv.second;
@@ -266,12 +249,8 @@ std::unique_ptr<kes_fv_repo> load(Source& s) {
     take(s, h, sizeof h, "header");
     KES_CORRUPT_IF(std::memcmp(h, kMagic, 8) != 0, "not a Kestrel fv repository (bad magic)");
     KES_CORRUPT_IF(get<uint32_t>(h, 60) != crc32(h, 60), "header checksum mismatch");
-    const uint32_t version = get<uint32_t>(h, 8);
-    KES_CORRUPT_IF(version < kOldestVersion || version > kVersion, "unsupported version %u (this build reads %u..%u)",
-                   version, kOldestVersion, kVersion);
-    const uint32_t sections = get<uint32_t>(h, 56);
-    KES_CORRUPT_IF(sections & ~(version >= 2 ? kSectionCodebook : 0u), "version %u header has unknown sections 0x%x",
-                   version, sections);
+    KES_CORRUPT_IF(get<uint32_t>(h, 8) != kVersion, "unsupported version %u (this build reads %u)", get<uint32_t>(h, 8),
+                   kVersion);
     KES_CORRUPT_IF(get<uint32_t>(h, 12) != kHeaderBytes, "header size %u, expected %zu", get<uint32_t>(h, 12),
                    kHeaderBytes);
     kes_fv_config c;
@@ -297,27 +276,6 @@ std::unique_ptr<kes_fv_repo> load(Source& s) {
     const uint32_t libraries = get<uint32_t>(h, 36);
     const uint64_t live_total = get<uint64_t>(h, 48);
     const bool i8 = repo->config.kind == KES_FV_DENSE && repo->config.storage == KES_I8;
-
-    if (sections & kSectionCodebook) {
-        KES_CORRUPT_IF(repo->config.kind != KES_FV_PQ36, "a dense repository has a PQ codebook section");
-        uint8_t r[kCodebookRecordBytes];
-        take(s, r, sizeof r, "codebook record");
-        KES_CORRUPT_IF(std::memcmp(r, kCodebookMagic, 4) != 0 || get<uint32_t>(r, 12) != crc32(r, 12),
-                       "codebook record: bad magic or checksum");
-        const uint32_t dim = get<uint32_t>(r, 4);
-        KES_CORRUPT_IF(dim % KES_FV_PQ36_SUBSPACES != 0 || dim == 0 || dim > KES_FV_DIM_MAX,
-                       "codebook dimension %u is not a multiple of 32 in [32, %u]", dim, KES_FV_DIM_MAX);
-        const uint64_t bytes = uint64_t{KES_FV_PQ36_CENTROIDS} * dim * 4;
-        KES_CORRUPT_IF(bytes > s.remaining(), "truncated: codebook needs %llu bytes, %llu left",
-                       static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(s.remaining()));
-        repo->pq_codebook.resize(static_cast<size_t>(bytes / 4));
-        s.read(repo->pq_codebook.data(), static_cast<size_t>(bytes));
-        KES_CORRUPT_IF(crc32(repo->pq_codebook.data(), static_cast<size_t>(bytes)) != get<uint32_t>(r, 8),
-                       "codebook: payload checksum mismatch");
-        for (size_t i = 0; i < repo->pq_codebook.size(); ++i)
-            KES_CORRUPT_IF(!std::isfinite(repo->pq_codebook[i]), "codebook value %zu is not finite", i);
-        repo->pq_dim = dim;
-    }
 
     int64_t prev_key = -1;
     for (uint32_t l = 0; l < libraries; ++l) {

@@ -149,15 +149,6 @@ std::vector<float> stored_vector(const kes_fv_repo* repo, uint32_t id0, uint32_t
     return v;
 }
 
-std::vector<LibraryInfo> library_list(const kes_fv_repo* repo) {
-    RwLock::Read lock(repo->lock);
-    std::vector<LibraryInfo> out;
-    out.reserve(repo->libraries.size());
-    for (const auto& kv : repo->libraries)
-        out.push_back({key_id0(kv.first), key_id1(kv.first), kv.second->size, kv.second->live});
-    return out;
-}
-
 }  // namespace fv
 }  // namespace kes
 

@@ -138,14 +138,4 @@ struct kes_fv_repo {
     std::map<uint32_t, std::unique_ptr<kes::fv::Library>> libraries;
     std::unique_ptr<kes::fv::Library> reserved;  // capacity hint, given to the first library created
     uint64_t live_total = 0;
-    // PQ36 only, optional (kes_fv_repo_set_pq): float[32][256][pq_dim / 32], empty when pq_dim is 0.
-    uint32_t pq_dim = 0;
-    std::vector<float> pq_codebook;
-};
-
-// A product quantiser (fv_pq.cpp). codebook is float[32][256][dsub], empty until trained.
-struct kes_fv_pq {
-    uint32_t dim = 0;
-    uint32_t dsub = 0;
-    std::vector<float> codebook;
 };

@@ -60,11 +60,7 @@
  * NULL.
  * Errors: every fallible call returns a kes_status; kes_last_error() names the call, the argument,
  * the value and the rule. A failed call changes nothing.
- * PQ tools (bottom of this file): train a 32 × 256 product quantiser on float embeddings, encode them
- * to PQ36 records and turn a float query into the ADC table, so embeddings reach aclfv-format search
- * with Kestrel alone; the codebook can be kept in (and saved with) a PQ36 repository.
- * Not yet here (issue 6): append log, loading by mmap, f32 re-rank of f16/int8 shortlists, FAISS
- * index export.
+ * Not yet here (issue 6): append log, PQ training/encoding, f32 re-rank of f16/int8 shortlists.
  */
 #ifndef KESTREL_FV_H
 #define KESTREL_FV_H
@@ -232,105 +228,10 @@ KES_API kes_status kes_fv_search_batch(const kes_fv_repo* repo, const float* que
  * bytes from memory. A truncated, corrupted or hostile file gives KES_ERR_CORRUPT_DATA naming what is
  * wrong, never a crash; the loader never allocates more than the input's size. Load errors also:
  * KES_ERR_NOT_FOUND (no such file), KES_ERR_IO (cannot read), KES_ERR_INVALID_ARGUMENT (NULL).
- * A PQ36 repository's codebook (kes_fv_repo_set_pq) is saved with it, CRC'd like the rest; files of
- * format version 1 (no codebook) still load.
  * On failure *out_repo is NULL. Not yet: an append log for adds between snapshots, loading by mmap. */
 KES_API kes_status kes_fv_repo_save(const kes_fv_repo* repo, const char* path);
 KES_API kes_status kes_fv_repo_load(const char* path, kes_fv_repo** out_repo);
 KES_API kes_status kes_fv_repo_load_memory(const void* data, size_t size, kes_fv_repo** out_repo);
-
-/* ---- PQ tools (issue 6 §4) ---------------------------------------------------------------------
- *
- * A kes_fv_pq is a product quantiser for float vectors of dimension d, d a multiple of 32 in
- * [32, KES_FV_DIM_MAX]: a vector is cut into 32 consecutive sub-vectors of dsub = d / 32 floats, and
- * sub-space m has 256 centroids of dsub floats. The codebook is float[32][256][dsub] (8192 · dsub
- * floats). d must be a multiple of 32 because aclfv's format fixes 32 codes per feature and the
- * sub-spaces are equal slices (no padding rule to agree on with other tools).
- *
- *   encode       code[m] = the centroid of sub-space m nearest (squared L2) to sub-vector m, ties to
- *                the lower index; the PQ36 record is 4 zero bytes + code[0..31].
- *   decode       x̂ = the concatenated centroids of the codes.
- *   ADC table    table[m][c] = Σ_{j<dsub} (q[m·dsub + j] − centroid[m][c][j])², so the PQ36 distance
- *                Σ_m table[m][code[m]] = ||q − x̂||² (squared L2 to the reconstruction, smaller = closer).
- *
- * Training: k-means with k = 256 in each sub-space, k-means++ seeding, at most `iterations` Lloyd
- * iterations, stopping early once no assignment changes. An empty cluster takes the training
- * vector farthest from its centroid among clusters of two or more (ties: lowest index). Inputs
- * larger than max_training_vectors are subsampled with the seed. The random numbers come from
- * Kestrel's own SplitMix64 and all arithmetic has a fixed order without fused multiply-add, so the
- * same vectors and seed give the same codebook bytes on every run, thread count and CPU (x86-64 and
- * aarch64 are tested against the same checksum). Cost ≈ iterations × n × 256 × d flops; the 32
- * sub-spaces train in parallel on kes_thread_pool_default().
- *
- * Thread-safety: encode, decode, compute_table and the getters may run concurrently on one handle;
- * train and set_codebook change it and must not run concurrently with any other call on it.
- */
-typedef struct kes_fv_pq kes_fv_pq; /* opaque handle */
-
-#define KES_FV_PQ_TRAIN_MIN 256u /* fewest training vectors: one per centroid */
-
-typedef struct kes_fv_pq_train_params {
-    uint32_t struct_size;          /* sizeof(kes_fv_pq_train_params) */
-    uint32_t iterations;           /* Lloyd iterations at most, 1..1000 (default 25) */
-    uint64_t seed;                 /* any value (default 1) */
-    uint64_t max_training_vectors; /* ≥ 256; larger inputs are subsampled (default 65536) */
-} kes_fv_pq_train_params;
-
-/* Defaults as above, struct_size set. NULL is a no-op. */
-KES_API void kes_fv_pq_train_params_init(kes_fv_pq_train_params* params);
-
-/* An untrained quantiser for dimension `dim`.
- * KES_ERR_INVALID_ARGUMENT: NULL out_pq, dim not a multiple of 32 or outside [32, KES_FV_DIM_MAX].
- * On failure *out_pq is NULL. */
-KES_API kes_status kes_fv_pq_create(uint32_t dim, kes_fv_pq** out_pq);
-/* NULL is a no-op. */
-KES_API void kes_fv_pq_destroy(kes_fv_pq* pq);
-
-/* Trains the codebook on `count` vectors (count × dim floats, row-major; vectors_floats must equal
- * that product). params may be NULL for the defaults. Replaces any previous codebook; on failure
- * the previous one (or none) stays.
- * KES_ERR_INVALID_ARGUMENT: NULL pq/vectors, count < KES_FV_PQ_TRAIN_MIN ("needs at least 256
- * training vectors"), vectors_floats ≠ count × dim, a non-finite value, bad params.
- * KES_ERR_OUT_OF_MEMORY. */
-KES_API kes_status kes_fv_pq_train(kes_fv_pq* pq, const float* vectors, uint64_t count, size_t vectors_floats,
-                                   const kes_fv_pq_train_params* params);
-
-/* Dimension; 1 if trained (or given a codebook), else 0. KES_ERR_INVALID_ARGUMENT on NULL. */
-KES_API kes_status kes_fv_pq_dim(const kes_fv_pq* pq, uint32_t* out_dim);
-KES_API kes_status kes_fv_pq_is_trained(const kes_fv_pq* pq, int* out_trained);
-
-/* Encodes `count` vectors (count × dim floats) to count PQ36 records of KES_FV_PQ36_BYTES bytes.
- * codes_bytes must equal count × 36. count 0 is a no-op. Spread over kes_thread_pool_default().
- * KES_ERR_INVALID_ARGUMENT: NULL arguments (with count > 0), size mismatches, non-finite values, the
- * quantiser not trained yet ("pq is not trained"). */
-KES_API kes_status kes_fv_pq_encode(const kes_fv_pq* pq, const float* vectors, uint64_t count, size_t vectors_floats,
-                                    uint8_t* codes, size_t codes_bytes);
-
-/* Reconstructs `count` vectors from PQ36 records (header bytes must be 0). Errors as for encode. */
-KES_API kes_status kes_fv_pq_decode(const kes_fv_pq* pq, const uint8_t* codes, uint64_t count, size_t codes_bytes,
-                                    float* vectors, size_t vectors_floats);
-
-/* The 32 × 256 ADC table for one query of dim floats (table_floats must be KES_FV_PQ36_TABLE_FLOATS),
- * ready for kes_fv_search on a PQ36 repository. Errors as for encode. */
-KES_API kes_status kes_fv_pq_compute_table(const kes_fv_pq* pq, const float* query, size_t query_floats, float* table,
-                                           size_t table_floats);
-
-/* Codebook for serialisation: float[32][256][dim / 32], 256 × dim floats (kes_fv_pq_codebook_floats).
- * get: not trained → KES_ERR_INVALID_ARGUMENT; floats must equal the size. set: every value finite,
- * floats must equal the size; the quantiser is then trained. KES_ERR_INVALID_ARGUMENT otherwise. */
-KES_API kes_status kes_fv_pq_codebook_floats(const kes_fv_pq* pq, size_t* out_floats);
-KES_API kes_status kes_fv_pq_get_codebook(const kes_fv_pq* pq, float* codebook, size_t floats);
-KES_API kes_status kes_fv_pq_set_codebook(kes_fv_pq* pq, const float* codebook, size_t floats);
-
-/* Keeps a copy of pq's codebook in a PQ36 repository (saved and loaded with it), or removes it when
- * pq is NULL. The repository does not use it itself: it is there so the tool that encodes features
- * and builds tables finds the codebook they were made with. Takes the writer lock.
- * KES_ERR_INVALID_ARGUMENT: NULL repo, a dense repository, pq not trained. */
-KES_API kes_status kes_fv_repo_set_pq(kes_fv_repo* repo, const kes_fv_pq* pq);
-/* A new quantiser (the caller destroys it) holding the repository's codebook.
- * KES_ERR_INVALID_ARGUMENT: NULL arguments. KES_ERR_NOT_FOUND: the repository has no codebook.
- * On failure *out_pq is NULL. */
-KES_API kes_status kes_fv_repo_get_pq(const kes_fv_repo* repo, kes_fv_pq** out_pq);
 
 KES_END_DECLS
 
