@@ -1,11 +1,18 @@
 // fv_persist.cpp — saving and loading a repository (issue 6 §5, first slice: snapshots).
 //
 // File layout, little-endian, every part behind its own CRC-32 (IEEE 802.3, as zlib's crc32):
-//   header   64 bytes: "KESFVREP", version 1, header size, kind, dim, storage, metric, max_topk,
-//            library count, capacity hint, live features, reserved 0, CRC of bytes 0..59
+//   header   64 bytes: "KESFVREP", version 2, header size, kind, dim, storage, metric, max_topk,
+//            library count, capacity hint, live features, sections (u32 at 56), CRC of bytes 0..59
+//   codebook only when sections bit 0 is set (PQ36 repositories, kes_fv_repo_set_pq): 16-byte record
+//            "PQCB", dim, payload CRC, CRC of bytes 0..11; payload 256 × dim f32 = float[32][256][dim/32]
+//   sections bit 2: the repository keeps f32 copies (kes_fv_config.keep_f32); each library payload
+//            then has size × dim f32 after the int8 scales, before the alive bytes.
+//   log seq  only when sections bit 1 is set: 16 bytes "LSEQ", u64 sequence number of the last append-log
+//            record the snapshot contains (fv_log.cpp), CRC of bytes 0..11
 //   library  32-byte record header: id0, id1, size, live, payload bytes, payload CRC, CRC of 0..27
 //            payload: size × stride feature bytes | size × 4 int8 scales (int8 only) | size alive bytes
 //   footer   16 bytes: "KESFVEND", library count, CRC of bytes 0..11; nothing may follow.
+// Version 1 (the first slice) is version 2 with sections = 0 and no codebook; it still loads.
 // Libraries come in (id0, id1) order. A single flipped byte anywhere fails a CRC; a truncation
 // misses the footer. The loader checks every size against the bytes actually left before it
 // allocates, so a hostile file cannot make it allocate more than the file's own size.
@@ -39,7 +46,16 @@ namespace {
 
 constexpr char kMagic[8] = {'K', 'E', 'S', 'F', 'V', 'R', 'E', 'P'};
 constexpr char kEndMagic[8] = {'K', 'E', 'S', 'F', 'V', 'E', 'N', 'D'};
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
+constexpr uint32_t kOldestVersion = 1;
+constexpr uint32_t kSectionCodebook = 1u;  // header u32 at 56, bit 0
+constexpr char kCodebookMagic[4] = {'P', 'Q', 'C', 'B'};
+constexpr size_t kCodebookRecordBytes = 16;
+constexpr uint32_t kSectionLogSeq = 2u;
+constexpr uint32_t kSectionKeepF32 =
+    4u;  // bit 2: libraries carry f32 copies  // bit 1: a "LSEQ" record follows the codebook (if any)
+constexpr char kLogSeqMagic[4] = {'L', 'S', 'E', 'Q'};
+constexpr size_t kLogSeqRecordBytes = 16;
 constexpr size_t kHeaderBytes = 64;
 constexpr size_t kRecordBytes = 32;
 constexpr size_t kFooterBytes = 16;
@@ -55,13 +71,17 @@ struct Crc32 {
     }
 };
 
-uint32_t crc32(const void* data, size_t n, uint32_t crc = 0) {
+}  // namespace
+
+uint32_t crc32(const void* data, size_t n, uint32_t crc) {
     static const Crc32 t;
     const uint8_t* p = static_cast<const uint8_t*>(data);
     crc = ~crc;
     for (size_t i = 0; i < n; ++i) crc = t.table[(crc ^ p[i]) & 0xFFu] ^ (crc >> 8);
     return ~crc;
 }
+
+namespace {
 
 template <class T>
 void put(uint8_t* p, size_t at, T v) {
@@ -125,8 +145,9 @@ private:
     bool committed_ = false;
 };
 
-void save(const kes_fv_repo& repo, const std::string& path) {
-    RwLock::Read lock(repo.lock);
+}  // namespace
+
+void save_locked(const kes_fv_repo& repo, const std::string& path) {
     TempFile f(path);
     uint8_t h[kHeaderBytes] = {};
     std::memcpy(h, kMagic, 8);
@@ -140,27 +161,49 @@ void save(const kes_fv_repo& repo, const std::string& path) {
     put<uint32_t>(h, 36, static_cast<uint32_t>(repo.libraries.size()));
     put<uint64_t>(h, 40, repo.config.capacity_hint);
     put<uint64_t>(h, 48, repo.live_total);
+    put<uint32_t>(h, 56,
+                  (repo.pq_dim ? kSectionCodebook : 0u) | (repo.log_seq ? kSectionLogSeq : 0u) |
+                      (repo.config.keep_f32 ? kSectionKeepF32 : 0u));
     put<uint32_t>(h, 60, crc32(h, 60));
     f.write(h, sizeof h);
+    if (repo.pq_dim) {
+        uint8_t r[kCodebookRecordBytes] = {};
+        std::memcpy(r, kCodebookMagic, 4);
+        put<uint32_t>(r, 4, repo.pq_dim);
+        put<uint32_t>(r, 8, crc32(repo.pq_codebook.data(), repo.pq_codebook.size() * 4));
+        put<uint32_t>(r, 12, crc32(r, 12));
+        f.write(r, sizeof r);
+        f.write(repo.pq_codebook.data(), repo.pq_codebook.size() * 4);
+    }
+    if (repo.log_seq) {
+        uint8_t r[kLogSeqRecordBytes] = {};
+        std::memcpy(r, kLogSeqMagic, 4);
+        put<uint64_t>(r, 4, repo.log_seq);
+        put<uint32_t>(r, 12, crc32(r, 12));
+        f.write(r, sizeof r);
+    }
     const bool i8 = repo.config.kind == KES_FV_DENSE && repo.config.storage == KES_I8;
     for (const auto& kv : repo.libraries) {
         const Library& lib = *kv.second;
         const size_t data_bytes = size_t{lib.size} * repo.stride;
         const size_t scale_bytes = i8 ? size_t{lib.size} * 4 : 0;
+        const size_t f32_bytes = repo.config.keep_f32 ? size_t{lib.size} * repo.config.dim * 4 : 0;
         uint32_t crc = crc32(lib.data.data(), data_bytes);
         if (i8) crc = crc32(lib.scales.data(), scale_bytes, crc);
+        if (f32_bytes) crc = crc32(lib.f32.data(), f32_bytes, crc);
         crc = crc32(lib.alive.data(), lib.size, crc);
         uint8_t r[kRecordBytes] = {};
         put<uint32_t>(r, 0, key_id0(kv.first));
         put<uint32_t>(r, 4, key_id1(kv.first));
         put<uint32_t>(r, 8, lib.size);
         put<uint32_t>(r, 12, lib.live);
-        put<uint64_t>(r, 16, data_bytes + scale_bytes + lib.size);
+        put<uint64_t>(r, 16, data_bytes + scale_bytes + f32_bytes + lib.size);
         put<uint32_t>(r, 24, crc);
         put<uint32_t>(r, 28, crc32(r, 28));
         f.write(r, sizeof r);
         f.write(lib.data.data(), data_bytes);
         if (i8) f.write(lib.scales.data(), scale_bytes);
+        if (f32_bytes) f.write(lib.f32.data(), f32_bytes);
         f.write(lib.alive.data(), lib.size);
     }
     uint8_t e[kFooterBytes] = {};
@@ -169,6 +212,13 @@ void save(const kes_fv_repo& repo, const std::string& path) {
     put<uint32_t>(e, 12, crc32(e, 12));
     f.write(e, sizeof e);
     f.commit(path);
+}
+
+namespace {
+
+void save(const kes_fv_repo& repo, const std::string& path) {
+    RwLock::Read lock(repo.lock);
+    save_locked(repo, path);
 }
 
 // ---- reading ----------------------------------------------------------------------------------
@@ -249,8 +299,12 @@ std::unique_ptr<kes_fv_repo> load(Source& s) {
     take(s, h, sizeof h, "header");
     KES_CORRUPT_IF(std::memcmp(h, kMagic, 8) != 0, "not a Kestrel fv repository (bad magic)");
     KES_CORRUPT_IF(get<uint32_t>(h, 60) != crc32(h, 60), "header checksum mismatch");
-    KES_CORRUPT_IF(get<uint32_t>(h, 8) != kVersion, "unsupported version %u (this build reads %u)", get<uint32_t>(h, 8),
-                   kVersion);
+    const uint32_t version = get<uint32_t>(h, 8);
+    KES_CORRUPT_IF(version < kOldestVersion || version > kVersion, "unsupported version %u (this build reads %u..%u)",
+                   version, kOldestVersion, kVersion);
+    const uint32_t sections = get<uint32_t>(h, 56);
+    KES_CORRUPT_IF(sections & ~(version >= 2 ? kSectionCodebook | kSectionLogSeq | kSectionKeepF32 : 0u),
+                   "version %u header has unknown sections 0x%x", version, sections);
     KES_CORRUPT_IF(get<uint32_t>(h, 12) != kHeaderBytes, "header size %u, expected %zu", get<uint32_t>(h, 12),
                    kHeaderBytes);
     kes_fv_config c;
@@ -263,6 +317,7 @@ std::unique_ptr<kes_fv_repo> load(Source& s) {
     c.storage = static_cast<kes_dtype>(storage);
     c.metric = static_cast<kes_fv_metric>(metric);
     c.max_topk = get<uint32_t>(h, 32);
+    c.keep_f32 = (sections & kSectionKeepF32) ? 1u : 0u;
     if (c.kind == KES_FV_PQ36) {
         c.storage = KES_F32;  // stored as KES_U8; create wants a dense-valid default it ignores
         c.metric = KES_FV_METRIC_IP;
@@ -276,6 +331,35 @@ std::unique_ptr<kes_fv_repo> load(Source& s) {
     const uint32_t libraries = get<uint32_t>(h, 36);
     const uint64_t live_total = get<uint64_t>(h, 48);
     const bool i8 = repo->config.kind == KES_FV_DENSE && repo->config.storage == KES_I8;
+
+    if (sections & kSectionCodebook) {
+        KES_CORRUPT_IF(repo->config.kind != KES_FV_PQ36, "a dense repository has a PQ codebook section");
+        uint8_t r[kCodebookRecordBytes];
+        take(s, r, sizeof r, "codebook record");
+        KES_CORRUPT_IF(std::memcmp(r, kCodebookMagic, 4) != 0 || get<uint32_t>(r, 12) != crc32(r, 12),
+                       "codebook record: bad magic or checksum");
+        const uint32_t dim = get<uint32_t>(r, 4);
+        KES_CORRUPT_IF(dim % KES_FV_PQ36_SUBSPACES != 0 || dim == 0 || dim > KES_FV_DIM_MAX,
+                       "codebook dimension %u is not a multiple of 32 in [32, %u]", dim, KES_FV_DIM_MAX);
+        const uint64_t bytes = uint64_t{KES_FV_PQ36_CENTROIDS} * dim * 4;
+        KES_CORRUPT_IF(bytes > s.remaining(), "truncated: codebook needs %llu bytes, %llu left",
+                       static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(s.remaining()));
+        repo->pq_codebook.resize(static_cast<size_t>(bytes / 4));
+        s.read(repo->pq_codebook.data(), static_cast<size_t>(bytes));
+        KES_CORRUPT_IF(crc32(repo->pq_codebook.data(), static_cast<size_t>(bytes)) != get<uint32_t>(r, 8),
+                       "codebook: payload checksum mismatch");
+        for (size_t i = 0; i < repo->pq_codebook.size(); ++i)
+            KES_CORRUPT_IF(!std::isfinite(repo->pq_codebook[i]), "codebook value %zu is not finite", i);
+        repo->pq_dim = dim;
+    }
+    if (sections & kSectionLogSeq) {
+        uint8_t r[kLogSeqRecordBytes];
+        take(s, r, sizeof r, "log sequence record");
+        KES_CORRUPT_IF(std::memcmp(r, kLogSeqMagic, 4) != 0 || get<uint32_t>(r, 12) != crc32(r, 12),
+                       "log sequence record: bad magic or checksum");
+        repo->log_seq = get<uint64_t>(r, 4);
+        KES_CORRUPT_IF(repo->log_seq == 0, "log sequence record holds 0");
+    }
 
     int64_t prev_key = -1;
     for (uint32_t l = 0; l < libraries; ++l) {
@@ -291,9 +375,12 @@ std::unique_ptr<kes_fv_repo> load(Source& s) {
                        id0, id1);
         prev_key = key;
         KES_CORRUPT_IF(live > size || size == 0, "library record %u: size %u, live %u", l, size, live);
-        uint64_t data_bytes = 0, payload = 0;
-        const bool ok = checked_mul<uint64_t>(size, repo->stride, &data_bytes) &&
-                        checked_add<uint64_t>(data_bytes, uint64_t{size} * (i8 ? 5 : 1), &payload);
+        uint64_t data_bytes = 0, payload = 0, f32_bytes = 0;
+        const bool ok =
+            checked_mul<uint64_t>(size, repo->stride, &data_bytes) &&
+            checked_add<uint64_t>(data_bytes, uint64_t{size} * (i8 ? 5 : 1), &payload) &&
+            checked_mul<uint64_t>(size, repo->config.keep_f32 ? uint64_t{repo->config.dim} * 4 : 0, &f32_bytes) &&
+            checked_add<uint64_t>(payload, f32_bytes, &payload);
         KES_CORRUPT_IF(!ok || payload != get<uint64_t>(r, 16),
                        "library record %u: payload of %llu bytes, expected %llu", l,
                        static_cast<unsigned long long>(get<uint64_t>(r, 16)), static_cast<unsigned long long>(payload));
@@ -308,6 +395,11 @@ std::unique_ptr<kes_fv_repo> load(Source& s) {
             lib->scales.resize(size);
             s.read(lib->scales.data(), size_t{size} * 4);
             crc = crc32(lib->scales.data(), size_t{size} * 4, crc);
+        }
+        if (f32_bytes) {
+            lib->f32.resize(static_cast<size_t>(f32_bytes / 4));
+            s.read(lib->f32.data(), static_cast<size_t>(f32_bytes));
+            crc = crc32(lib->f32.data(), static_cast<size_t>(f32_bytes), crc);
         }
         lib->alive.resize(size);
         s.read(lib->alive.data(), size);
@@ -327,6 +419,9 @@ std::unique_ptr<kes_fv_repo> load(Source& s) {
                 KES_CORRUPT_IF(!(std::isfinite(lib->scales[i]) && lib->scales[i] >= 0.f),
                                "library (%u, %u): int8 scale of feature %u is %g", id0, id1, i,
                                static_cast<double>(lib->scales[i]));
+        for (size_t i = 0; i < lib->f32.size(); ++i)
+            KES_CORRUPT_IF(!std::isfinite(lib->f32[i]), "library (%u, %u): f32 copy value %zu is not finite", id0, id1,
+                           i);
         if (repo->config.kind == KES_FV_DENSE && repo->config.storage == KES_F32) {
             const float* x = reinterpret_cast<const float*>(lib->data.data());
             for (uint64_t i = 0; i < uint64_t{size} * repo->config.dim; ++i)

@@ -2,6 +2,7 @@
 //
 // Writers validate and encode their input before taking the writer lock, so searches wait only for
 // the copy into the store, and a refused call leaves the repository untouched.
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <mutex>
@@ -17,7 +18,7 @@ namespace kes {
 namespace fv {
 namespace {
 
-constexpr size_t kConfigV1Size = sizeof(kes_fv_config);
+constexpr size_t kConfigV1Size = offsetof(kes_fv_config, keep_f32);
 
 void check_ids(uint32_t id0, uint32_t id1) {
     KES_REQUIRE(id0 <= KES_FV_ID_MAX, "id0 must be in [0, %u] (got %u)", KES_FV_ID_MAX, id0);
@@ -29,9 +30,10 @@ void check_ids(uint32_t id0, uint32_t id1) {
 struct Encoded {
     std::vector<uint8_t> bytes;
     std::vector<float> scales;
+    std::vector<float> f32;  // keep_f32: the vectors as stored for re-ranking
 };
 
-void encode_dense(const kes_fv_repo& r, const float* x, uint8_t* dst, float* scale, uint64_t record) {
+void encode_dense(const kes_fv_repo& r, const float* x, uint8_t* dst, float* scale, float* f32, uint64_t record) {
     const uint32_t dim = r.config.dim;
     double norm2 = 0.0;
     for (uint32_t i = 0; i < dim; ++i) {
@@ -47,6 +49,7 @@ void encode_dense(const kes_fv_repo& r, const float* x, uint8_t* dst, float* sca
         for (uint32_t i = 0; i < dim; ++i) unit[i] = static_cast<float>(x[i] * inv);
         x = unit.data();
     }
+    if (f32) std::memcpy(f32, x, size_t{dim} * 4);
     switch (r.config.storage) {
         case KES_F32: std::memcpy(dst, x, size_t{dim} * 4); break;
         case KES_F16: {
@@ -94,12 +97,14 @@ Encoded encode(const kes_fv_repo& r, const void* features, uint64_t count, uint6
         return e;
     }
     if (r.config.storage == KES_I8) e.scales.resize(static_cast<size_t>(count));
+    if (r.config.keep_f32) e.f32.resize(static_cast<size_t>(count) * r.config.dim);
     // The caller's floats may be unaligned (any byte buffer); copy one record at a time.
     std::vector<float> rec(r.config.dim);
     for (uint64_t j = 0; j < count; ++j) {
         std::memcpy(rec.data(), src + j * r.feature_bytes, r.feature_bytes);
         encode_dense(r, rec.data(), e.bytes.data() + j * r.stride,
-                     e.scales.empty() ? nullptr : &e.scales[static_cast<size_t>(j)], record0 + j);
+                     e.scales.empty() ? nullptr : &e.scales[static_cast<size_t>(j)],
+                     e.f32.empty() ? nullptr : &e.f32[static_cast<size_t>(j) * r.config.dim], record0 + j);
     }
     return e;
 }
@@ -149,6 +154,15 @@ std::vector<float> stored_vector(const kes_fv_repo* repo, uint32_t id0, uint32_t
     return v;
 }
 
+std::vector<LibraryInfo> library_list(const kes_fv_repo* repo) {
+    RwLock::Read lock(repo->lock);
+    std::vector<LibraryInfo> out;
+    out.reserve(repo->libraries.size());
+    for (const auto& kv : repo->libraries)
+        out.push_back({key_id0(kv.first), key_id1(kv.first), kv.second->size, kv.second->live});
+    return out;
+}
+
 }  // namespace fv
 }  // namespace kes
 
@@ -177,7 +191,7 @@ kes_status kes_fv_repo_create(const kes_fv_config* config, kes_fv_repo** out_rep
         auto repo = std::make_unique<kes_fv_repo>();
         kes_fv_config c;
         kes_fv_config_init(&c);
-        std::memcpy(&c, config, kConfigV1Size);
+        std::memcpy(&c, config, std::min<size_t>(config->struct_size, sizeof(kes_fv_config)));
         c.struct_size = sizeof(kes_fv_config);
         const int64_t kind = kes::enum_value(c.kind);
         KES_REQUIRE(kind == KES_FV_PQ36 || kind == KES_FV_DENSE,
@@ -190,6 +204,7 @@ kes_status kes_fv_repo_create(const kes_fv_config* config, kes_fv_repo** out_rep
             repo->feature_bytes = KES_FV_PQ36_BYTES;
             repo->query_floats = KES_FV_PQ36_TABLE_FLOATS;
             repo->larger_is_closer = false;  // ADC distance, ascending (spec §1.3)
+            KES_REQUIRE(c.keep_f32 == 0, "config->keep_f32 is for dense f16/int8 repositories, not PQ36");
             c.dim = 0;
             c.storage = KES_U8;
         } else {
@@ -203,6 +218,9 @@ kes_status kes_fv_repo_create(const kes_fv_config* config, kes_fv_repo** out_rep
             KES_REQUIRE(storage == KES_F32 || storage == KES_F16 || storage == KES_I8,
                         "config->storage must be KES_F32, KES_F16 or KES_I8 for dense features (got %lld)",
                         static_cast<long long>(storage));
+            KES_REQUIRE(c.keep_f32 <= 1, "config->keep_f32 must be 0 or 1 (got %u)", c.keep_f32);
+            KES_REQUIRE(!c.keep_f32 || storage == KES_F16 || storage == KES_I8,
+                        "config->keep_f32 is for f16 or int8 storage (f32 storage is exact already)");
             repo->stride = size_t{c.dim} * kes_dtype_size(c.storage);
             repo->feature_bytes = size_t{c.dim} * 4;
             repo->query_floats = c.dim;
@@ -314,14 +332,22 @@ kes_status kes_fv_repo_add(kes_fv_repo* repo, uint32_t id0, uint32_t id1, uint32
             lib->data.grow_for(e.bytes.size());
             grow_vector_for(lib->alive, n);
             if (!e.scales.empty()) grow_vector_for(lib->scales, n);
+            if (!e.f32.empty()) grow_vector_for(lib->f32, e.f32.size());
             if (fresh) repo->libraries.emplace(lib_key(id0, id1), nullptr);
+            // Last step that can fail: from here on the add cannot, so the log holds exactly the adds made.
+            log_append(*repo, LogOp::kAdd, id0, id1, offset, 0, count, features, features_bytes);
         } catch (...) {
-            if (fresh && !repo->reserved) repo->reserved = std::move(fresh);
+            if (fresh) {
+                const auto it = repo->libraries.find(lib_key(id0, id1));
+                if (it != repo->libraries.end() && !it->second) repo->libraries.erase(it);
+                if (!repo->reserved) repo->reserved = std::move(fresh);
+            }
             throw;
         }
         lib->data.append_unchecked(e.bytes.data(), e.bytes.size());
         lib->alive.insert(lib->alive.end(), n, uint8_t{1});
         if (!e.scales.empty()) lib->scales.insert(lib->scales.end(), e.scales.begin(), e.scales.end());
+        if (!e.f32.empty()) lib->f32.insert(lib->f32.end(), e.f32.begin(), e.f32.end());
         lib->size += static_cast<uint32_t>(count);
         lib->live += static_cast<uint32_t>(count);
         repo->live_total += count;
@@ -336,6 +362,7 @@ kes_status kes_fv_repo_delete(kes_fv_repo* repo, uint32_t id0, uint32_t id1, uin
         check_ids(id0, id1);
         RwLock::Write lock(repo->lock);
         Library& lib = existing_feature(*repo, id0, id1, offset);
+        log_append(*repo, LogOp::kDelete, id0, id1, offset, 0, 0, nullptr, 0);
         lib.alive[offset] = 0;
         lib.live -= 1;
         repo->live_total -= 1;
@@ -354,8 +381,10 @@ kes_status kes_fv_repo_modify(kes_fv_repo* repo, uint32_t id0, uint32_t id1, uin
         Encoded e = encode(*repo, feature, 1, 0);
         RwLock::Write lock(repo->lock);
         Library& lib = existing_feature(*repo, id0, id1, offset);
+        log_append(*repo, LogOp::kModify, id0, id1, offset, 0, 1, feature, feature_bytes);
         std::memcpy(lib.data.data() + size_t{offset} * repo->stride, e.bytes.data(), repo->stride);
         if (!e.scales.empty()) lib.scales[offset] = e.scales[0];
+        if (!e.f32.empty()) std::copy(e.f32.begin(), e.f32.end(), lib.f32.begin() + size_t{offset} * repo->config.dim);
         return KES_OK;
     });
 }
@@ -371,6 +400,8 @@ kes_status kes_fv_repo_delete_range(kes_fv_repo* repo, const kes_fv_range* range
                     "range must have id1_min <= id1_max <= %u (got %u..%u)", KES_FV_ID_MAX, range->id1_min,
                     range->id1_max);
         RwLock::Write lock(repo->lock);
+        log_append(*repo, LogOp::kDeleteRange, range->id0_min, range->id0_max, range->id1_min, range->id1_max, 0,
+                   nullptr, 0);
         uint32_t deleted = 0;
         auto it = repo->libraries.lower_bound(lib_key(range->id0_min, range->id1_min));
         const auto end = repo->libraries.upper_bound(lib_key(range->id0_max, range->id1_max));

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <new>
 #include <shared_mutex>
+#include <string>
 #include <vector>
 
 #include "kestrel/fv.h"
@@ -108,6 +109,7 @@ private:
 struct Library {
     AlignedBuffer data;          // size × stride bytes, encoded features
     std::vector<float> scales;   // int8 storage: one per feature
+    std::vector<float> f32;      // keep_f32: size × dim floats (cosine: normalised), for re-ranking
     std::vector<uint8_t> alive;  // 1 = live, 0 = tombstone
     uint32_t size = 0;           // features ever added = next offset
     uint32_t live = 0;
@@ -124,6 +126,25 @@ inline uint32_t key_id1(uint32_t key) noexcept {
     return key & 1023u;
 }
 
+// CRC-32 (IEEE 802.3, as zlib's crc32), fv_persist.cpp.
+uint32_t crc32(const void* data, size_t n, uint32_t crc = 0);
+
+// The append log (fv_log.cpp). Writers call log_append under the writer lock, after every check
+// that can fail and before changing anything, so a record exists exactly for each change made.
+class Log;
+struct LogDeleter {
+    void operator()(Log* log) const noexcept;
+};
+enum class LogOp : uint32_t { kAdd = 1, kDelete = 2, kModify = 3, kDeleteRange = 4 };
+// Appends and syncs one record if `repo` has a log; throws kes::Error(KES_ERR_IO) with the log as it
+// was on failure. a..d: id0, id1, offset (add/delete/modify) or the range bounds (delete_range).
+void log_append(kes_fv_repo& repo, LogOp op, uint32_t a, uint32_t b, uint32_t c, uint32_t d, uint64_t count,
+                const void* payload, size_t payload_bytes);
+// Saves the snapshot; the caller holds repo.lock (reader or writer).
+void save_locked(const kes_fv_repo& repo, const std::string& path);
+// Empties repo's log (if any) after a checkpoint; caller holds repo.lock.
+void log_truncate(const kes_fv_repo& repo);
+
 }  // namespace fv
 }  // namespace kes
 
@@ -138,4 +159,18 @@ struct kes_fv_repo {
     std::map<uint32_t, std::unique_ptr<kes::fv::Library>> libraries;
     std::unique_ptr<kes::fv::Library> reserved;  // capacity hint, given to the first library created
     uint64_t live_total = 0;
+    // PQ36 only, optional (kes_fv_repo_set_pq): float[32][256][pq_dim / 32], empty when pq_dim is 0.
+    uint32_t pq_dim = 0;
+    std::vector<float> pq_codebook;
+    // Append log (kes_fv_repo_open_logged): sequence number of the last change recorded in it (or
+    // in the snapshot it was loaded from); 0 = none.
+    std::unique_ptr<kes::fv::Log, kes::fv::LogDeleter> log;
+    uint64_t log_seq = 0;
+};
+
+// A product quantiser (fv_pq.cpp). codebook is float[32][256][dsub], empty until trained.
+struct kes_fv_pq {
+    uint32_t dim = 0;
+    uint32_t dsub = 0;
+    std::vector<float> codebook;
 };

@@ -6,8 +6,11 @@
 // segment for a small block of queries, so a segment is read from memory once per block). Candidates
 // are ordered by a strict total order (score, then id0, id1, offset), so the result does not depend
 // on how the work was split.
+// An f32 re-rank (params.rerank) runs the same search for a shortlist of `rerank` candidates by the
+// stored f16/int8 scores, then re-scores only those from the f32 copies.
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <exception>
 #include <limits>
 #include <mutex>
@@ -25,7 +28,7 @@ namespace kes {
 namespace fv {
 namespace {
 
-constexpr size_t kParamsV1Size = sizeof(kes_fv_search_params);
+constexpr size_t kParamsV1Size = offsetof(kes_fv_search_params, rerank);
 constexpr uint32_t kMaxChunk = 4096;        // features per segment = score buffer size
 constexpr size_t kChunkBytes = 256 * 1024;  // about an L2 share, so M:N blocks re-read it from cache
 constexpr uint32_t kQueryBlock = 4;
@@ -91,6 +94,7 @@ struct Params {
     uint32_t k;
     bool use_threshold;
     float threshold;
+    uint32_t rerank;  // 0 or the shortlist length
 };
 
 Params check_params(const kes_fv_repo& repo, const kes_fv_search_params* p) {
@@ -98,7 +102,8 @@ Params check_params(const kes_fv_repo& repo, const kes_fv_search_params* p) {
     KES_REQUIRE(p->struct_size >= kParamsV1Size,
                 "params->struct_size must be at least %zu (got %u): call kes_fv_search_params_init first",
                 kParamsV1Size, p->struct_size);
-    Params out{p->range, p->k, p->use_threshold != 0, p->threshold};
+    const bool has_rerank = p->struct_size >= offsetof(kes_fv_search_params, rerank) + sizeof(uint32_t);
+    Params out{p->range, p->k, p->use_threshold != 0, p->threshold, has_rerank ? p->rerank : 0u};
     const kes_fv_range& r = out.range;
     KES_REQUIRE(r.id0_min <= r.id0_max && r.id0_max <= KES_FV_ID_MAX,
                 "params->range must have id0_min <= id0_max <= %u (got %u..%u)", KES_FV_ID_MAX, r.id0_min, r.id0_max);
@@ -107,6 +112,11 @@ Params check_params(const kes_fv_repo& repo, const kes_fv_search_params* p) {
     KES_REQUIRE(out.k >= 1 && out.k <= repo.config.max_topk,
                 "params->k must be in [1, %u] (the repository's max_topk) (got %u)", repo.config.max_topk, out.k);
     KES_REQUIRE(!out.use_threshold || !std::isnan(out.threshold), "params->threshold is NaN");
+    if (out.rerank) {
+        KES_REQUIRE(repo.config.keep_f32, "params->rerank needs a repository created with keep_f32 = 1");
+        KES_REQUIRE(out.rerank >= out.k && out.rerank <= KES_FV_TOPK_LIMIT,
+                    "params->rerank must be in [k = %u, %u] (got %u)", out.k, KES_FV_TOPK_LIMIT, out.rerank);
+    }
     return out;
 }
 
@@ -264,12 +274,39 @@ Query make_query(const kes_fv_repo& repo, const Params& p) {
     Query q;
     q.repo = &repo;
     q.kernels = &kernels_active();
-    q.k = p.k;
+    q.k = p.rerank ? p.rerank : p.k;
     q.larger = repo.larger_is_closer;
-    q.use_threshold = p.use_threshold;
+    q.use_threshold = p.use_threshold && !p.rerank;  // a re-rank thresholds the exact scores
     q.threshold = p.threshold;
     q.worst = q.larger ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
     return q;
+}
+
+// Re-scores a shortlist from the f32 copies (in double) and writes the best p.k to out; returns the
+// count. The caller holds the reader lock; `query` is prepared (normalised for cosine).
+uint32_t rerank(const kes_fv_repo& repo, const Params& p, const float* query, const kes_fv_result* list, uint32_t n,
+                kes_fv_result* out) {
+    const bool larger = repo.larger_is_closer;
+    const bool l2 = repo.config.metric == KES_FV_METRIC_L2;
+    const size_t dim = repo.config.dim;
+    std::vector<Cand> cands;
+    cands.reserve(n);
+    for (uint32_t i = 0; i < n; ++i) {
+        const uint32_t key = lib_key(list[i].id0, list[i].id1);
+        const float* x = repo.libraries.at(key)->f32.data() + size_t{list[i].offset} * dim;
+        double s = 0.0;
+        for (size_t j = 0; j < dim; ++j) {
+            const double t = l2 ? double(query[j]) - x[j] : double(query[j]) * x[j];
+            s += l2 ? t * t : t;
+        }
+        const float v = static_cast<float>(s);
+        if (p.use_threshold && (larger ? !(v >= p.threshold) : !(v <= p.threshold))) continue;
+        cands.push_back({v, key, list[i].offset});
+    }
+    Query q{};
+    q.k = p.k;
+    q.larger = larger;
+    return finish(cands, q, out);
 }
 
 }  // namespace
@@ -321,7 +358,13 @@ kes_status kes_fv_search(const kes_fv_repo* repo, const float* query, size_t que
 
         RwLock::Read lock(repo->lock);
         const std::vector<Segment> segs = segments_of(*repo, p.range);
-        *out_count = segs.empty() ? 0 : search_one(qq, q, segs, results);
+        if (!p.rerank) {
+            *out_count = segs.empty() ? 0 : search_one(qq, q, segs, results);
+        } else {
+            std::vector<kes_fv_result> shortlist(qq.k);
+            const uint32_t n = segs.empty() ? 0 : search_one(qq, q, segs, shortlist.data());
+            *out_count = rerank(*repo, p, q, shortlist.data(), n, results);
+        }
         return KES_OK;
     });
 }
@@ -353,14 +396,35 @@ kes_status kes_fv_search_batch(const kes_fv_repo* repo, const float* queries, ui
         RwLock::Read lock(repo->lock);
         const std::vector<Segment> segs = segments_of(*repo, p.range);
         if (segs.empty()) return KES_OK;
+        // With a re-rank, the shortlists go to `dst` first (qq.k = rerank per query).
+        std::vector<kes_fv_result> shortlists;
+        std::vector<uint32_t> shortlist_counts;
+        kes_fv_result* dst = results;
+        uint32_t* counts = out_counts;
+        const size_t stride = qq.k;
+        if (p.rerank) {
+            shortlists.resize(size_t{query_count} * qq.k);
+            shortlist_counts.assign(query_count, 0);
+            dst = shortlists.data();
+            counts = shortlist_counts.data();
+        }
+        auto finish_rerank = [&] {
+            if (!p.rerank) return;
+            std::vector<float> qbuf;
+            for (uint32_t i = 0; i < query_count; ++i) {
+                const float* q = prepare_query(*repo, queries + i * qf, qbuf);
+                out_counts[i] = rerank(*repo, p, q, dst + i * stride, counts[i], results + size_t{i} * p.k);
+            }
+        };
         const uint32_t threads = pool_threads();
         if (query_count < 2 * threads) {
             // Too few queries to keep every thread busy: split each query's scan instead.
             std::vector<float> qbuf;
             for (uint32_t i = 0; i < query_count; ++i) {
                 const float* q = prepare_query(*repo, queries + i * qf, qbuf);
-                out_counts[i] = search_one(qq, q, segs, results + size_t{i} * p.k);
+                counts[i] = search_one(qq, q, segs, dst + i * stride);
             }
+            finish_rerank();
             return KES_OK;
         }
         // One range of query blocks per thread, segments in the outer loop: each segment comes from
@@ -381,7 +445,7 @@ kes_status kes_fv_search_batch(const kes_fv_repo* repo, const float* queries, ui
             heaps.reserve(q1 - q0);
             for (uint32_t j = q0; j < q1; ++j) {
                 qs[j - q0] = prepare_query(*repo, queries + size_t{j} * qf, qbufs[j - q0]);
-                heaps.emplace_back(p.k, Better{qq.larger});
+                heaps.emplace_back(qq.k, Better{qq.larger});
             }
             for (const Segment& s : segs) {
                 for (uint32_t j0 = 0; j0 < q1 - q0; j0 += kQueryBlock) {
@@ -393,9 +457,9 @@ kes_status kes_fv_search_batch(const kes_fv_repo* repo, const float* queries, ui
                     }
                 }
             }
-            for (uint32_t j = q0; j < q1; ++j)
-                out_counts[j] = finish(heaps[j - q0].items(), qq, results + size_t{j} * p.k);
+            for (uint32_t j = q0; j < q1; ++j) counts[j] = finish(heaps[j - q0].items(), qq, dst + j * stride);
         });
+        finish_rerank();
         return KES_OK;
     });
 }

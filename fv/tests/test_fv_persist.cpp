@@ -193,3 +193,59 @@ TEST(FvPersist, MissingFilesAndUnwritablePathsAreReported) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(FvPersist, CodebookIsSavedWithThePq36Repository) {
+    Repo r = make_pq();
+    add_pq(r.get(), 1, 1, random_pq36(8, 1));
+    kes_fv_pq* raw_pq = nullptr;
+    ASSERT_EQ(kes_fv_pq_create(64, &raw_pq), KES_OK);
+    std::unique_ptr<kes_fv_pq, void (*)(kes_fv_pq*)> pq(raw_pq, kes_fv_pq_destroy);
+    const auto cb = random_floats(256 * 64, 11);
+    ASSERT_EQ(kes_fv_pq_set_codebook(pq.get(), cb.data(), cb.size()), KES_OK);
+    ASSERT_EQ(kes_fv_repo_set_pq(r.get(), pq.get()), KES_OK) << kes_last_error();
+    const auto bytes = saved_bytes(r.get(), "codebook.kfv");
+    kes_fv_repo* raw = nullptr;
+    ASSERT_EQ(kes_fv_repo_load_memory(bytes.data(), bytes.size(), &raw), KES_OK) << kes_last_error();
+    Repo loaded(raw);
+    expect_same_repo(r.get(), loaded.get(), {{1, 1}});
+    kes_fv_pq* got = nullptr;
+    ASSERT_EQ(kes_fv_repo_get_pq(loaded.get(), &got), KES_OK) << kes_last_error();
+    std::unique_ptr<kes_fv_pq, void (*)(kes_fv_pq*)> owned(got, kes_fv_pq_destroy);
+    uint32_t dim = 0;
+    ASSERT_EQ(kes_fv_pq_dim(got, &dim), KES_OK);
+    EXPECT_EQ(dim, 64u);
+    std::vector<float> back(cb.size());
+    ASSERT_EQ(kes_fv_pq_get_codebook(got, back.data(), back.size()), KES_OK);
+    EXPECT_EQ(back, cb);
+    // Damage in the codebook section or its record is caught (sampled: the payload is 64 KB).
+    for (size_t i = 64; i < bytes.size(); i += (i < 64 + 16 ? 1 : 997)) {
+        std::vector<uint8_t> bad = bytes;
+        bad[i] ^= 0x04;
+        ASSERT_EQ(kes_fv_repo_load_memory(bad.data(), bad.size(), &raw), KES_ERR_CORRUPT_DATA) << "byte " << i;
+    }
+    for (size_t n = 60; n < 64 + 16 + 256 * 64 * 4 + 8; n += 4099)
+        ASSERT_EQ(kes_fv_repo_load_memory(bytes.data(), n, &raw), KES_ERR_CORRUPT_DATA) << "length " << n;
+    // Removing it gives a file without the section.
+    ASSERT_EQ(kes_fv_repo_set_pq(r.get(), nullptr), KES_OK);
+    EXPECT_EQ(saved_bytes(r.get(), "nocodebook.kfv").size(), bytes.size() - 16 - 256 * 64 * 4);
+}
+
+TEST(FvPersist, Version1FilesStillLoad) {
+    const auto bytes = read_all(std::string(KES_SOURCE_DIR) + "/fv/fuzz/seeds/pq36_two_libraries.kfv");
+    ASSERT_GE(bytes.size(), 64u);
+    uint32_t version = 0;
+    std::memcpy(&version, bytes.data() + 8, 4);
+    ASSERT_EQ(version, 1u);
+    kes_fv_repo* raw = nullptr;
+    ASSERT_EQ(kes_fv_repo_load_memory(bytes.data(), bytes.size(), &raw), KES_OK) << kes_last_error();
+    Repo loaded(raw);
+    uint64_t live = 0;
+    ASSERT_EQ(kes_fv_repo_count(loaded.get(), &live, nullptr), KES_OK);
+    EXPECT_GT(live, 0u);
+    kes_fv_pq* pq = nullptr;
+    EXPECT_EQ(kes_fv_repo_get_pq(loaded.get(), &pq), KES_ERR_NOT_FOUND);
+}
+
+}  // namespace

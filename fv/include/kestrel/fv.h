@@ -36,7 +36,10 @@
  *         differ in range; it costs 4 bytes per vector and keeps the relative error ≤ 1/254 of the
  *         vector's largest component. For cosine the normalised vector is quantised.
  *   Scores are computed in float from the stored values, so f16 and int8 results are those of an
- *   exact search over the dequantised vectors. SIMD paths sum in a different order than the scalar
+ *   exact search over the dequantised vectors. With kes_fv_config.keep_f32 an f16/int8 repository
+ *   also keeps each vector in f32 (cosine: normalised) and a search may ask for an f32 re-rank of
+ *   its shortlist (kes_fv_search_params.rerank): the quantised scan stays the fast pass and the
+ *   final k are ranked by exact scores. SIMD paths sum in a different order than the scalar
  *   one, so a score may differ in its last bits between CPUs (never in the ordering rules below).
  *   A score that overflows to NaN (+inf + −inf from huge inner products) ranks as the worst possible.
  *
@@ -53,6 +56,8 @@
  * running searches, so a search sees each feature either entirely before or entirely after a
  * change, never half-written.
  * A waiting writer is not starved: searches that start after it wait until it is done.
+ * With an append log open (kes_fv_repo_open_logged) a writer also writes and syncs its log record
+ * while it holds the lock, so searches may wait for one fdatasync.
  * kes_fv_repo_destroy must be the last call on a repository. Searches spread their work over
  * kes_thread_pool_default().
  * Ownership: the caller owns every buffer it passes in (features are copied during the call) and
@@ -60,7 +65,12 @@
  * NULL.
  * Errors: every fallible call returns a kes_status; kes_last_error() names the call, the argument,
  * the value and the rule. A failed call changes nothing.
- * Not yet here (issue 6): append log, PQ training/encoding, f32 re-rank of f16/int8 shortlists.
+ * PQ tools (bottom of this file): train a 32 × 256 product quantiser on float embeddings, encode them
+ * to PQ36 records and turn a float query into the ADC table, so embeddings reach aclfv-format search
+ * with Kestrel alone; the codebook can be kept in (and saved with) a PQ36 repository.
+ * Not yet here (issue 6): loading by mmap, FAISS index export.
+ * Command-line tool: kes-fv (fv/cli/kes_fv.cpp; `kes-fv --help`) creates, imports (.npy, .fvecs, raw
+ * f32), trains PQ, encodes, searches, deletes and exports repository files.
  */
 #ifndef KESTREL_FV_H
 #define KESTREL_FV_H
@@ -101,16 +111,22 @@ typedef struct kes_fv_config {
     uint32_t max_topk;      /* largest k a search may ask for: 1..KES_FV_TOPK_LIMIT (default 4800) */
     uint64_t capacity_hint; /* features to reserve room for in the first library added to; the
                                store grows past it (0 = none) */
+    uint32_t keep_f32;      /* dense f16/int8 only: 1 also keeps every vector as f32 (4 × dim more
+                               bytes per feature, saved with the repository) so a search can re-rank
+                               a shortlist exactly (kes_fv_search_params.rerank); default 0. Added
+                               after the first version of the struct: a smaller struct_size means 0 */
 } kes_fv_config;
 
-/* Defaults: PQ36, dim 0, KES_F32, KES_FV_METRIC_IP, max_topk 4800, capacity_hint 0, struct_size set.
+/* Defaults: PQ36, dim 0, KES_F32, KES_FV_METRIC_IP, max_topk 4800, capacity_hint 0, keep_f32 0,
+ * struct_size set.
  * NULL is a no-op. */
 KES_API void kes_fv_config_init(kes_fv_config* config);
 
 /* Creates an empty repository. config->struct_size must be at least the size of the first version
  * of the struct (fields beyond struct_size take their defaults).
  * KES_ERR_INVALID_ARGUMENT: NULL config/out_repo, bad struct_size, unknown kind, metric or storage,
- * dense dim outside 1..KES_FV_DIM_MAX, max_topk outside 1..KES_FV_TOPK_LIMIT.
+ * dense dim outside 1..KES_FV_DIM_MAX, max_topk outside 1..KES_FV_TOPK_LIMIT, keep_f32 not 0 or 1, or
+ * 1 for a repository that is not dense f16/int8.
  * KES_ERR_OUT_OF_MEMORY: the capacity hint cannot be reserved. On failure *out_repo is NULL. */
 KES_API kes_status kes_fv_repo_create(const kes_fv_config* config, kes_fv_repo** out_repo);
 
@@ -188,9 +204,15 @@ typedef struct kes_fv_search_params {
     uint32_t k;             /* results wanted per query: 1..max_topk of the repository (default 10) */
     uint32_t use_threshold; /* 1: keep only results at least as close as `threshold` (default 0) */
     float threshold;        /* distance ≤ threshold (PQ36, L2) or ≥ threshold (IP, cosine) */
+    uint32_t rerank;        /* f32 re-rank (repositories with keep_f32 only): 0 = none (default);
+                               else a shortlist of the `rerank` best features by the stored f16/int8
+                               scores is re-scored from the f32 copies (in double, rounded to float)
+                               and the best k of it returned, threshold applied to the new scores.
+                               k ≤ rerank ≤ KES_FV_TOPK_LIMIT. Added after the first version of the
+                               struct: a smaller struct_size means 0 */
 } kes_fv_search_params;
 
-/* Defaults: all libraries, k = 10, no threshold, struct_size set. NULL is a no-op. */
+/* Defaults: all libraries, k = 10, no threshold, no re-rank, struct_size set. NULL is a no-op. */
 KES_API void kes_fv_search_params_init(kes_fv_search_params* params);
 
 /* Entries a batch result array needs: query_count × k (checked against overflow).
@@ -203,7 +225,8 @@ KES_API kes_status kes_fv_search_result_entries(uint32_t query_count, uint32_t k
  * first.
  * KES_ERR_INVALID_ARGUMENT: NULL repo/query/params/results/out_count, bad params->struct_size,
  * query_floats ≠ the query size, a non-finite query value, k = 0 or > max_topk, a bad range,
- * results_capacity < k, a NaN threshold. */
+ * results_capacity < k, a NaN threshold, rerank < k or > KES_FV_TOPK_LIMIT, rerank on a repository
+ * without keep_f32. */
 KES_API kes_status kes_fv_search(const kes_fv_repo* repo, const float* query, size_t query_floats,
                                  const kes_fv_search_params* params, kes_fv_result* results, size_t results_capacity,
                                  uint32_t* out_count);
@@ -228,10 +251,125 @@ KES_API kes_status kes_fv_search_batch(const kes_fv_repo* repo, const float* que
  * bytes from memory. A truncated, corrupted or hostile file gives KES_ERR_CORRUPT_DATA naming what is
  * wrong, never a crash; the loader never allocates more than the input's size. Load errors also:
  * KES_ERR_NOT_FOUND (no such file), KES_ERR_IO (cannot read), KES_ERR_INVALID_ARGUMENT (NULL).
- * On failure *out_repo is NULL. Not yet: an append log for adds between snapshots, loading by mmap. */
+ * A PQ36 repository's codebook (kes_fv_repo_set_pq) is saved with it, CRC'd like the rest; files of
+ * format version 1 (no codebook) still load.
+ * On failure *out_repo is NULL. Not yet: loading by mmap. */
 KES_API kes_status kes_fv_repo_save(const kes_fv_repo* repo, const char* path);
 KES_API kes_status kes_fv_repo_load(const char* path, kes_fv_repo** out_repo);
 KES_API kes_status kes_fv_repo_load_memory(const void* data, size_t size, kes_fv_repo** out_repo);
+
+/* Append log: changes between snapshots survive a crash.
+ *
+ * kes_fv_repo_open_logged loads the snapshot at snapshot_path (written by kes_fv_repo_save or
+ * kes_fv_repo_checkpoint; to start, create a repository and save it), replays the log at log_path
+ * (created empty if missing) and keeps the log open: from then on every add, delete, modify and
+ * delete_range on this repository is appended to the log as a CRC-32'd record and fdatasync'ed
+ * before the call returns (one sync per call: batch adds). If the log cannot be written the call
+ * fails with KES_ERR_IO and changes nothing. kes_fv_repo_checkpoint saves a snapshot (as
+ * kes_fv_repo_save) and then empties the log; it holds the reader lock throughout, so searches go on
+ * and writers wait. Snapshots record the last log record they contain, so a crash between the two
+ * steps replays nothing twice. Log layout and the torn-record rule: fv/src/fv_log.cpp — a record
+ * cut short by a crash at the end of the log is ignored (and cut off); damage anywhere else is
+ * KES_ERR_CORRUPT_DATA, as is a record that does not apply to the snapshot (wrong snapshot).
+ * One process at a time may have a log open (no file locking is done).
+ * open_logged errors: those of kes_fv_repo_load, KES_ERR_IO (cannot open, read or repair the log),
+ * KES_ERR_CORRUPT_DATA (log damaged). On failure *out_repo is NULL. */
+KES_API kes_status kes_fv_repo_open_logged(const char* snapshot_path, const char* log_path, kes_fv_repo** out_repo);
+KES_API kes_status kes_fv_repo_checkpoint(kes_fv_repo* repo, const char* snapshot_path);
+
+/* ---- PQ tools (issue 6 §4) ---------------------------------------------------------------------
+ *
+ * A kes_fv_pq is a product quantiser for float vectors of dimension d, d a multiple of 32 in
+ * [32, KES_FV_DIM_MAX]: a vector is cut into 32 consecutive sub-vectors of dsub = d / 32 floats, and
+ * sub-space m has 256 centroids of dsub floats. The codebook is float[32][256][dsub] (8192 · dsub
+ * floats). d must be a multiple of 32 because aclfv's format fixes 32 codes per feature and the
+ * sub-spaces are equal slices (no padding rule to agree on with other tools).
+ *
+ *   encode       code[m] = the centroid of sub-space m nearest (squared L2) to sub-vector m, ties to
+ *                the lower index; the PQ36 record is 4 zero bytes + code[0..31].
+ *   decode       x̂ = the concatenated centroids of the codes.
+ *   ADC table    table[m][c] = Σ_{j<dsub} (q[m·dsub + j] − centroid[m][c][j])², so the PQ36 distance
+ *                Σ_m table[m][code[m]] = ||q − x̂||² (squared L2 to the reconstruction, smaller = closer).
+ *
+ * Training: k-means with k = 256 in each sub-space, k-means++ seeding, at most `iterations` Lloyd
+ * iterations, stopping early once no assignment changes. An empty cluster takes the training
+ * vector farthest from its centroid among clusters of two or more (ties: lowest index). Inputs
+ * larger than max_training_vectors are subsampled with the seed. The random numbers come from
+ * Kestrel's own SplitMix64 and all arithmetic has a fixed order without fused multiply-add, so the
+ * same vectors and seed give the same codebook bytes on every run, thread count and CPU (x86-64 and
+ * aarch64 are tested against the same checksum). Cost ≈ 3 × iterations × n × 256 × d operations,
+ * the 32 sub-spaces in parallel on kes_thread_pool_default() (measured here: 8192 × 128-d, 5
+ * iterations, 0.35 s on 2 x86 cores, so 65536 × 512-d with the defaults takes about a minute).
+ *
+ * Thread-safety: encode, decode, compute_table and the getters may run concurrently on one handle;
+ * train and set_codebook change it and must not run concurrently with any other call on it.
+ */
+typedef struct kes_fv_pq kes_fv_pq; /* opaque handle */
+
+#define KES_FV_PQ_TRAIN_MIN 256u /* fewest training vectors: one per centroid */
+
+typedef struct kes_fv_pq_train_params {
+    uint32_t struct_size;          /* sizeof(kes_fv_pq_train_params) */
+    uint32_t iterations;           /* Lloyd iterations at most, 1..1000 (default 25) */
+    uint64_t seed;                 /* any value (default 1) */
+    uint64_t max_training_vectors; /* ≥ 256; larger inputs are subsampled (default 65536) */
+} kes_fv_pq_train_params;
+
+/* Defaults as above, struct_size set. NULL is a no-op. */
+KES_API void kes_fv_pq_train_params_init(kes_fv_pq_train_params* params);
+
+/* An untrained quantiser for dimension `dim`.
+ * KES_ERR_INVALID_ARGUMENT: NULL out_pq, dim not a multiple of 32 or outside [32, KES_FV_DIM_MAX].
+ * On failure *out_pq is NULL. */
+KES_API kes_status kes_fv_pq_create(uint32_t dim, kes_fv_pq** out_pq);
+/* NULL is a no-op. */
+KES_API void kes_fv_pq_destroy(kes_fv_pq* pq);
+
+/* Trains the codebook on `count` vectors (count × dim floats, row-major; vectors_floats must equal
+ * that product). params may be NULL for the defaults. Replaces any previous codebook; on failure
+ * the previous one (or none) stays.
+ * KES_ERR_INVALID_ARGUMENT: NULL pq/vectors, count < KES_FV_PQ_TRAIN_MIN ("needs at least 256
+ * training vectors"), vectors_floats ≠ count × dim, a non-finite value, bad params.
+ * KES_ERR_OUT_OF_MEMORY. */
+KES_API kes_status kes_fv_pq_train(kes_fv_pq* pq, const float* vectors, uint64_t count, size_t vectors_floats,
+                                   const kes_fv_pq_train_params* params);
+
+/* Dimension; 1 if trained (or given a codebook), else 0. KES_ERR_INVALID_ARGUMENT on NULL. */
+KES_API kes_status kes_fv_pq_dim(const kes_fv_pq* pq, uint32_t* out_dim);
+KES_API kes_status kes_fv_pq_is_trained(const kes_fv_pq* pq, int* out_trained);
+
+/* Encodes `count` vectors (count × dim floats) to count PQ36 records of KES_FV_PQ36_BYTES bytes.
+ * codes_bytes must equal count × 36. count 0 is a no-op. Spread over kes_thread_pool_default().
+ * KES_ERR_INVALID_ARGUMENT: NULL arguments (with count > 0), size mismatches, non-finite values, the
+ * quantiser not trained yet ("pq is not trained"). */
+KES_API kes_status kes_fv_pq_encode(const kes_fv_pq* pq, const float* vectors, uint64_t count, size_t vectors_floats,
+                                    uint8_t* codes, size_t codes_bytes);
+
+/* Reconstructs `count` vectors from PQ36 records (header bytes must be 0). Errors as for encode. */
+KES_API kes_status kes_fv_pq_decode(const kes_fv_pq* pq, const uint8_t* codes, uint64_t count, size_t codes_bytes,
+                                    float* vectors, size_t vectors_floats);
+
+/* The 32 × 256 ADC table for one query of dim floats (table_floats must be KES_FV_PQ36_TABLE_FLOATS),
+ * ready for kes_fv_search on a PQ36 repository. Errors as for encode. */
+KES_API kes_status kes_fv_pq_compute_table(const kes_fv_pq* pq, const float* query, size_t query_floats, float* table,
+                                           size_t table_floats);
+
+/* Codebook for serialisation: float[32][256][dim / 32], 256 × dim floats (kes_fv_pq_codebook_floats).
+ * get: not trained → KES_ERR_INVALID_ARGUMENT; floats must equal the size. set: every value finite,
+ * floats must equal the size; the quantiser is then trained. KES_ERR_INVALID_ARGUMENT otherwise. */
+KES_API kes_status kes_fv_pq_codebook_floats(const kes_fv_pq* pq, size_t* out_floats);
+KES_API kes_status kes_fv_pq_get_codebook(const kes_fv_pq* pq, float* codebook, size_t floats);
+KES_API kes_status kes_fv_pq_set_codebook(kes_fv_pq* pq, const float* codebook, size_t floats);
+
+/* Keeps a copy of pq's codebook in a PQ36 repository (saved and loaded with it), or removes it when
+ * pq is NULL. The repository does not use it itself: it is there so the tool that encodes features
+ * and builds tables finds the codebook they were made with. Takes the writer lock.
+ * KES_ERR_INVALID_ARGUMENT: NULL repo, a dense repository, pq not trained. */
+KES_API kes_status kes_fv_repo_set_pq(kes_fv_repo* repo, const kes_fv_pq* pq);
+/* A new quantiser (the caller destroys it) holding the repository's codebook.
+ * KES_ERR_INVALID_ARGUMENT: NULL arguments. KES_ERR_NOT_FOUND: the repository has no codebook.
+ * On failure *out_pq is NULL. */
+KES_API kes_status kes_fv_repo_get_pq(const kes_fv_repo* repo, kes_fv_pq** out_pq);
 
 KES_END_DECLS
 
