@@ -2,6 +2,7 @@
 // time when kes_cpu_has() confirms them; on other architectures this file compiles to a stub).
 #include "fv_kernels.hpp"
 #include "kes/cpu_dispatch.hpp"
+#include "scan_batch.hpp"
 
 #if KES_SIMD_X86
 #include <immintrin.h>
@@ -78,35 +79,18 @@ inline float l21(const float* q, const T* x, size_t dim, float scale) {
     return s;
 }
 
-void dot_f32(const float* q, const float* x, size_t dim, size_t n, float* out) {
-    for (size_t j = 0; j < n; ++j) out[j] = dot1(q, x + j * dim, dim);
-}
-void l2_f32(const float* q, const float* x, size_t dim, size_t n, float* out) {
-    for (size_t j = 0; j < n; ++j) out[j] = l21(q, x + j * dim, dim, 1.f);
-}
-void dot_f16(const float* q, const uint16_t* x, size_t dim, size_t n, float* out) {
-    for (size_t j = 0; j < n; ++j) out[j] = dot1(q, x + j * dim, dim);
-}
-void l2_f16(const float* q, const uint16_t* x, size_t dim, size_t n, float* out) {
-    for (size_t j = 0; j < n; ++j) out[j] = l21(q, x + j * dim, dim, 1.f);
-}
-void dot_i8(const float* q, const int8_t* x, const float* scale, size_t dim, size_t n, float* out) {
-    for (size_t j = 0; j < n; ++j) out[j] = dot1(q, x + j * dim, dim) * scale[j];
-}
-void l2_i8(const float* q, const int8_t* x, const float* scale, size_t dim, size_t n, float* out) {
-    for (size_t j = 0; j < n; ++j) out[j] = l21(q, x + j * dim, dim, scale[j]);
-}
-
-// No register blocking here: four single-query calls (same results by construction).
-void dot4_f32(const float* const* q, const float* x, size_t dim, size_t n, float* const* out) {
-    for (int j = 0; j < 4; ++j) dot_f32(q[j], x, dim, n, out[j]);
-}
-void dot4_f16(const float* const* q, const uint16_t* x, size_t dim, size_t n, float* const* out) {
-    for (int j = 0; j < 4; ++j) dot_f16(q[j], x, dim, n, out[j]);
-}
-void dot4_i8(const float* const* q, const int8_t* x, const float* scale, size_t dim, size_t n, float* const* out) {
-    for (int j = 0; j < 4; ++j) dot_i8(q[j], x, scale, dim, n, out[j]);
-}
+// The single-vector kernels above, for the shared n-vector loops of scan_batch.hpp.
+struct Ops {
+    template <class T>
+    static float dot(const float* q, const T* x, size_t dim) {
+        return dot1(q, x, dim);
+    }
+    template <class T>
+    static float l2(const float* q, const T* x, size_t dim, float scale) {
+        return l21(q, x, dim, scale);
+    }
+};
+using Batch = ScanBatch<Ops>;
 
 // Sums of 8 registers, one per lane: [Σa0, Σa1, ..., Σa7].
 inline __m256 reduce8(const __m256* a) {
@@ -145,7 +129,8 @@ void adc_pq32(const float* table, const uint8_t* codes, size_t n, float* out) {
     }
 }
 
-const Kernels kAvx2 = {"avx2", dot_f32, l2_f32, dot_f16, l2_f16, dot_i8, l2_i8, dot4_f32, dot4_f16, dot4_i8, adc_pq32};
+const Kernels kAvx2 = {"avx2",       Batch::dot_f32,  Batch::l2_f32,   Batch::dot_f16, Batch::l2_f16, Batch::dot_i8,
+                       Batch::l2_i8, Batch::dot4_f32, Batch::dot4_f16, Batch::dot4_i8, adc_pq32};
 
 }  // namespace
 

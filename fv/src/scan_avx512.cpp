@@ -2,6 +2,7 @@
 // loops (masked loads never fault on the lanes they skip). Chosen at run time; a stub elsewhere.
 #include "fv_kernels.hpp"
 #include "kes/cpu_dispatch.hpp"
+#include "scan_batch.hpp"
 
 #if KES_SIMD_X86
 // GCC 12's AVX-512 headers build "undefined" vectors by self-assignment, which -Wmaybe-uninitialized
@@ -65,24 +66,18 @@ inline float l21(const float* q, const T* x, size_t dim, float scale) {
     return _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
 }
 
-void dot_f32(const float* q, const float* x, size_t dim, size_t n, float* out) {
-    for (size_t j = 0; j < n; ++j) out[j] = dot1(q, x + j * dim, dim);
-}
-void l2_f32(const float* q, const float* x, size_t dim, size_t n, float* out) {
-    for (size_t j = 0; j < n; ++j) out[j] = l21(q, x + j * dim, dim, 1.f);
-}
-void dot_f16(const float* q, const uint16_t* x, size_t dim, size_t n, float* out) {
-    for (size_t j = 0; j < n; ++j) out[j] = dot1(q, x + j * dim, dim);
-}
-void l2_f16(const float* q, const uint16_t* x, size_t dim, size_t n, float* out) {
-    for (size_t j = 0; j < n; ++j) out[j] = l21(q, x + j * dim, dim, 1.f);
-}
-void dot_i8(const float* q, const int8_t* x, const float* scale, size_t dim, size_t n, float* out) {
-    for (size_t j = 0; j < n; ++j) out[j] = dot1(q, x + j * dim, dim) * scale[j];
-}
-void l2_i8(const float* q, const int8_t* x, const float* scale, size_t dim, size_t n, float* out) {
-    for (size_t j = 0; j < n; ++j) out[j] = l21(q, x + j * dim, dim, scale[j]);
-}
+// The single-vector kernels above, for the shared n-vector loops of scan_batch.hpp.
+struct Ops {
+    template <class T>
+    static float dot(const float* q, const T* x, size_t dim) {
+        return dot1(q, x, dim);
+    }
+    template <class T>
+    static float l2(const float* q, const T* x, size_t dim, float scale) {
+        return l21(q, x, dim, scale);
+    }
+};
+using Batch = ScanBatch<Ops>;
 
 // Four queries against one vector, with dot1's exact accumulation order per query (a0 over even
 // 16-lane steps, a1 over odd ones, masked tail into a0), so results match dot1 bit for bit.
@@ -163,8 +158,8 @@ void adc_pq32(const float* table, const uint8_t* codes, size_t n, float* out) {
     }
 }
 
-const Kernels kAvx512 = {"avx512", dot_f32,  l2_f32,   dot_f16, l2_f16,  dot_i8,
-                         l2_i8,    dot4_f32, dot4_f16, dot4_i8, adc_pq32};
+const Kernels kAvx512 = {"avx512",     Batch::dot_f32, Batch::l2_f32, Batch::dot_f16, Batch::l2_f16, Batch::dot_i8,
+                         Batch::l2_i8, dot4_f32,       dot4_f16,      dot4_i8,        adc_pq32};
 
 }  // namespace
 
