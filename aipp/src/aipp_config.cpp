@@ -6,8 +6,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <string>
@@ -15,6 +13,7 @@
 
 #include "aipp_internal.hpp"
 #include "kes/error.hpp"
+#include "kes/file.hpp"
 
 struct kes_aipp_config {
     std::vector<kes_aipp_params> ops;
@@ -478,11 +477,8 @@ kes_status kes_aipp_config_load(const char* path, kes_aipp_config** out_config) 
         KES_REQUIRE_NOT_NULL(out_config);
         *out_config = nullptr;
         KES_REQUIRE_NOT_NULL(path);
-        std::ifstream in(path, std::ios::binary);
-        if (!in) KES_FAIL(errno == ENOENT ? KES_ERR_NOT_FOUND : KES_ERR_IO, "cannot open %s", path);
-        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        if (in.bad()) KES_FAIL(KES_ERR_IO, "cannot read %s", path);
-        kes::aipp::Parser parser(text.data(), text.size(), path);
+        const std::vector<uint8_t> text = kes::read_file(path);
+        kes::aipp::Parser parser(reinterpret_cast<const char*>(text.data()), text.size(), path);
         auto cfg = std::make_unique<kes_aipp_config>();
         cfg->ops = parser.parse_file();
         *out_config = cfg.release();

@@ -63,9 +63,6 @@ inline kes_mem_pool* output_pool(const kes_dvpp_channel* ch, kes_mem_pool* pool)
     return pool ? pool : ch->pool;
 }
 
-// Reads a whole file; KES_ERR_NOT_FOUND / KES_ERR_IO.
-std::vector<uint8_t> read_file(const char* path);
-
 // A pixel-format argument read without loading the enum (kes::enum_value: C lets any int through,
 // and an out-of-range enum load is UB in C++); refuses values outside kes_pixel_format.
 kes_pixel_format format_arg(const kes_pixel_format& format, const char* name);

@@ -7,6 +7,7 @@
 #include "dvpp_internal.hpp"
 #include "jpeg_markers.hpp"
 #include "kes/error.hpp"
+#include "kes/file.hpp"
 #include "kes/math.hpp"
 #include "plane_ops.hpp"
 

@@ -12,6 +12,7 @@
 
 #include "dvpp_internal.hpp"
 #include "kes/error.hpp"
+#include "kes/file.hpp"
 #include "kes/math.hpp"
 
 namespace kes {
