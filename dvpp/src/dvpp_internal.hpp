@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kestrel/dvpp.h"
+#include "kestrel/trace.h"
 
 namespace kes {
 

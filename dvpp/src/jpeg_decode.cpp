@@ -386,6 +386,7 @@ kes_status kes_jpeg_get_info(kes_dvpp_channel* channel, const void* data, size_t
 kes_status kes_jpeg_decode(kes_dvpp_channel* channel, const void* data, size_t size, kes_pixel_format format,
                            kes_mem_pool* pool, kes_image* out_image) {
     return kes::guard(__func__, [&] {
+        kes::TraceScope span("dvpp", "jpeg_decode");
         kes::begin_output(channel, out_image);
         return kes::decode_common(channel, data, size, kes::format_arg(format, "format"), 0, 0, pool, out_image);
     });
@@ -405,6 +406,7 @@ kes_status kes_jpeg_decode_scaled(kes_dvpp_channel* channel, const void* data, s
                                   uint32_t target_width, uint32_t target_height, kes_mem_pool* pool,
                                   kes_image* out_image) {
     return kes::guard(__func__, [&] {
+        kes::TraceScope span("dvpp", "jpeg_decode_scaled");
         kes::begin_output(channel, out_image);
         KES_REQUIRE(target_width >= 1 && target_height >= 1, "target size must be at least 1x1 (got %ux%u)",
                     target_width, target_height);

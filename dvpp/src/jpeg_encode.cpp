@@ -60,6 +60,7 @@ kes_status kes_jpeg_predict_encode_size(kes_dvpp_channel* channel, const kes_ima
 kes_status kes_jpeg_encode(kes_dvpp_channel* channel, const kes_image* image, uint32_t quality, void* out,
                            size_t capacity, size_t* out_size) {
     return kes::guard(__func__, [&] {
+        kes::TraceScope span("dvpp", "jpeg_encode");
         KES_REQUIRE_NOT_NULL(channel);
         KES_REQUIRE_NOT_NULL(out_size);
         *out_size = 0;

@@ -211,6 +211,7 @@ kes_status kes_png_get_info(kes_dvpp_channel* channel, const void* data, size_t 
 kes_status kes_png_decode(kes_dvpp_channel* channel, const void* data, size_t size, kes_pixel_format format,
                           kes_mem_pool* pool, kes_image* out_image) {
     return kes::guard(__func__, [&] {
+        kes::TraceScope span("dvpp", "png_decode");
         KES_REQUIRE_NOT_NULL(out_image);
         std::memset(out_image, 0, sizeof *out_image);
         kes::run_job(channel, data, size, format, false, pool, out_image, nullptr);

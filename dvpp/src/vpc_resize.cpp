@@ -129,6 +129,7 @@ extern "C" kes_status kes_vpc_crop_resize(kes_dvpp_channel* channel, const kes_i
                                           uint32_t out_width, uint32_t out_height, kes_vpc_interp interp,
                                           kes_mem_pool* pool, kes_image* out_image) {
     return kes::guard(__func__, [&] {
+        kes::TraceScope span("dvpp", "vpc_crop_resize");
         KES_REQUIRE_NOT_NULL(out_image);
         std::memset(out_image, 0, sizeof *out_image);
         KES_REQUIRE_NOT_NULL(channel);

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "dvpp_test_util.hpp"
+#include "kestrel/trace.h"
 
 using namespace kes_test;
 
@@ -526,4 +527,21 @@ TEST(JpegDecode, MaxPixelsGuardsUntrustedInput) {
     EXPECT_EQ(kes_jpeg_decode_scaled(ch.get(), jpeg.data(), jpeg.size(), KES_PIXEL_NV12, 8, 8, nullptr, &img),
               KES_ERR_INVALID_ARGUMENT);
     EXPECT_NE(std::string(kes_last_error()).find("max_pixels"), std::string::npos) << kes_last_error();
+}
+
+TEST(JpegDecode, RecordsATraceSpanWhenTracing) {
+    const auto jpeg = encode_jpeg(48, 32, TJSAMP_420);
+    const std::string path = std::string(KES_TEST_TMPDIR) + "/dvpp_trace.json";
+    ASSERT_EQ(kes_trace_start(path.c_str()), KES_OK) << kes_last_error();
+    Channel ch;
+    Image img;
+    const kes_status st = kes_jpeg_decode(ch.get(), jpeg.data(), jpeg.size(), KES_PIXEL_NV12, nullptr, &img);
+    ASSERT_EQ(kes_trace_stop(), KES_OK) << kes_last_error();
+    ASSERT_EQ(st, KES_OK);
+    FILE* f = std::fopen(path.c_str(), "rb");
+    ASSERT_NE(f, nullptr);
+    std::string text(4096, '\0');
+    text.resize(std::fread(&text[0], 1, text.size(), f));
+    std::fclose(f);
+    EXPECT_NE(text.find("\"name\":\"jpeg_decode\",\"cat\":\"dvpp\""), std::string::npos) << text;
 }

@@ -16,6 +16,7 @@
 #include "kes/error.hpp"
 #include "kes/math.hpp"
 #include "kestrel/engine.h"
+#include "kestrel/trace.h"
 #include "model.hpp"
 
 struct kes_model {
@@ -384,6 +385,7 @@ void kes_model_context_destroy(kes_model_context* context) {
 kes_status kes_model_execute(kes_model_context* context, const kes_tensor* inputs, size_t input_count,
                              kes_tensor* outputs, size_t output_count) {
     return kes::guard(__func__, [&] {
+        kes::TraceScope span("engine", "model_execute");
         KES_REQUIRE_NOT_NULL(context);
         const kes::ModelInfo& m = context->model->info;
         KES_REQUIRE(input_count == m.inputs.size(), "input_count is %zu, the model has %zu inputs", input_count,

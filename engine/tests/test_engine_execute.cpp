@@ -2,12 +2,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "alloc_counter.hpp"
 #include "kestrel/engine.h"
+#include "kestrel/trace.h"
 #include "kom_generated.h"
 #include "test_models.hpp"
 
@@ -206,4 +209,23 @@ TEST(EngineExecute, MismatchedTensorsAreRefusedWithNames) {
     EXPECT_EQ(kes_model_execute(h.ctx, &in, 0, &out, 1), KES_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(kes_model_execute(h.ctx, &in, 1, &bad, 1), KES_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(kes_model_execute(nullptr, &in, 1, &out, 1), KES_ERR_INVALID_ARGUMENT);
+}
+
+TEST(EngineExecute, RecordsATraceSpanWhenTracing) {
+    const kes_test::ConvReluAdd g;
+    ModelHandle h(g.build());
+    std::vector<float> x = kes_test::wave(g.H * g.W * g.C, 1.5f, 0.1f), y(g.OH * g.OW * g.CO);
+    kes_tensor in = wrap(x, {1, g.H, g.W, g.C}, KES_LAYOUT_NHWC);
+    kes_tensor out = wrap(y, {1, g.OH, g.OW, g.CO}, KES_LAYOUT_NHWC);
+    const std::string path = std::string(KES_TEST_TMPDIR) + "/engine_trace.json";
+    ASSERT_EQ(kes_trace_start(path.c_str()), KES_OK) << kes_last_error();
+    const kes_status st = kes_model_execute(h.ctx, &in, 1, &out, 1);
+    ASSERT_EQ(kes_trace_stop(), KES_OK) << kes_last_error();
+    ASSERT_EQ(st, KES_OK);
+    FILE* f = std::fopen(path.c_str(), "rb");
+    ASSERT_NE(f, nullptr);
+    std::string text(4096, '\0');
+    text.resize(std::fread(&text[0], 1, text.size(), f));
+    std::fclose(f);
+    EXPECT_NE(text.find("\"name\":\"model_execute\",\"cat\":\"engine\""), std::string::npos) << text;
 }
