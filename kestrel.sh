@@ -13,10 +13,17 @@ ROOT=$(pwd)
 JOBS=${KES_JOBS:-$(nproc)}
 
 HOST_PACKAGES=(g++ cmake ninja-build pkg-config googletest libbenchmark-dev libturbojpeg0-dev libpng-dev
-  flatbuffers-compiler libflatbuffers-dev)  # FlatBuffers is header-only: these serve the cross build too
+  flatbuffers-compiler libflatbuffers-dev  # FlatBuffers is header-only: these serve the cross build too
+  libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libyuv-dev)
 DEV_PACKAGES=(clang-format g++-aarch64-linux-gnu qemu-user-static)
+# What the tests make or compare their data with: ffmpeg (clips), libjpeg-turbo-progs and exiftool (JPEG
+# variants), the ONNX node tests, python3-faiss (opens fv's FAISS export), an RTSP camera (GStreamer).
+TEST_PACKAGES=(ffmpeg libjpeg-turbo-progs libimage-exiftool-perl libonnx-testdata python3-onnx python3-numpy
+  python3-faiss libgstrtspserver-1.0-dev gstreamer1.0-plugins-base gstreamer1.0-plugins-good
+  gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly)
 # The emulated board's runtime: Debian arm64 multiarch packages (also where arm64 -dev packages go).
-ARM64_PACKAGES=(libc6:arm64 libstdc++6:arm64 libturbojpeg0-dev:arm64 libpng-dev:arm64)
+ARM64_PACKAGES=(libc6:arm64 libstdc++6:arm64 libturbojpeg0-dev:arm64 libpng-dev:arm64
+  libavcodec-dev:arm64 libavformat-dev:arm64 libavutil-dev:arm64 libswscale-dev:arm64 libyuv-dev:arm64)
 
 log() { printf '\n== %s\n' "$*"; }
 
@@ -46,7 +53,7 @@ deps() {
         as_root dpkg --add-architecture arm64
         as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
       fi
-      ensure_packages "${HOST_PACKAGES[@]}" "${DEV_PACKAGES[@]}" "${ARM64_PACKAGES[@]}"
+      ensure_packages "${HOST_PACKAGES[@]}" "${DEV_PACKAGES[@]}" "${TEST_PACKAGES[@]}" "${ARM64_PACKAGES[@]}"
       ;;
     *) echo "deps: host or all" >&2; exit 2 ;;
   esac
@@ -115,7 +122,7 @@ case "${1:-}" in
   check) build "${2:?preset}" && check "$2" ;;
   bench)
     deps host
-    ensure_packages libopencv-imgproc-dev  # peer of the aipp benchmark
+    ensure_packages libopencv-dev libfaiss-dev  # peers: OpenCV (aipp, dvpp), FAISS (fv)
     build host
     ./build/host/bench/kes-bench "${@:2}"
     ;;
