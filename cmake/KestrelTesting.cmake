@@ -18,11 +18,15 @@ endif()
 # Slow machines (qemu) need generous discovery and test time-outs; tests themselves stay small.
 set(KES_TEST_TIMEOUT 600 CACHE STRING "Per-test timeout in seconds")
 
-# kes_add_test(<module> SOURCES ... [LIBS ...]): one GoogleTest binary per module, kes_<module>_tests,
-# each TEST registered as its own ctest entry named <Suite>.<Name>.
+# kes_add_test(<module> SOURCES ... [LIBS ...] [TARGET name]): a GoogleTest binary (kes_<module>_tests
+# unless TARGET names another, for a module part with its own binary), each TEST registered as its own
+# ctest entry named <Suite>.<Name>, labelled <module>.
 function(kes_add_test module)
-  cmake_parse_arguments(T "" "" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(T "" "TARGET" "SOURCES;LIBS" ${ARGN})
   set(target kes_${module}_tests)
+  if(T_TARGET)
+    set(target ${T_TARGET})
+  endif()
   add_executable(${target} ${T_SOURCES})
   target_link_libraries(${target} PRIVATE kes_${module} ${T_LIBS} GTest::gtest_main)
   target_compile_definitions(${target} PRIVATE

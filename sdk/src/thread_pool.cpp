@@ -20,6 +20,10 @@
 #include "kestrel/cpu.h"
 #include "kestrel/thread_pool.h"
 
+namespace kes {
+struct ParallelJob;
+}
+
 struct kes_thread_pool {
     explicit kes_thread_pool(const kes_thread_pool_config& config);
     ~kes_thread_pool();
@@ -38,43 +42,51 @@ struct kes_thread_pool {
     std::condition_variable idle;
     std::deque<std::function<void()>> queue;
     uint64_t outstanding_tasks = 0;  // submitted via kes_thread_pool_submit and not yet finished
+    // parallel_for jobs open for helpers: intrusive list of jobs living on their callers' stacks, so a
+    // parallel_for allocates nothing. Guarded by `mutex`.
+    kes::ParallelJob* jobs = nullptr;
+    std::condition_variable helper_left;  // a helper finished with a job
     bool stopping = false;
     std::vector<std::thread> workers;
 };
+
+namespace kes {
+
+// One parallel_for call, on its caller's stack. Helpers join it from the pool's job list while it has
+// unclaimed chunks; the caller unlinks it when its own share is done and waits until every helper that
+// joined has left, so the job never outlives a reader.
+struct ParallelJob {
+    kes_range_fn fn = nullptr;
+    void* user_data = nullptr;
+    uint64_t count = 0;
+    uint64_t chunk = 1;
+    uint32_t max_helpers = 0;  // helpers beyond this find nothing to do: do not wake them
+    std::atomic<uint64_t> next{0};
+    std::atomic<uint32_t> next_participant{0};
+    uint32_t helpers_joined = 0;  // guarded by the pool mutex
+    uint32_t helpers_active = 0;  // guarded by the pool mutex
+    ParallelJob* link = nullptr;  // guarded by the pool mutex
+
+    bool has_work() const { return next.load(std::memory_order_relaxed) < count && helpers_joined < max_helpers; }
+
+    // Claims chunks until none are left.
+    void participate() {
+        const uint32_t index = next_participant.fetch_add(1, std::memory_order_relaxed);
+        for (;;) {
+            const uint64_t begin = next.fetch_add(chunk, std::memory_order_relaxed);
+            if (begin >= count) break;
+            fn(user_data, begin, std::min(count, begin + chunk), index);
+        }
+    }
+};
+
+}  // namespace kes
 
 namespace kes {
 namespace {
 
 // The pool whose worker is running on this thread: a parallel_for issued from inside runs inline.
 thread_local const kes_thread_pool* t_worker_of = nullptr;
-
-struct ParallelJob {
-    kes_range_fn fn = nullptr;
-    void* user_data = nullptr;
-    uint64_t count = 0;
-    uint64_t chunk = 1;
-    std::atomic<uint64_t> next{0};
-    std::atomic<uint64_t> finished{0};
-    std::atomic<uint32_t> next_participant{0};
-    std::mutex mutex;
-    std::condition_variable all_done;
-
-    // Claims chunks until none are left. Returns after its last chunk.
-    void participate() {
-        const uint32_t index = next_participant.fetch_add(1, std::memory_order_relaxed);
-        for (;;) {
-            const uint64_t begin = next.fetch_add(chunk, std::memory_order_relaxed);
-            if (begin >= count) break;
-            const uint64_t end = std::min(count, begin + chunk);
-            fn(user_data, begin, end, index);
-            const uint64_t done = finished.fetch_add(end - begin, std::memory_order_acq_rel) + (end - begin);
-            if (done == count) {
-                std::lock_guard<std::mutex> lock(mutex);
-                all_done.notify_all();
-            }
-        }
-    }
-};
 
 void name_and_pin(const std::string& prefix, uint32_t index, const std::vector<int>& affinity) {
     char name[16];
@@ -128,11 +140,25 @@ kes_thread_pool::~kes_thread_pool() {
 void kes_thread_pool::worker_main(uint32_t index) {
     kes::name_and_pin(name, index, affinity);
     kes::t_worker_of = this;
+    auto open_job = [this]() -> kes::ParallelJob* {
+        for (kes::ParallelJob* j = jobs; j; j = j->link)
+            if (j->has_work()) return j;
+        return nullptr;
+    };
     for (;;) {
         std::function<void()> task;
         {
             std::unique_lock<std::mutex> lock(mutex);
-            work_ready.wait(lock, [this] { return stopping || !queue.empty(); });
+            work_ready.wait(lock, [&] { return stopping || !queue.empty() || open_job() != nullptr; });
+            if (kes::ParallelJob* job = open_job()) {  // parallel_for work first: its caller is waiting
+                ++job->helpers_joined;
+                ++job->helpers_active;
+                lock.unlock();
+                job->participate();
+                lock.lock();
+                if (--job->helpers_active == 0) helper_left.notify_all();
+                continue;
+            }
             if (queue.empty()) return;  // stopping, and everything queued has run
             task = std::move(queue.front());
             queue.pop_front();
@@ -246,22 +272,30 @@ kes_status kes_thread_pool_parallel_for(kes_thread_pool* pool, uint64_t count, u
             fn(user_data, 0, count, 0);
             return KES_OK;
         }
-        auto job = std::make_shared<kes::ParallelJob>();
-        job->fn = fn;
-        job->user_data = user_data;
-        job->count = count;
+        kes::ParallelJob job;
+        job.fn = fn;
+        job.user_data = user_data;
+        job.count = count;
         // ~4 chunks per thread balances uneven ranges without much claiming overhead.
-        job->chunk = std::max<uint64_t>(grain, (count + pool->size * 4 - 1) / (pool->size * 4));
-        const uint64_t chunks = (count + job->chunk - 1) / job->chunk;
-        const uint64_t helpers = std::min<uint64_t>(pool->size - 1, chunks - 1);
-        for (uint64_t i = 0; i < helpers; ++i) {
-            // A helper that starts after the work is gone finds no chunk and returns at once; the
-            // shared_ptr keeps the job alive for it after this call has returned.
-            pool->submit([job] { job->participate(); }, false);
+        job.chunk = std::max<uint64_t>(grain, (count + pool->size * 4 - 1) / (pool->size * 4));
+        const uint64_t chunks = (count + job.chunk - 1) / job.chunk;
+        job.max_helpers = static_cast<uint32_t>(std::min<uint64_t>(pool->size - 1, chunks - 1));
+        {
+            std::lock_guard<std::mutex> lock(pool->mutex);
+            job.link = pool->jobs;
+            pool->jobs = &job;
         }
-        job->participate();
-        std::unique_lock<std::mutex> lock(job->mutex);
-        job->all_done.wait(lock, [&] { return job->finished.load(std::memory_order_acquire) == count; });
+        for (uint32_t i = 0; i < job.max_helpers; ++i) pool->work_ready.notify_one();
+        job.participate();
+        // Every chunk is claimed: close the job to new helpers, then wait for those inside it.
+        std::unique_lock<std::mutex> lock(pool->mutex);
+        for (kes::ParallelJob** j = &pool->jobs; *j; j = &(*j)->link) {
+            if (*j == &job) {
+                *j = job.link;
+                break;
+            }
+        }
+        pool->helper_left.wait(lock, [&] { return job.helpers_active == 0; });
         return KES_OK;
     });
 }

@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "alloc_counter.hpp"
 #include "kestrel/sdk.h"
 
 namespace {
@@ -63,6 +64,23 @@ TEST(ThreadPool, WorkerIndexIsUniqueAmongConcurrentRanges) {
     };
     ASSERT_EQ(kes_thread_pool_parallel_for(g.pool, 60, 1, fn, &s), KES_OK);
     EXPECT_FALSE(s.clash.load());
+}
+
+// Kernels call parallel_for on paths that promise no allocation (engine execute): no thread may
+// allocate for it, neither the caller nor the workers that help.
+TEST(ThreadPool, ParallelForAllocatesNothingOnAnyThread) {
+    PoolGuard g(4);
+    std::vector<std::atomic<int>> hits(10000);
+    auto fn = [](void* user, uint64_t begin, uint64_t end, uint32_t) {
+        auto& h = *static_cast<std::vector<std::atomic<int>>*>(user);
+        for (uint64_t i = begin; i < end; ++i) h[i].fetch_add(1, std::memory_order_relaxed);
+    };
+    ASSERT_EQ(kes_thread_pool_parallel_for(g.pool, hits.size(), 16, fn, &hits), KES_OK);  // warm up
+    kes_test::start_counting_all_threads();
+    for (int round = 0; round < 50; ++round)
+        ASSERT_EQ(kes_thread_pool_parallel_for(g.pool, hits.size(), 16, fn, &hits), KES_OK);
+    EXPECT_EQ(kes_test::stop_counting_all_threads(), 0u);
+    for (auto& h : hits) ASSERT_EQ(h.load(), 51);
 }
 
 TEST(ThreadPool, NestedParallelForRunsInlineWithoutDeadlock) {

@@ -7,7 +7,8 @@
  *
  * parallel_for splits [0, count) into ranges of at least `grain` items; the calling thread works too
  * and the call returns when every range is done. Called from inside a worker (nested parallelism) it
- * runs the whole range inline on that worker instead of deadlocking.
+ * runs the whole range inline on that worker instead of deadlocking. It allocates nothing (the job
+ * lives on the caller's stack), so kernels may use it on paths that promise no allocation.
  *
  * Thread-safety: every function may be called from any thread, concurrently, on one pool, except
  * kes_thread_pool_destroy, which must be the last call on it (it waits for queued tasks first).
