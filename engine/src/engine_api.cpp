@@ -5,15 +5,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
 #include <vector>
 
-#include "kernels.hpp"
 #include "kes/error.hpp"
+#include "kes/file.hpp"
 #include "kes/math.hpp"
 #include "kestrel/engine.h"
 #include "kestrel/trace.h"
@@ -21,24 +24,63 @@
 
 struct kes_model {
     kes::ModelInfo info;
-    const uint8_t* weights = nullptr;  // the 128-byte aligned blob (owned, caller's or mapped)
-    void* owned_weights = nullptr;     // kes_mem_alloc'd
-    void* map = nullptr;               // mmap of the file (KES_MODEL_LOAD_MMAP)
+    std::vector<kes::Program> programs;  // [0]: as written (the largest gear); then the other gears
+    const uint8_t* weights = nullptr;    // the 128-byte aligned blob (owned, caller's or mapped)
+    void* owned_weights = nullptr;       // kes_mem_alloc'd
+    void* map = nullptr;                 // mmap of the file (KES_MODEL_LOAD_MMAP)
     size_t map_size = 0;
     void* work = nullptr;  // caller work memory from a *_with_mem load
     size_t work_size = 0;
 
     ~kes_model() {
+        programs.clear();  // kernels may point into the weights
         kes_mem_free(owned_weights);
         if (map) munmap(map, map_size);
     }
+    const kes::Program* program_for(int64_t batch) const {
+        for (const kes::Program& p : programs)
+            if (p.batch == batch) return &p;
+        return nullptr;
+    }
+};
+
+// The asynchronous queue of a context: one worker thread, started by the first async call, runs
+// jobs in submission order from a fixed ring (no allocation per job).
+struct AsyncJob {
+    std::vector<kes_tensor> inputs, outputs;  // sized at queue creation
+    kes_model_callback callback = nullptr;
+    void* user = nullptr;
 };
 
 struct kes_model_context {
     const kes_model* model = nullptr;
     uint8_t* arena = nullptr;
     void* owned_arena = nullptr;
-    ~kes_model_context() { kes_mem_free(owned_arena); }
+    const kes::Program* program = nullptr;  // the selected gear
+    std::vector<const void*> in_ptrs;       // per-node scratch, sized at creation
+    std::vector<void*> out_ptrs;
+
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::vector<AsyncJob> ring;
+    size_t head = 0, count = 0;  // jobs queued (not yet finished)
+    bool running = false;        // the worker is executing ring[head]
+    bool stop = false;
+    kes_status first_error = KES_OK;
+    std::string first_error_text;
+    std::thread worker;
+
+    ~kes_model_context() {
+        if (worker.joinable()) {
+            {
+                std::lock_guard<std::mutex> lock(mutex);
+                stop = true;
+            }
+            cv.notify_all();
+            worker.join();
+        }
+        kes_mem_free(owned_arena);
+    }
 };
 
 namespace {
@@ -59,6 +101,14 @@ void check_region(const char* what, const void* ptr, size_t size, size_t needed)
     KES_REQUIRE(size >= needed, "%s_size %zu is smaller than the model needs (%zu bytes)", what, size, needed);
 }
 
+// The kernels of every gear: the largest (as written) first.
+void build_programs(kes_model& model) {
+    const kes::ModelInfo& m = model.info;
+    model.programs.push_back(kes::build_program(m, model.weights, m.batch_gears.empty() ? 0 : m.batch_gears.back()));
+    for (size_t g = 0; g + 1 < m.batch_gears.size(); ++g)
+        model.programs.push_back(kes::build_program(m, model.weights, m.batch_gears[g]));
+}
+
 // Verifies the bytes and copies the weights into `weight` (or engine memory when NULL).
 std::unique_ptr<kes_model> load(const uint8_t* data, size_t size, void* work, size_t work_size, void* weight,
                                 size_t weight_size) {
@@ -69,29 +119,23 @@ std::unique_ptr<kes_model> load(const uint8_t* data, size_t size, void* work, si
     check_region("weight", weight, weight_size, weight_bytes(m));
     model->work = work;
     model->work_size = work_size;
-    if (m.weights_size == 0) return model;
-    if (!weight) {
-        if (kes_mem_alloc(KES_MEM_HOST, weight_bytes(m), &model->owned_weights) != KES_OK)
-            KES_FAIL(KES_ERR_OUT_OF_MEMORY, "cannot allocate %zu weight bytes", weight_bytes(m));
-        weight = model->owned_weights;
+    if (m.weights_size != 0) {
+        if (!weight) {
+            if (kes_mem_alloc(KES_MEM_HOST, weight_bytes(m), &model->owned_weights) != KES_OK)
+                KES_FAIL(KES_ERR_OUT_OF_MEMORY, "cannot allocate %zu weight bytes", weight_bytes(m));
+            weight = model->owned_weights;
+        }
+        std::memcpy(weight, data + m.weights_offset, weight_bytes(m));
+        model->weights = static_cast<const uint8_t*>(weight);
     }
-    std::memcpy(weight, data + m.weights_offset, weight_bytes(m));
-    model->weights = static_cast<const uint8_t*>(weight);
+    build_programs(*model);
     return model;
-}
-
-std::vector<uint8_t> read_file(const char* path) {
-    KES_REQUIRE_NOT_NULL(path);
-    std::ifstream in(path, std::ios::binary);
-    if (!in) KES_FAIL(KES_ERR_IO, "cannot open '%s': %s", path, std::strerror(errno));
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (in.bad()) KES_FAIL(KES_ERR_IO, "cannot read '%s'", path);
-    return bytes;
 }
 
 std::unique_ptr<kes_model> load_mapped(const char* path) {
     const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) KES_FAIL(KES_ERR_IO, "cannot open '%s': %s", path, std::strerror(errno));
+    if (fd < 0)
+        KES_FAIL(errno == ENOENT ? KES_ERR_NOT_FOUND : KES_ERR_IO, "cannot open '%s': %s", path, std::strerror(errno));
     struct stat st {};
     if (fstat(fd, &st) != 0 || st.st_size <= 0) {
         ::close(fd);
@@ -107,6 +151,7 @@ std::unique_ptr<kes_model> load_mapped(const char* path) {
     const auto* bytes = static_cast<const uint8_t*>(map);
     model->info = kes::parse_kom(bytes, size);
     model->weights = model->info.weights_size ? bytes + model->info.weights_offset : nullptr;
+    build_programs(*model);
     return model;
 }
 
@@ -114,9 +159,9 @@ void describe(const kes::TensorInfo& t, kes_tensor* out) {
     std::memset(out, 0, sizeof *out);
     out->dtype = t.dtype;
     out->layout = t.layout;
-    out->ndim = t.ndim;
+    out->ndim = static_cast<uint32_t>(t.shape.size());
     int64_t stride = 1;
-    for (uint32_t d = t.ndim; d-- > 0;) {
+    for (size_t d = t.shape.size(); d-- > 0;) {
         out->shape[d] = t.shape[d];
         out->strides[d] = stride;
         stride *= t.shape[d] > 1 ? t.shape[d] : 1;
@@ -124,55 +169,93 @@ void describe(const kes::TensorInfo& t, kes_tensor* out) {
     out->size = static_cast<size_t>(t.bytes);
 }
 
-// Checks a caller tensor against the model's tensor `t` without allocating (except to report).
-void check_io(const char* what, size_t i, const kes::TensorInfo& t, const kes_tensor& x) {
-    KES_REQUIRE(kes::enum_value(x.dtype) == KES_F32, "%s[%zu] (%s): dtype must be f32", what, i, t.name.c_str());
-    bool same = x.ndim == t.ndim;
-    for (uint32_t d = 0; same && d < t.ndim; ++d) same = x.shape[d] == t.shape[d];
-    KES_REQUIRE(same, "%s[%zu] (%s): shape differs from the model's (ndim %u, want %u)", what, i, t.name.c_str(),
-                x.ndim, t.ndim);
+// Checks a caller tensor against the model's tensor `t` at the selected gear, without allocating
+// (except to report).
+void check_io(const char* what, size_t i, const kes::TensorInfo& t, const kes::Shape& shape, uint64_t bytes,
+              const kes_tensor& x) {
+    KES_REQUIRE(kes::enum_value(x.dtype) == t.dtype, "%s[%zu] (%s): dtype must be %s", what, i, t.name.c_str(),
+                kes_dtype_name(t.dtype));
+    bool same = x.ndim == shape.size();
+    for (size_t d = 0; same && d < shape.size(); ++d) same = x.shape[d] == shape[d];
+    KES_REQUIRE(same, "%s[%zu] (%s): shape differs from the model's %s", what, i, t.name.c_str(),
+                kes::shape_string(shape).c_str());
     KES_REQUIRE(kes_tensor_is_contiguous(&x), "%s[%zu] (%s): must be contiguous", what, i, t.name.c_str());
-    KES_REQUIRE(x.size >= t.bytes, "%s[%zu] (%s): size %zu < %llu bytes", what, i, t.name.c_str(), x.size,
-                static_cast<unsigned long long>(t.bytes));
-    KES_REQUIRE(x.data != nullptr || t.bytes == 0, "%s[%zu] (%s): data is NULL", what, i, t.name.c_str());
+    KES_REQUIRE(x.size >= bytes, "%s[%zu] (%s): size %zu < %llu bytes", what, i, t.name.c_str(), x.size,
+                static_cast<unsigned long long>(bytes));
+    KES_REQUIRE(x.data != nullptr || bytes == 0, "%s[%zu] (%s): data is NULL", what, i, t.name.c_str());
 }
 
 void run(kes_model_context* ctx) {
     const kes_model& model = *ctx->model;
     const kes::ModelInfo& m = model.info;
-    auto ptr = [&](int32_t t) -> float* {
+    const kes::Program& p = *ctx->program;
+    auto ptr = [&](int32_t t) -> void* {
+        if (t < 0) return nullptr;
         const kes::TensorInfo& ti = m.tensors[static_cast<size_t>(t)];
-        // Weights are read-only: kernels take them through const parameters only.
+        // Weights are read-only: kernels receive them through const pointers only.
         const uint8_t* base = ti.weight >= 0 ? model.weights : ctx->arena;
-        return reinterpret_cast<float*>(const_cast<uint8_t*>(base) + ti.offset);
+        return const_cast<uint8_t*>(base) + ti.offset;
     };
-    for (const kes::NodeInfo& n : m.nodes) {
-        const kes::TensorInfo& out = m.tensors[static_cast<size_t>(n.output)];
-        const kes::TensorInfo& in0 = m.tensors[static_cast<size_t>(n.inputs[0])];
-        float* po = ptr(n.output);
-        const float* p0 = ptr(n.inputs[0]);
-        switch (n.op) {
-            case kes::Op::Add:
-            case kes::Op::Sub:
-            case kes::Op::Mul:
-                kes::kernel_binary(n.op, in0, p0, m.tensors[static_cast<size_t>(n.inputs[1])], ptr(n.inputs[1]), out,
-                                   po, n.fused_relu);
-                break;
-            case kes::Op::Relu:
-            case kes::Op::Abs:
-            case kes::Op::Reshape: kes::kernel_unary(n.op, out.elements, p0, po); break;
-            case kes::Op::Conv2D:
-                kes::kernel_conv2d(n, in0, p0, m.tensors[static_cast<size_t>(n.inputs[1])], ptr(n.inputs[1]),
-                                   n.input_count == 3 ? ptr(n.inputs[2]) : nullptr, out, po);
-                break;
-            case kes::Op::FullyConnected:
-                kes::kernel_fully_connected(in0, p0, m.tensors[static_cast<size_t>(n.inputs[1])], ptr(n.inputs[1]),
-                                            n.input_count == 3 ? ptr(n.inputs[2]) : nullptr, po, n.fused_relu);
-                break;
-            case kes::Op::MatMul:
-                kes::kernel_matmul(in0, p0, m.tensors[static_cast<size_t>(n.inputs[1])], ptr(n.inputs[1]), po);
-                break;
+    for (size_t i = 0; i < m.nodes.size(); ++i) {
+        const kes::NodeInfo& n = m.nodes[i];
+        for (size_t k = 0; k < n.inputs.size(); ++k) ctx->in_ptrs[k] = ptr(n.inputs[k]);
+        for (size_t k = 0; k < n.outputs.size(); ++k) ctx->out_ptrs[k] = ptr(n.outputs[k]);
+        p.kernels[i]->run(ctx->in_ptrs.data(), ctx->out_ptrs.data());
+    }
+}
+
+// The synchronous body shared by kes_model_execute and the async worker.
+void execute(kes_model_context* context, const kes_tensor* inputs, size_t input_count, kes_tensor* outputs,
+             size_t output_count) {
+    const kes::ModelInfo& m = context->model->info;
+    const kes::Program& p = *context->program;
+    KES_REQUIRE(input_count == m.inputs.size(), "input_count is %zu, the model has %zu inputs", input_count,
+                m.inputs.size());
+    KES_REQUIRE(output_count == m.outputs.size(), "output_count is %zu, the model has %zu outputs", output_count,
+                m.outputs.size());
+    KES_REQUIRE(inputs != nullptr || input_count == 0, "inputs is NULL");
+    KES_REQUIRE(outputs != nullptr, "outputs is NULL");
+    for (size_t i = 0; i < input_count; ++i) {
+        const size_t t = static_cast<size_t>(m.inputs[i]);
+        check_io("inputs", i, m.tensors[t], p.shapes[t], p.bytes[t], inputs[i]);
+    }
+    for (size_t i = 0; i < output_count; ++i) {
+        const size_t t = static_cast<size_t>(m.outputs[i]);
+        check_io("outputs", i, m.tensors[t], p.shapes[t], p.bytes[t], outputs[i]);
+    }
+    for (size_t i = 0; i < input_count; ++i) {
+        const size_t t = static_cast<size_t>(m.inputs[i]);
+        if (p.bytes[t]) std::memcpy(context->arena + m.tensors[t].offset, inputs[i].data, p.bytes[t]);
+    }
+    run(context);
+    for (size_t i = 0; i < output_count; ++i) {
+        const size_t t = static_cast<size_t>(m.outputs[i]);
+        if (p.bytes[t]) std::memcpy(outputs[i].data, context->arena + m.tensors[t].offset, p.bytes[t]);
+    }
+}
+
+void worker_loop(kes_model_context* ctx) {
+    std::unique_lock<std::mutex> lock(ctx->mutex);
+    for (;;) {
+        ctx->cv.wait(lock, [&] { return ctx->stop || ctx->count > 0; });
+        if (ctx->count == 0) return;  // stop requested and the queue is drained
+        AsyncJob& job = ctx->ring[ctx->head];
+        ctx->running = true;
+        lock.unlock();
+        const kes_status st = kes::guard("kes_model_execute_async", [&] {
+            execute(ctx, job.inputs.data(), job.inputs.size(), job.outputs.data(), job.outputs.size());
+            return KES_OK;
+        });
+        if (job.callback) job.callback(st, st == KES_OK ? "" : kes_last_error(), job.user);
+        lock.lock();
+        if (st != KES_OK && ctx->first_error == KES_OK) {
+            ctx->first_error = st;
+            ctx->first_error_text = kes_last_error();
         }
+        ctx->running = false;
+        ctx->head = (ctx->head + 1) % ctx->ring.size();
+        --ctx->count;
+        ctx->cv.notify_all();
     }
 }
 
@@ -223,7 +306,7 @@ kes_status kes_model_query_size_from_file(const char* path, size_t* out_work_byt
     return kes::guard(__func__, [&] {
         KES_REQUIRE_NOT_NULL(out_work_bytes);
         KES_REQUIRE_NOT_NULL(out_weight_bytes);
-        const std::vector<uint8_t> bytes = read_file(path);
+        const std::vector<uint8_t> bytes = kes::read_file(path);
         const kes::ModelInfo m = kes::parse_kom(bytes.data(), bytes.size());
         *out_work_bytes = arena_bytes(m);
         *out_weight_bytes = weight_bytes(m);
@@ -254,7 +337,7 @@ kes_status kes_model_load_from_file(const char* path, uint32_t flags, kes_model*
         if (flags & KES_MODEL_LOAD_MMAP) {
             *out_model = load_mapped(path).release();
         } else {
-            const std::vector<uint8_t> bytes = read_file(path);
+            const std::vector<uint8_t> bytes = kes::read_file(path);
             *out_model = load(bytes.data(), bytes.size(), nullptr, 0, nullptr, 0).release();
         }
         return KES_OK;
@@ -266,7 +349,7 @@ kes_status kes_model_load_from_file_with_mem(const char* path, void* work, size_
     return kes::guard(__func__, [&] {
         KES_REQUIRE_NOT_NULL(out_model);
         *out_model = nullptr;
-        const std::vector<uint8_t> bytes = read_file(path);
+        const std::vector<uint8_t> bytes = kes::read_file(path);
         *out_model = load(bytes.data(), bytes.size(), work, work_size, weight, weight_size).release();
         return KES_OK;
     });
@@ -373,6 +456,9 @@ kes_status kes_model_context_create(const kes_model* model, void* work, size_t w
             work = ctx->owned_arena;
         }
         ctx->arena = static_cast<uint8_t*>(work);
+        ctx->program = &model->programs.front();
+        ctx->in_ptrs.assign(model->info.max_node_inputs, nullptr);
+        ctx->out_ptrs.assign(model->info.max_node_outputs, nullptr);
         *out_context = ctx.release();
         return KES_OK;
     });
@@ -387,24 +473,101 @@ kes_status kes_model_execute(kes_model_context* context, const kes_tensor* input
     return kes::guard(__func__, [&] {
         kes::TraceScope span("engine", "model_execute");
         KES_REQUIRE_NOT_NULL(context);
+        {
+            std::lock_guard<std::mutex> lock(context->mutex);
+            KES_REQUIRE(context->count == 0, "the context has asynchronous work queued: kes_model_context_wait first");
+        }
+        execute(context, inputs, input_count, outputs, output_count);
+        return KES_OK;
+    });
+}
+
+kes_status kes_model_execute_async(kes_model_context* context, const kes_tensor* inputs, size_t input_count,
+                                   kes_tensor* outputs, size_t output_count, kes_model_callback callback,
+                                   void* user_data) {
+    return kes::guard(__func__, [&] {
+        KES_REQUIRE_NOT_NULL(context);
         const kes::ModelInfo& m = context->model->info;
         KES_REQUIRE(input_count == m.inputs.size(), "input_count is %zu, the model has %zu inputs", input_count,
                     m.inputs.size());
         KES_REQUIRE(output_count == m.outputs.size(), "output_count is %zu, the model has %zu outputs", output_count,
                     m.outputs.size());
-        KES_REQUIRE(inputs != nullptr, "inputs is NULL");
+        KES_REQUIRE(inputs != nullptr || input_count == 0, "inputs is NULL");
         KES_REQUIRE(outputs != nullptr, "outputs is NULL");
-        for (size_t i = 0; i < input_count; ++i) check_io("inputs", i, m.tensors[m.inputs[i]], inputs[i]);
-        for (size_t i = 0; i < output_count; ++i) check_io("outputs", i, m.tensors[m.outputs[i]], outputs[i]);
-        for (size_t i = 0; i < input_count; ++i) {
-            const kes::TensorInfo& t = m.tensors[m.inputs[i]];
-            if (t.bytes) std::memcpy(context->arena + t.offset, inputs[i].data, t.bytes);
+        std::unique_lock<std::mutex> lock(context->mutex);
+        if (context->ring.empty()) {  // first async call: the queue and its worker
+            context->ring.resize(KES_MODEL_ASYNC_QUEUE_DEPTH);
+            for (AsyncJob& job : context->ring) {
+                job.inputs.resize(input_count);
+                job.outputs.resize(output_count);
+            }
+            context->worker = std::thread(worker_loop, context);
         }
-        run(context);
-        for (size_t i = 0; i < output_count; ++i) {
-            const kes::TensorInfo& t = m.tensors[m.outputs[i]];
-            if (t.bytes) std::memcpy(outputs[i].data, context->arena + t.offset, t.bytes);
+        if (context->count == context->ring.size())
+            KES_FAIL(KES_ERR_BUSY, "the context's queue is full (%zu jobs): kes_model_context_wait first",
+                     context->ring.size());
+        AsyncJob& job = context->ring[(context->head + context->count) % context->ring.size()];
+        std::copy(inputs, inputs + input_count, job.inputs.begin());
+        std::copy(outputs, outputs + output_count, job.outputs.begin());
+        job.callback = callback;
+        job.user = user_data;
+        ++context->count;
+        context->cv.notify_all();
+        return KES_OK;
+    });
+}
+
+kes_status kes_model_context_wait(kes_model_context* context) {
+    return kes::guard(__func__, [&] {
+        KES_REQUIRE_NOT_NULL(context);
+        std::unique_lock<std::mutex> lock(context->mutex);
+        context->cv.wait(lock, [&] { return context->count == 0; });
+        const kes_status st = context->first_error;
+        const std::string text = context->first_error_text;
+        context->first_error = KES_OK;
+        context->first_error_text.clear();
+        if (st != KES_OK) KES_FAIL(st, "an asynchronous execution failed: %s", text.c_str());
+        return KES_OK;
+    });
+}
+
+kes_status kes_model_batch_gears(const kes_model* model, int64_t* out_gears, size_t capacity, size_t* out_count) {
+    return kes::guard(__func__, [&] {
+        KES_REQUIRE_NOT_NULL(model);
+        KES_REQUIRE_NOT_NULL(out_count);
+        const std::vector<int64_t>& gears = model->info.batch_gears;
+        *out_count = gears.size();
+        KES_REQUIRE(out_gears != nullptr || capacity == 0, "out_gears is NULL");
+        for (size_t i = 0; i < gears.size() && i < capacity; ++i) out_gears[i] = gears[i];
+        return KES_OK;
+    });
+}
+
+kes_status kes_model_context_set_batch(kes_model_context* context, int64_t batch) {
+    return kes::guard(__func__, [&] {
+        KES_REQUIRE_NOT_NULL(context);
+        const kes_model& model = *context->model;
+        if (model.info.batch_gears.empty()) {
+            KES_REQUIRE(batch == 0, "the model has a static batch: set_batch takes 0 only (got %lld)",
+                        static_cast<long long>(batch));
+            return KES_OK;
         }
+        const kes::Program* p = batch == 0 ? &model.programs.front() : model.program_for(batch);
+        KES_REQUIRE(p != nullptr, "batch %lld is not one of the model's gears", static_cast<long long>(batch));
+        std::lock_guard<std::mutex> lock(context->mutex);
+        KES_REQUIRE(context->count == 0, "the context has asynchronous work queued: kes_model_context_wait first");
+        context->program = p;
+        return KES_OK;
+    });
+}
+
+kes_status kes_model_input_aipp(const kes_model* model, size_t index, const char** out_config) {
+    return kes::guard(__func__, [&] {
+        KES_REQUIRE_NOT_NULL(out_config);
+        io_tensor(model, true, index);  // range check
+        *out_config = nullptr;
+        for (const auto& [input, text] : model->info.aipp)
+            if (input == index) *out_config = text.c_str();
         return KES_OK;
     });
 }

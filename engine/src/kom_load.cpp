@@ -17,7 +17,7 @@ namespace kes {
 
 namespace {
 
-constexpr uint32_t kFormatVersion = 1;
+constexpr uint32_t kFormatVersion = 2;
 constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 40;  // also caps the arena: far above any board
 constexpr size_t kMaxTensors = size_t{1} << 20;
 
@@ -39,106 +39,14 @@ bool known_dtype(int64_t v) {
     return (v >= 0 && v <= 4) || (v >= 6 && v <= 12);
 }
 
-// Shape of the numpy broadcast of a and b; false if they do not broadcast.
-bool broadcast_shape(const TensorInfo& a, const TensorInfo& b, uint32_t* ndim, int64_t* shape) {
-    *ndim = std::max(a.ndim, b.ndim);
-    for (uint32_t i = 0; i < *ndim; ++i) {
-        const int64_t da = i < *ndim - a.ndim ? 1 : a.shape[i - (*ndim - a.ndim)];
-        const int64_t db = i < *ndim - b.ndim ? 1 : b.shape[i - (*ndim - b.ndim)];
-        if (da != db && da != 1 && db != 1) return false;
-        shape[i] = da == 1 ? db : da;
-    }
-    return true;
-}
-
-bool same_shape(const TensorInfo& t, uint32_t ndim, const int64_t* shape) {
-    if (t.ndim != ndim) return false;
-    for (uint32_t i = 0; i < ndim; ++i)
-        if (t.shape[i] != shape[i]) return false;
-    return true;
-}
-
-void check_node_shapes(const ModelInfo& m, const NodeInfo& n, size_t index) {
-    const char* name = n.name.c_str();
-    const TensorInfo& out = m.tensors[n.output];
-    auto in = [&](uint32_t i) -> const TensorInfo& { return m.tensors[n.inputs[i]]; };
-    switch (n.op) {
-        case Op::Add:
-        case Op::Sub:
-        case Op::Mul: {
-            uint32_t nd = 0;
-            int64_t shape[KES_TENSOR_MAX_DIMS];
-            if (!broadcast_shape(in(0), in(1), &nd, shape))
-                CORRUPT("node %zu (%s): input shapes do not broadcast", index, name);
-            if (!same_shape(out, nd, shape))
-                CORRUPT("node %zu (%s): output shape is not the broadcast of the inputs", index, name);
-            break;
-        }
-        case Op::Relu:
-        case Op::Abs:
-            if (!same_shape(out, in(0).ndim, in(0).shape))
-                CORRUPT("node %zu (%s): output shape differs from the input", index, name);
-            break;
-        case Op::Reshape:
-            if (out.elements != in(0).elements)
-                CORRUPT("node %zu (%s): reshape changes the element count (%llu -> %llu)", index, name,
-                        static_cast<unsigned long long>(in(0).elements), static_cast<unsigned long long>(out.elements));
-            break;
-        case Op::Conv2D: {
-            const TensorInfo& x = in(0);
-            const TensorInfo& f = in(1);
-            if (x.ndim != 4 || f.ndim != 4 || out.ndim != 4)
-                CORRUPT("node %zu (%s): Conv2D needs 4-d NHWC input, OHWI filter and output", index, name);
-            if (f.shape[3] != x.shape[3])
-                CORRUPT("node %zu (%s): filter Cin %lld != input C %lld", index, name,
-                        static_cast<long long>(f.shape[3]), static_cast<long long>(x.shape[3]));
-            if (n.stride_h < 1 || n.stride_w < 1 || n.dilation_h < 1 || n.dilation_w < 1 || n.pad_top < 0 ||
-                n.pad_left < 0 || n.pad_bottom < 0 || n.pad_right < 0)
-                CORRUPT("node %zu (%s): Conv2D strides and dilations must be >= 1, pads >= 0", index, name);
-            if (n.input_count == 3) {
-                const TensorInfo& b = in(2);
-                if (b.ndim != 1 || b.shape[0] != f.shape[0]) CORRUPT("node %zu (%s): bias must be [Cout]", index, name);
-            }
-            // Dims are < 2^31 (checked per tensor) and attributes are int32: no int64 overflow here.
-            const int64_t eh = int64_t{n.dilation_h} * (f.shape[1] - 1) + 1;
-            const int64_t ew = int64_t{n.dilation_w} * (f.shape[2] - 1) + 1;
-            const int64_t ph = x.shape[1] + n.pad_top + n.pad_bottom - eh;
-            const int64_t pw = x.shape[2] + n.pad_left + n.pad_right - ew;
-            if (f.shape[1] < 1 || f.shape[2] < 1 || ph < 0 || pw < 0)
-                CORRUPT("node %zu (%s): Conv2D kernel larger than the padded input", index, name);
-            const int64_t expect[4] = {x.shape[0], ph / n.stride_h + 1, pw / n.stride_w + 1, f.shape[0]};
-            if (!same_shape(out, 4, expect))
-                CORRUPT("node %zu (%s): Conv2D output shape should be [%lld,%lld,%lld,%lld]", index, name,
-                        static_cast<long long>(expect[0]), static_cast<long long>(expect[1]),
-                        static_cast<long long>(expect[2]), static_cast<long long>(expect[3]));
-            break;
-        }
-        case Op::FullyConnected: {
-            const TensorInfo& x = in(0);
-            const TensorInfo& w = in(1);
-            if (x.ndim != 2 || w.ndim != 2 || w.shape[1] != x.shape[1])
-                CORRUPT("node %zu (%s): FullyConnected needs input [N,K] and weights [Cout,K]", index, name);
-            if (n.input_count == 3 && (in(2).ndim != 1 || in(2).shape[0] != w.shape[0]))
-                CORRUPT("node %zu (%s): bias must be [Cout]", index, name);
-            const int64_t expect[2] = {x.shape[0], w.shape[0]};
-            if (!same_shape(out, 2, expect)) CORRUPT("node %zu (%s): output must be [N,Cout]", index, name);
-            break;
-        }
-        case Op::MatMul: {
-            const TensorInfo& a = in(0);
-            const TensorInfo& b = in(1);
-            if (a.ndim != 2 || b.ndim != 2 || a.shape[1] != b.shape[0])
-                CORRUPT("node %zu (%s): MatMul needs [M,K] x [K,N]", index, name);
-            const int64_t expect[2] = {a.shape[0], b.shape[1]};
-            if (!same_shape(out, 2, expect)) CORRUPT("node %zu (%s): output must be [M,N]", index, name);
-            break;
-        }
-    }
+bool is_view_op(const std::string& op) {
+    return op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity";
 }
 
 // The plan must never give two tensors live at the same step overlapping bytes, or a kernel would read
 // what another just wrote. The one sharing allowed is a Reshape whose output sits exactly on its
-// input (the no-copy alias the builder plans); such tensors form one group with the union lifetime.
+// input (the no-copy alias the writer plans for views: Reshape, Flatten, Squeeze, Unsqueeze,
+// Identity); such tensors form one group with the union lifetime.
 // Lifetimes: graph inputs appear at step 0, node i runs at step i + 1, graph outputs live to the end.
 void check_plan_overlaps(const ModelInfo& m) {
     const size_t nt = m.tensors.size();
@@ -157,12 +65,15 @@ void check_plan_overlaps(const ModelInfo& m) {
     for (size_t i = 0; i < m.nodes.size(); ++i) {
         const NodeInfo& n = m.nodes[i];
         const int64_t step = static_cast<int64_t>(i) + 1;
-        for (uint32_t k = 0; k < n.input_count; ++k) touch(static_cast<size_t>(n.inputs[k]), step);
-        touch(static_cast<size_t>(n.output), step);
-        const TensorInfo& in = m.tensors[static_cast<size_t>(n.inputs[0])];
-        const TensorInfo& out = m.tensors[static_cast<size_t>(n.output)];
-        if (n.op == Op::Reshape && in.weight < 0 && in.offset == out.offset)
-            group[root(static_cast<size_t>(n.output))] = root(static_cast<size_t>(n.inputs[0]));
+        for (int32_t t : n.inputs)
+            if (t >= 0) touch(static_cast<size_t>(t), step);
+        for (int32_t t : n.outputs) touch(static_cast<size_t>(t), step);
+        if (is_view_op(n.op) && !n.inputs.empty() && n.inputs[0] >= 0 && n.outputs.size() == 1) {
+            const TensorInfo& in = m.tensors[static_cast<size_t>(n.inputs[0])];
+            const TensorInfo& out = m.tensors[static_cast<size_t>(n.outputs[0])];
+            if (in.weight < 0 && in.offset == out.offset)
+                group[root(static_cast<size_t>(n.outputs[0]))] = root(static_cast<size_t>(n.inputs[0]));
+        }
     }
     for (int32_t t : m.outputs) touch(static_cast<size_t>(t), static_cast<int64_t>(m.nodes.size()) + 1);
 
@@ -274,13 +185,14 @@ ModelInfo parse_kom(const uint8_t* data, size_t size) {
         ti.layout = static_cast<kes_layout>(layout);
         const auto* shape = t->shape();
         require_aligned8(shape, "tensor shape");
-        ti.ndim = shape ? shape->size() : 0;
-        if (ti.ndim > KES_TENSOR_MAX_DIMS)
-            CORRUPT("model: tensor %zu (%s) has %u dims (limit %d)", i, ti.name.c_str(), ti.ndim, KES_TENSOR_MAX_DIMS);
-        if (ti.layout != KES_LAYOUT_ND && ti.ndim != 4)
-            CORRUPT("model: tensor %zu (%s) is NCHW/NHWC with %u dims", i, ti.name.c_str(), ti.ndim);
+        const uint32_t ndim = shape ? shape->size() : 0;
+        if (ndim > KES_TENSOR_MAX_DIMS)
+            CORRUPT("model: tensor %zu (%s) has %u dims (limit %d)", i, ti.name.c_str(), ndim, KES_TENSOR_MAX_DIMS);
+        if (ti.layout != KES_LAYOUT_ND && ndim != 4)
+            CORRUPT("model: tensor %zu (%s) is NCHW/NHWC with %u dims", i, ti.name.c_str(), ndim);
+        ti.shape.resize(ndim);
         ti.elements = 1;
-        for (uint32_t d = 0; d < ti.ndim; ++d) {
+        for (uint32_t d = 0; d < ndim; ++d) {
             ti.shape[d] = shape->Get(d);
             if (ti.shape[d] < 0 || ti.shape[d] > INT32_MAX)
                 CORRUPT("model: tensor %zu (%s) dim %u is %lld (must be 0..2^31-1)", i, ti.name.c_str(), d,
@@ -290,6 +202,12 @@ ModelInfo parse_kom(const uint8_t* data, size_t size) {
                 CORRUPT("model: tensor %zu (%s) has too many elements", i, ti.name.c_str());
         }
         ti.bytes = ti.elements * kes_dtype_size(ti.dtype);
+        if (const kom::Quantization* q = t->quant()) {
+            require_aligned8(q->zero_point(), "zero point");
+            if (q->scale()) ti.quant.scale.assign(q->scale()->begin(), q->scale()->end());
+            if (q->zero_point()) ti.quant.zero_point.assign(q->zero_point()->begin(), q->zero_point()->end());
+            ti.quant.axis = q->axis();
+        }
         if (ti.bytes > kMaxTensorBytes) CORRUPT("model: tensor %zu (%s) is larger than 2^40 bytes", i, ti.name.c_str());
         ti.weight = t->weight();
         if (ti.weight >= 0) {
@@ -328,9 +246,6 @@ ModelInfo parse_kom(const uint8_t* data, size_t size) {
                 CORRUPT("model: graph %s %u is tensor %d of %zu", what, i, t, m.tensors.size());
             if (m.tensors[t].weight >= 0)
                 CORRUPT("model: graph %s %u (%s) is a weight", what, i, m.tensors[t].name.c_str());
-            if (m.tensors[t].dtype != KES_F32)
-                fail(KES_ERR_UNSUPPORTED, "model: graph %s %u (%s) is %s; this build executes f32", what, i,
-                     m.tensors[t].name.c_str(), kes_dtype_name(m.tensors[t].dtype));
             dst.push_back(t);
         }
     };
@@ -349,87 +264,99 @@ ModelInfo parse_kom(const uint8_t* data, size_t size) {
         const kom::Node* fn = nodes->Get(static_cast<flatbuffers::uoffset_t>(i));
         NodeInfo& n = m.nodes[i];
         n.name = str_or_empty(fn->name());
+        n.op = fn->op()->str();  // required: the verifier guarantees it
         const char* name = n.name.c_str();
-        const auto op = static_cast<uint16_t>(fn->op());
-        if (op < 1 || op > static_cast<uint16_t>(Op::MatMul))
-            fail(KES_ERR_UNSUPPORTED, "model: node %zu (%s) has op %u, unknown to this build", i, name, op);
-        n.op = static_cast<Op>(op);
-        uint32_t min_in = 1, max_in = 1;
-        switch (n.op) {
-            case Op::Add:
-            case Op::Sub:
-            case Op::Mul:
-            case Op::MatMul: min_in = max_in = 2; break;
-            case Op::Conv2D:
-            case Op::FullyConnected: min_in = 2, max_in = 3; break;
-            default: break;
-        }
+        n.def = find_op(n.op);
+        if (!n.def)
+            fail(KES_ERR_UNSUPPORTED, "model: node %zu (%s) has op '%s', unknown to this build", i, name, n.op.c_str());
         const auto* ins = fn->inputs();
         const auto* outs = fn->outputs();
-        n.input_count = ins ? ins->size() : 0;
-        if (n.input_count < min_in || n.input_count > max_in)
-            CORRUPT("model: node %zu (%s) has %u inputs (expected %u..%u)", i, name, n.input_count, min_in, max_in);
-        if (!outs || outs->size() != 1) CORRUPT("model: node %zu (%s) must have exactly one output", i, name);
-        for (uint32_t k = 0; k < n.input_count; ++k) {
-            const int32_t t = ins->Get(k);
+        const size_t input_count = ins ? ins->size() : 0;
+        const size_t output_count = outs ? outs->size() : 0;
+        if (input_count < n.def->min_inputs || input_count > n.def->max_inputs)
+            CORRUPT("model: node %zu (%s) has %zu inputs (%s takes %zu..%zu)", i, name, input_count, n.def->name,
+                    n.def->min_inputs, n.def->max_inputs);
+        if (output_count < n.def->min_outputs || output_count > n.def->max_outputs)
+            CORRUPT("model: node %zu (%s) has %zu outputs (%s gives %zu..%zu)", i, name, output_count, n.def->name,
+                    n.def->min_outputs, n.def->max_outputs);
+        for (size_t k = 0; k < input_count; ++k) {
+            const int32_t t = ins->Get(static_cast<flatbuffers::uoffset_t>(k));
+            if (t == -1 && k >= n.def->min_inputs) {
+                n.inputs.push_back(-1);
+                continue;
+            }
             if (t < 0 || static_cast<size_t>(t) >= m.tensors.size())
-                CORRUPT("model: node %zu (%s) input %u is tensor %d of %zu", i, name, k, t, m.tensors.size());
+                CORRUPT("model: node %zu (%s) input %zu is tensor %d of %zu", i, name, k, t, m.tensors.size());
             if (state[t] != kAvailable)
                 CORRUPT("model: node %zu (%s) reads tensor %d (%s) that no earlier node produces", i, name, t,
                         m.tensors[t].name.c_str());
-            n.inputs[k] = t;
+            n.inputs.push_back(t);
         }
-        const int32_t o = outs->Get(0);
-        if (o < 0 || static_cast<size_t>(o) >= m.tensors.size())
-            CORRUPT("model: node %zu (%s) output is tensor %d of %zu", i, name, o, m.tensors.size());
-        if (state[o] != kUnset)
-            CORRUPT("model: node %zu (%s) writes tensor %d (%s), which is a weight, an input or already produced", i,
-                    name, o, m.tensors[o].name.c_str());
-        state[o] = kAvailable;
-        n.output = o;
-        for (uint32_t k = 0; k < n.input_count; ++k)
-            if (m.tensors[n.inputs[k]].dtype != KES_F32)
-                fail(KES_ERR_UNSUPPORTED, "model: node %zu (%s) input %u is %s; this build executes f32", i, name, k,
-                     kes_dtype_name(m.tensors[n.inputs[k]].dtype));
-        if (m.tensors[o].dtype != KES_F32)
-            fail(KES_ERR_UNSUPPORTED, "model: node %zu (%s) output is %s; this build executes f32", i, name,
-                 kes_dtype_name(m.tensors[o].dtype));
-
-        // Attributes: the union's type must fit the op, and a typed union must carry its table.
-        if (fn->attrs_type() != kom::OpAttrs::NONE && fn->attrs() == nullptr)
-            CORRUPT("model: node %zu (%s) has an attribute type but no attribute table", i, name);
-        switch (fn->attrs_type()) {
-            case kom::OpAttrs::NONE:
-                if (n.op == Op::Conv2D) CORRUPT("model: node %zu (%s): Conv2D needs Conv2DAttrs", i, name);
-                break;
-            case kom::OpAttrs::ElementwiseAttrs:
-                if (n.op != Op::Add && n.op != Op::Sub && n.op != Op::Mul)
-                    CORRUPT("model: node %zu (%s): ElementwiseAttrs on a non-elementwise op", i, name);
-                n.fused_relu = fn->attrs_as_ElementwiseAttrs()->activation() == kom::FusedActivation::Relu;
-                break;
-            case kom::OpAttrs::Conv2DAttrs: {
-                if (n.op != Op::Conv2D) CORRUPT("model: node %zu (%s): Conv2DAttrs on a non-Conv2D op", i, name);
-                const kom::Conv2DAttrs* a = fn->attrs_as_Conv2DAttrs();
-                n.stride_h = a->stride_h(), n.stride_w = a->stride_w();
-                n.dilation_h = a->dilation_h(), n.dilation_w = a->dilation_w();
-                n.pad_top = a->pad_top(), n.pad_left = a->pad_left();
-                n.pad_bottom = a->pad_bottom(), n.pad_right = a->pad_right();
-                n.fused_relu = a->activation() == kom::FusedActivation::Relu;
-                break;
+        for (size_t k = 0; k < output_count; ++k) {
+            const int32_t o = outs->Get(static_cast<flatbuffers::uoffset_t>(k));
+            if (o < 0 || static_cast<size_t>(o) >= m.tensors.size())
+                CORRUPT("model: node %zu (%s) output %zu is tensor %d of %zu", i, name, k, o, m.tensors.size());
+            if (state[o] != kUnset)
+                CORRUPT("model: node %zu (%s) writes tensor %d (%s), which is a weight, an input or already produced",
+                        i, name, o, m.tensors[o].name.c_str());
+            state[o] = kAvailable;
+            n.outputs.push_back(o);
+        }
+        m.max_node_inputs = std::max(m.max_node_inputs, n.inputs.size());
+        m.max_node_outputs = std::max(m.max_node_outputs, n.outputs.size());
+        if (const auto* attrs = fn->attrs()) {
+            for (flatbuffers::uoffset_t k = 0; k < attrs->size(); ++k) {
+                const kom::Attribute* fa = attrs->Get(k);
+                Attr a;
+                a.name = fa->name()->str();
+                const int64_t kind = static_cast<int64_t>(fa->kind());
+                if (kind < 0 || kind > static_cast<int64_t>(AttrKind::String))
+                    CORRUPT("model: node %zu (%s) attribute '%s' has unknown kind %lld", i, name, a.name.c_str(),
+                            static_cast<long long>(kind));
+                if (n.attrs.has(a.name))
+                    CORRUPT("model: node %zu (%s) has attribute '%s' twice", i, name, a.name.c_str());
+                a.kind = static_cast<AttrKind>(kind);
+                a.i = fa->i();
+                a.f = fa->f();
+                require_aligned8(fa->ints(), "attribute ints");
+                if (fa->ints()) a.ints.assign(fa->ints()->begin(), fa->ints()->end());
+                if (fa->floats()) a.floats.assign(fa->floats()->begin(), fa->floats()->end());
+                if (fa->s()) a.s = fa->s()->str();
+                n.attrs.set(std::move(a));
             }
-            case kom::OpAttrs::FullyConnectedAttrs:
-                if (n.op != Op::FullyConnected)
-                    CORRUPT("model: node %zu (%s): FullyConnectedAttrs on another op", i, name);
-                n.fused_relu = fn->attrs_as_FullyConnectedAttrs()->activation() == kom::FusedActivation::Relu;
-                break;
-            default: CORRUPT("model: node %zu (%s) has an unknown attribute type", i, name);
         }
-        check_node_shapes(m, n, i);
     }
     for (int32_t t : m.outputs)
         if (state[t] != kAvailable || m.tensors[t].weight >= 0)
             CORRUPT("model: graph output %d (%s) is never produced", t, m.tensors[t].name.c_str());
     check_plan_overlaps(m);
+
+    if (const auto* aipp = root->aipp()) {
+        for (flatbuffers::uoffset_t k = 0; k < aipp->size(); ++k) {
+            const kom::InputAipp* a = aipp->Get(k);
+            if (a->input() < 0 || static_cast<size_t>(a->input()) >= m.inputs.size())
+                CORRUPT("model: AIPP entry %u names input %d of %zu", k, a->input(), m.inputs.size());
+            m.aipp.emplace_back(static_cast<uint32_t>(a->input()), str_or_empty(a->config()));
+        }
+    }
+    if (const auto* gears = root->batch_gears()) {
+        require_aligned8(gears, "batch gears");
+        for (flatbuffers::uoffset_t k = 0; k < gears->size(); ++k) {
+            const int64_t b = gears->Get(k);
+            if (b < 1 || (!m.batch_gears.empty() && b <= m.batch_gears.back()))
+                CORRUPT("model: batch gears must be positive and ascending (gear %u is %lld)", k,
+                        static_cast<long long>(b));
+            m.batch_gears.push_back(b);
+        }
+        if (!m.batch_gears.empty()) {
+            for (int32_t t : m.inputs) {
+                const TensorInfo& ti = m.tensors[static_cast<size_t>(t)];
+                if (ti.shape.empty() || ti.shape[0] != m.batch_gears.back())
+                    CORRUPT("model: input %s must have the largest batch gear (%lld) as dim 0", ti.name.c_str(),
+                            static_cast<long long>(m.batch_gears.back()));
+            }
+        }
+    }
 
     if (const kom::Metadata* md = root->metadata()) {
         m.source_format = str_or_empty(md->source_format());
@@ -438,6 +365,61 @@ ModelInfo parse_kom(const uint8_t* data, size_t size) {
         m.target_board = str_or_empty(md->target_board());
     }
     return m;
+}
+
+Program build_program(const ModelInfo& m, const uint8_t* weights, int64_t batch) {
+    const bool as_written = batch == 0 || (!m.batch_gears.empty() && batch == m.batch_gears.back());
+    if (batch != 0 && std::find(m.batch_gears.begin(), m.batch_gears.end(), batch) == m.batch_gears.end())
+        fail(KES_ERR_INVALID_ARGUMENT, "model: batch %lld is not one of the model's gears",
+             static_cast<long long>(batch));
+    Program p;
+    p.batch = batch;
+    const size_t nt = m.tensors.size();
+    std::vector<TensorDesc> descs(nt);
+    static const uint8_t empty_weight[1] = {0};
+    for (size_t t = 0; t < nt; ++t) {
+        const TensorInfo& ti = m.tensors[t];
+        descs[t].dtype = ti.dtype;
+        descs[t].shape = ti.shape;
+        descs[t].quant = ti.quant;
+        if (ti.weight >= 0) descs[t].data = ti.bytes ? weights + ti.offset : empty_weight;
+    }
+    if (!as_written)
+        for (int32_t t : m.inputs) descs[static_cast<size_t>(t)].shape[0] = batch;
+
+    std::vector<TensorDesc> outs;
+    p.kernels.reserve(m.nodes.size());
+    for (size_t i = 0; i < m.nodes.size(); ++i) {
+        const NodeInfo& n = m.nodes[i];
+        NodeDesc nd{n.name, n.op, n.attrs, {}, n.outputs.size()};
+        for (int32_t t : n.inputs) nd.inputs.push_back(t >= 0 ? &descs[static_cast<size_t>(t)] : nullptr);
+        try {
+            p.kernels.push_back(create_kernel(*n.def, nd, outs));
+        } catch (const Error& e) {
+            // Inconsistent content in a file that passed the writer's checks is a corrupt file.
+            throw Error(e.status() == KES_ERR_INVALID_ARGUMENT ? KES_ERR_CORRUPT_DATA : e.status(),
+                        format("model: %s", e.what()));
+        }
+        for (size_t k = 0; k < n.outputs.size(); ++k) {
+            const size_t o = static_cast<size_t>(n.outputs[k]);
+            const TensorInfo& ti = m.tensors[o];
+            if (outs[k].dtype != ti.dtype)
+                CORRUPT("model: node %zu (%s) output %zu is %s, the file says %s", i, n.name.c_str(), k,
+                        kes_dtype_name(outs[k].dtype), kes_dtype_name(ti.dtype));
+            if (as_written ? outs[k].shape != ti.shape : outs[k].bytes() > ti.bytes)
+                CORRUPT("model: node %zu (%s) output %zu has shape %s%s, the file says %s", i, n.name.c_str(), k,
+                        shape_string(outs[k].shape).c_str(), as_written ? "" : " at this batch",
+                        shape_string(ti.shape).c_str());
+            descs[o].shape = outs[k].shape;
+        }
+    }
+    p.shapes.resize(nt);
+    p.bytes.resize(nt);
+    for (size_t t = 0; t < nt; ++t) {
+        p.shapes[t] = descs[t].shape;
+        p.bytes[t] = static_cast<uint64_t>(shape_elements(descs[t].shape)) * kes_dtype_size(descs[t].dtype);
+    }
+    return p;
 }
 
 }  // namespace kes

@@ -1,42 +1,41 @@
-// model.hpp — a verified, loaded model: the graph as plain structs the executor trusts.
+// model.hpp — a verified, loaded model: the graph as plain structs, and the kernels that run it.
 //
-// kom_load.cpp builds a Model only after the FlatBuffers verifier and every consistency check have
-// passed (indices in range, shapes agree with each op, plan inside the arena, weights inside the
-// blob), so the kernels index memory without re-checking.
+// parse_kom() checks the file's structure (FlatBuffers verifier, indices, weights inside the blob, plan
+// inside the arena and free of overlaps, topological order); build_program() then creates every node's
+// kernel through the op registry with the real weights, which checks attributes and shapes: the
+// kernels' output shapes must equal the file's. Only then does the executor trust the model.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "attrs.hpp"
 #include "kestrel/tensor.h"
+#include "op.hpp"
 
 namespace kes {
-
-enum class Op : uint16_t { Add = 1, Sub, Mul, Relu, Abs, Reshape, Conv2D, FullyConnected, MatMul };
 
 struct TensorInfo {
     std::string name;
     kes_dtype dtype = KES_F32;
     kes_layout layout = KES_LAYOUT_ND;
-    uint32_t ndim = 0;
-    int64_t shape[KES_TENSOR_MAX_DIMS] = {};
+    Shape shape;
     uint64_t elements = 0;
     uint64_t bytes = 0;
     int32_t weight = -1;  // weight section, or -1 for an activation
     uint64_t offset = 0;  // arena offset (activations) or blob offset (weights)
+    Quant quant;
 };
 
 struct NodeInfo {
-    Op op = Op::Add;
     std::string name;
-    int32_t inputs[3] = {-1, -1, -1};
-    uint32_t input_count = 0;
-    int32_t output = -1;
-    bool fused_relu = false;
-    // Conv2D
-    int32_t stride_h = 1, stride_w = 1, dilation_h = 1, dilation_w = 1;
-    int32_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
+    std::string op;
+    const OpDef* def = nullptr;
+    Attrs attrs;
+    std::vector<int32_t> inputs;  // -1: omitted optional input
+    std::vector<int32_t> outputs;
 };
 
 struct ModelInfo {
@@ -49,11 +48,29 @@ struct ModelInfo {
     uint64_t weights_size = 0;
     uint64_t arena_size = 0;
     uint64_t ideal_size = 0;
+    size_t max_node_inputs = 0, max_node_outputs = 0;
+    std::vector<std::pair<uint32_t, std::string>> aipp;  // (graph input index, aipp_op text)
+    std::vector<int64_t> batch_gears;                    // ascending; empty when static
     std::string source_format, source_hash, converter_version, target_board;
 };
 
-// Verifies a .kom image and describes it. Throws kes::Error: KES_ERR_CORRUPT_DATA naming the problem,
-// KES_ERR_UNSUPPORTED for valid content this build cannot run. Never reads outside [data, data+size).
+// The kernels for one batch gear, bound to the weights they were created with.
+struct Program {
+    int64_t batch = 0;                             // 0: the static shapes as written
+    std::vector<std::unique_ptr<Kernel>> kernels;  // one per node
+    std::vector<Shape> shapes;                     // per tensor, at this gear
+    std::vector<uint64_t> bytes;                   // per tensor, at this gear
+};
+
+// Verifies a .kom image's structure and describes it. Throws kes::Error: KES_ERR_CORRUPT_DATA naming the
+// problem, KES_ERR_UNSUPPORTED for valid content this build cannot run (newer format, unknown op).
+// Never reads outside [data, data+size).
 ModelInfo parse_kom(const uint8_t* data, size_t size);
+
+// Creates the kernels for `batch` (0: as written; else one of m.batch_gears) over the weight blob
+// `weights` (m.weights_size bytes, 128-byte aligned). Throws KES_ERR_CORRUPT_DATA when a node's
+// attributes or shapes are inconsistent or its outputs differ from the file's tensors,
+// KES_ERR_UNSUPPORTED for valid nodes this build cannot execute.
+Program build_program(const ModelInfo& m, const uint8_t* weights, int64_t batch);
 
 }  // namespace kes

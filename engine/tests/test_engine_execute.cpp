@@ -19,7 +19,7 @@ namespace {
 struct ModelHandle {
     kes_model* model = nullptr;
     kes_model_context* ctx = nullptr;
-    explicit ModelHandle(const kes::KomImage& img) {
+    explicit ModelHandle(const kes::ir::KomImage& img) {
         EXPECT_EQ(kes_model_load_from_memory(img.bytes.data(), img.bytes.size(), &model), KES_OK) << kes_last_error();
         EXPECT_EQ(kes_model_context_create(model, nullptr, 0, &ctx), KES_OK) << kes_last_error();
     }
@@ -40,8 +40,8 @@ kes_tensor wrap(std::vector<float>& v, std::vector<int64_t> shape, kes_layout la
 
 // Double-precision NHWC/OHWI convolution.
 std::vector<double> conv_ref(const std::vector<float>& x, int64_t H, int64_t W, int64_t C, const std::vector<float>& f,
-                             int64_t CO, int64_t KH, int64_t KW, const kes::NodeInfo& a, const float* bias, int64_t OH,
-                             int64_t OW) {
+                             int64_t CO, int64_t KH, int64_t KW, const kes_test::ConvParams& a, const float* bias,
+                             int64_t OH, int64_t OW) {
     std::vector<double> out(static_cast<size_t>(OH * OW * CO));
     for (int64_t oh = 0; oh < OH; ++oh)
         for (int64_t ow = 0; ow < OW; ++ow)
@@ -56,7 +56,7 @@ std::vector<double> conv_ref(const std::vector<float>& x, int64_t H, int64_t W, 
                             acc += double{x[static_cast<size_t>((ih * W + iw) * C + c)]} *
                                    f[static_cast<size_t>(((co * KH + kh) * KW + kw) * C + c)];
                     }
-                if (a.fused_relu) acc = std::max(acc, 0.0);
+                if (a.relu) acc = std::max(acc, 0.0);
                 out[static_cast<size_t>((oh * OW + ow) * CO + co)] = acc;
             }
     return out;
@@ -97,7 +97,7 @@ TEST(EngineExecute, PreluPatternMatchesDoubleReference) {
 TEST(EngineExecute, ReshapeFullyConnectedMatMul) {
     const kes_test::Dense g;
     for (bool alias : {true, false}) {
-        const kes::KomImage img = g.build(alias);
+        const kes::ir::KomImage img = g.build(alias);
         ModelHandle h(img);
         std::vector<float> x = kes_test::wave(24, 1.0f, 0.0f), y(12), flat(24);
         kes_tensor in = wrap(x, {2, 3, 4});
@@ -115,17 +115,17 @@ TEST(EngineExecute, ReshapeFullyConnectedMatMul) {
                 EXPECT_NEAR(y[m * 2 + n], acc, 1e-5) << m << "," << n;
             }
     }
-    // Aliased, the reshape's output shares its input's arena bytes (tensor 0 is x, tensor 1 flat).
+    // Aliased, the reshape's output shares its input's arena bytes (tensor 0 is x, tensor 2 flat).
     for (bool alias : {true, false}) {
-        const kes::KomImage img = g.build(alias);
+        const kes::ir::KomImage img = g.build(alias);
         const auto* offsets = kes::kom::GetModel(img.bytes.data())->plan()->tensor_offsets();
-        EXPECT_EQ(offsets->Get(0) == offsets->Get(1), alias);
+        EXPECT_EQ(offsets->Get(0) == offsets->Get(2), alias);
     }
 }
 
 TEST(EngineExecute, ExecuteAllocatesNothing) {
     const kes_test::ConvReluAdd g;
-    const kes::KomImage img = g.build();
+    const kes::ir::KomImage img = g.build();
     // Caller memory from a pool, as on the board.
     kes_mem_pool_config cfg;
     kes_mem_pool_config_init(&cfg);
@@ -174,7 +174,7 @@ TEST(EngineExecute, ExecuteAllocatesNothing) {
 
 TEST(EngineExecute, ContextsRunConcurrentlyOnOneModel) {
     const kes_test::Prelu g;
-    const kes::KomImage img = g.build();
+    const kes::ir::KomImage img = g.build();
     kes_model* model = nullptr;
     ASSERT_EQ(kes_model_load_from_memory(img.bytes.data(), img.bytes.size(), &model), KES_OK);
     std::vector<std::thread> threads;

@@ -38,7 +38,7 @@ kes::kom::Model* mutable_model(std::vector<uint8_t>& bytes) {
 }  // namespace
 
 TEST(EngineLoad, DescribesInputsAndOutputs) {
-    const kes::KomImage img = kes_test::Dense{}.build();
+    const kes::ir::KomImage img = kes_test::Dense{}.build();
     kes_model* m = nullptr;
     ASSERT_EQ(kes_model_load_from_memory(img.bytes.data(), img.bytes.size(), &m), KES_OK) << kes_last_error();
     size_t n = 0;
@@ -68,7 +68,7 @@ TEST(EngineLoad, DescribesInputsAndOutputs) {
 }
 
 TEST(EngineLoad, QuerySizeReportsArenaAndWeights) {
-    const kes::KomImage img = kes_test::ConvReluAdd{}.build();
+    const kes::ir::KomImage img = kes_test::ConvReluAdd{}.build();
     size_t work = 0, weight = 0;
     ASSERT_EQ(kes_model_query_size(img.bytes.data(), img.bytes.size(), &work, &weight), KES_OK) << kes_last_error();
     EXPECT_EQ(work, img.arena_size);
@@ -91,7 +91,7 @@ TEST(EngineLoad, QuerySizeReportsArenaAndWeights) {
 
 TEST(EngineLoad, FileAndMmapLoadsAgree) {
     const kes_test::Prelu g;
-    const kes::KomImage img = g.build();
+    const kes::ir::KomImage img = g.build();
     const std::string path = write_temp("prelu.kom", img.bytes);
     size_t work = 0, weight = 0;
     ASSERT_EQ(kes_model_query_size_from_file(path.c_str(), &work, &weight), KES_OK) << kes_last_error();
@@ -115,12 +115,14 @@ TEST(EngineLoad, FileAndMmapLoadsAgree) {
     }
     EXPECT_EQ(results[0], results[1]);
     kes_model* m = nullptr;
-    EXPECT_EQ(kes_model_load_from_file("/nonexistent/model.kom", 0, &m), KES_ERR_IO);
+    EXPECT_EQ(kes_model_load_from_file("/nonexistent/model.kom", 0, &m), KES_ERR_NOT_FOUND);
+    EXPECT_EQ(kes_model_load_from_file("/nonexistent/model.kom", KES_MODEL_LOAD_MMAP, &m), KES_ERR_NOT_FOUND);
+    EXPECT_EQ(kes_model_load_from_file(KES_TEST_TMPDIR, 0, &m), KES_ERR_IO);  // a directory
     EXPECT_EQ(kes_model_load_from_file(path.c_str(), 0x10, &m), KES_ERR_INVALID_ARGUMENT);
 }
 
 TEST(EngineLoad, CallerMemoryMustBeAlignedAndLargeEnough) {
-    const kes::KomImage img = kes_test::ConvReluAdd{}.build();
+    const kes::ir::KomImage img = kes_test::ConvReluAdd{}.build();
     void* block = nullptr;
     ASSERT_EQ(kes_mem_alloc(KES_MEM_HOST, img.arena_size + img.weights_size + 256, &block), KES_OK);
     auto* base = static_cast<uint8_t*>(block);
@@ -142,7 +144,7 @@ TEST(EngineLoad, CallerMemoryMustBeAlignedAndLargeEnough) {
 }
 
 TEST(EngineLoad, EveryTruncationIsRejected) {
-    const kes::KomImage img = kes_test::ConvReluAdd{}.build();
+    const kes::ir::KomImage img = kes_test::ConvReluAdd{}.build();
     for (size_t n = 0; n < img.bytes.size(); ++n) {
         std::vector<uint8_t> cut(img.bytes.begin(), img.bytes.begin() + static_cast<std::ptrdiff_t>(n));
         ASSERT_EQ(load_status(cut), KES_ERR_CORRUPT_DATA) << "prefix of " << n << " bytes";
@@ -150,7 +152,7 @@ TEST(EngineLoad, EveryTruncationIsRejected) {
 }
 
 TEST(EngineLoad, ByteFlipsNeverCrash) {
-    const kes::KomImage img = kes_test::ConvReluAdd{}.build();
+    const kes::ir::KomImage img = kes_test::ConvReluAdd{}.build();
     const size_t fb_size = img.bytes.size() - img.weights_size;
     for (size_t i = 0; i < fb_size; ++i) {
         for (uint8_t mask : {uint8_t{0x01}, uint8_t{0x80}, uint8_t{0xff}}) {
@@ -170,7 +172,7 @@ TEST(EngineLoad, WrongIdentifierAndNewerVersion) {
     std::vector<uint8_t> wrong = b;
     wrong[4] = 'X';
     EXPECT_NE(error_after_load(wrong).find("KOM1"), std::string::npos);
-    ASSERT_TRUE(mutable_model(b)->mutate_format_version(2));
+    ASSERT_TRUE(mutable_model(b)->mutate_format_version(3));
     EXPECT_EQ(load_status(b), KES_ERR_UNSUPPORTED);
 }
 
@@ -225,32 +227,32 @@ TEST(EngineLoad, HostileIndicesOffsetsAndSectionsAreNamed) {
 }
 
 TEST(EngineLoad, BuilderGraphOutOfOrderIsRejected) {
-    kes::KomBuilder b;
-    const int32_t x = b.tensor("x", {4});
-    const int32_t a = b.tensor("a", {4});
-    const int32_t y = b.tensor("y", {4});
-    b.input(x);
-    b.output(y);
-    b.node(kes::Op::Abs, {a}, y, {}, "late");
-    b.node(kes::Op::Relu, {x}, a, {}, "early");
-    EXPECT_NE(error_after_load(b.finish().bytes).find("node 0 (late) reads tensor 1 (a)"), std::string::npos)
+    kes::ir::Graph b;
+    const int32_t x = kes_test::act(b, "x", {4});
+    const int32_t a = kes_test::act(b, "a", {4});
+    const int32_t y = kes_test::act(b, "y", {4});
+    b.inputs = {x};
+    b.outputs = {y};
+    b.add_node("Abs", {a}, {y}, "late");
+    b.add_node("Relu", {x}, {a}, "early");
+    EXPECT_NE(error_after_load(kes::ir::write_kom(b).bytes).find("node 0 (late) reads tensor 1 (a)"), std::string::npos)
         << kes_last_error();
-    kes::KomBuilder c;
-    const int32_t p = c.tensor("p", {2, 3});
-    const int32_t q = c.tensor("q", {3, 2});
-    const int32_t r = c.tensor("r", {2, 3});
-    c.input(p);
-    c.input(q);
-    c.output(r);
-    c.node(kes::Op::Add, {p, q}, r, {}, "add");
-    EXPECT_NE(error_after_load(c.finish().bytes).find("do not broadcast"), std::string::npos);
+    kes::ir::Graph c;
+    const int32_t p = kes_test::act(c, "p", {2, 3});
+    const int32_t q = kes_test::act(c, "q", {3, 2});
+    const int32_t r = kes_test::act(c, "r", {2, 3});
+    c.inputs = {p, q};
+    c.outputs = {r};
+    c.add_node("Add", {p, q}, {r}, "add");
+    EXPECT_NE(error_after_load(kes::ir::write_kom(c).bytes).find("do not broadcast"), std::string::npos)
+        << kes_last_error();
 }
 
 // The fuzz seeds are small builder models. KES_ENGINE_WRITE_SEEDS=<dir> rewrites them; every run checks
 // that the committed ones still load.
 TEST(EngineLoad, FuzzSeedsLoad) {
     const std::string dir = std::string(KES_SOURCE_DIR) + "/engine/fuzz/seeds";
-    const std::vector<std::pair<std::string, kes::KomImage>> seeds = {
+    const std::vector<std::pair<std::string, kes::ir::KomImage>> seeds = {
         {"conv_relu_add.kom", kes_test::ConvReluAdd{}.build()},
         {"prelu.kom", kes_test::Prelu{}.build()},
         {"dense.kom", kes_test::Dense{}.build()}};

@@ -2,8 +2,16 @@
  *
  * The engine is AscendCL's aclmdl* runtime re-imagined lean (spec §4): a model is converted once into a
  * .kom file (a FlatBuffer plus a 128-byte aligned weight blob, engine/schema/kom.fbs), loaded, and
- * executed many times without allocating. This build executes on the CPU with reference kernels
- * (f32; Add, Sub, Mul with numpy broadcasting, Relu, Abs, Reshape, Conv2D NHWC, FullyConnected, MatMul).
+ * executed many times without allocating. This build executes on the CPU with the reference kernels
+ * of engine/src/ops (ONNX op semantics; kes-convert lists them): a backend seam for the NPU sits at the
+ * same kernel interface.
+ *
+ * Dynamic batch (ATC --dynamic_batch_size): a model converted with batch gears describes its inputs
+ * and outputs at the largest gear and plans its arena for it; kes_model_context_set_batch picks the
+ * gear for the next executions (the tensors then have that batch as dim 0).
+ * AIPP (ATC --insert_op_conf): a model may carry the aipp_op text for an input
+ * (kes_model_input_aipp); the input tensor is then the AIPP output, which the app produces from its
+ * NV12 image with kestrel/aipp.h — the engine itself does not depend on the aipp module.
  *
  * Memory. A model needs two regions, both queried before loading (kes_model_query_size, the
  * aclmdlQuerySize analog):
@@ -40,8 +48,9 @@ typedef struct kes_model_context kes_model_context; /* opaque: one execution sta
 #define KES_MODEL_LOAD_MMAP 1u /* map the file read-only; weights are used in place (zero copy) */
 
 /* Work bytes (the activation arena) and weight bytes of a .kom image; both multiples of 128. The
- * image is fully verified first: KES_ERR_CORRUPT_DATA (naming the problem) for a malformed file,
- * KES_ERR_UNSUPPORTED for a valid file this build cannot execute (newer format, op, dtype). */
+ * image's structure is verified first: KES_ERR_CORRUPT_DATA (naming the problem) for a malformed file,
+ * KES_ERR_UNSUPPORTED for a valid file this build cannot execute (newer format, unknown op). Loading
+ * additionally checks every node's attributes and shapes against its op (same errors). */
 KES_API kes_status kes_model_query_size(const void* data, size_t size, size_t* out_work_bytes,
                                         size_t* out_weight_bytes);
 KES_API kes_status kes_model_query_size_from_file(const char* path, size_t* out_work_bytes, size_t* out_weight_bytes);
@@ -98,12 +107,47 @@ KES_API kes_status kes_model_context_create(const kes_model* model, void* work, 
                                             kes_model_context** out_context);
 KES_API void kes_model_context_destroy(kes_model_context* context); /* NULL is a no-op */
 
+/* The aipp_op configuration text converted into the model for input `index`, or *out_config = NULL
+ * when that input has none. The string lives as long as the model. */
+KES_API kes_status kes_model_input_aipp(const kes_model* model, size_t index, const char** out_config);
+
+/* The model's batch gears, ascending (*out_count 0 for a static batch). Copies at most `capacity`. */
+KES_API kes_status kes_model_batch_gears(const kes_model* model, int64_t* out_gears, size_t capacity,
+                                         size_t* out_count);
+
+/* Selects the batch gear for the context's next executions (0: the largest, the default). Input and
+ * output tensors must then have `batch` as dim 0. KES_ERR_INVALID_ARGUMENT for a batch that is not
+ * a gear, or while asynchronous work is queued. Allocates nothing. */
+KES_API kes_status kes_model_context_set_batch(kes_model_context* context, int64_t batch);
+
 /* Runs the model synchronously. inputs[i] / outputs[i] follow the model's input/output order and must
  * match kes_model_*_desc in dtype and shape (layout ND matches anything); inputs are read, outputs
  * written; both must be contiguous. Nothing is allocated. KES_ERR_INVALID_ARGUMENT
  * names the first mismatching tensor. */
 KES_API kes_status kes_model_execute(kes_model_context* context, const kes_tensor* inputs, size_t input_count,
                                      kes_tensor* outputs, size_t output_count);
+
+/* ---- asynchronous execution ------------------------------------------------------------------------ */
+
+/* Called on the context's worker thread when a queued execution finishes: status KES_OK or the error,
+ * message "" or the error text (valid during the call only). */
+typedef void (*kes_model_callback)(kes_status status, const char* message, void* user_data);
+
+#define KES_MODEL_ASYNC_QUEUE_DEPTH 16 /* jobs a context queues before execute_async reports BUSY */
+
+/* Queues an execution on the context's worker thread (started by the first call; the only allocation)
+ * and returns at once. The kes_tensor structs are copied; the buffers they point to must stay valid,
+ * inputs unchanged, until the callback runs or kes_model_context_wait returns. Jobs run in order.
+ * KES_ERR_BUSY when KES_MODEL_ASYNC_QUEUE_DEPTH jobs are pending. Argument errors found when the job
+ * runs go to the callback and to kes_model_context_wait. While jobs are queued the context must not
+ * be used by kes_model_execute or set_batch; destroying it waits for the queue to drain. */
+KES_API kes_status kes_model_execute_async(kes_model_context* context, const kes_tensor* inputs, size_t input_count,
+                                           kes_tensor* outputs, size_t output_count, kes_model_callback callback,
+                                           void* user_data);
+
+/* Blocks until every queued execution of the context has finished; returns the first failure since the
+ * last wait (its status, with the message in kes_last_error()), else KES_OK. */
+KES_API kes_status kes_model_context_wait(kes_model_context* context);
 
 KES_END_DECLS
 

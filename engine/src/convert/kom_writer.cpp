@@ -1,0 +1,181 @@
+// kom_writer.cpp — ir::Graph → .kom bytes (kom_writer.hpp).
+#include "kom_writer.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "../memory_plan.hpp"
+#include "kes/error.hpp"
+#include "kes/math.hpp"
+#include "kom_generated.h"
+
+namespace kes::ir {
+
+namespace {
+
+// Ops whose output is their first input's bytes reinterpreted: the plan gives both one buffer.
+bool is_view_op(const std::string& op) {
+    return op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity";
+}
+
+uint64_t tensor_bytes(const Tensor& t) {
+    return static_cast<uint64_t>(shape_elements(t.shape)) * kes_dtype_size(t.dtype);
+}
+
+}  // namespace
+
+KomImage write_kom(const Graph& g, const WriteOptions& options) {
+    const size_t nt = g.tensors.size();
+    auto check = [&](int32_t t, const char* what) {
+        KES_REQUIRE(t >= 0 && static_cast<size_t>(t) < nt, "kom writer: %s tensor index %d out of range", what, t);
+    };
+    for (int32_t t : g.inputs) check(t, "graph input");
+    for (int32_t t : g.outputs) check(t, "graph output");
+    for (const Node& n : g.nodes) {
+        for (int32_t t : n.inputs)
+            if (t != -1) check(t, "node input");
+        for (int32_t t : n.outputs) check(t, "node output");
+    }
+    for (const Tensor& t : g.tensors) {
+        KES_REQUIRE(t.has_shape, "kom writer: tensor '%s' has no shape (run infer_shapes)", t.name.c_str());
+        KES_REQUIRE(!t.is_const || t.data.size() == tensor_bytes(t), "kom writer: constant '%s' has %zu bytes for %s",
+                    t.name.c_str(), t.data.size(), shape_string(t.shape).c_str());
+    }
+
+    // Lifetimes in steps: graph inputs appear at step 0, node i runs at step i + 1, graph outputs
+    // live to the end. View outputs join their input's buffer (union-find), so views copy nothing.
+    std::vector<uint64_t> bytes(nt);
+    for (size_t i = 0; i < nt; ++i) bytes[i] = tensor_bytes(g.tensors[i]);
+    std::vector<size_t> group(nt);
+    std::iota(group.begin(), group.end(), size_t{0});
+    auto root = [&](size_t t) {
+        while (group[t] != t) t = group[t] = group[group[t]];
+        return t;
+    };
+    const int64_t end_step = static_cast<int64_t>(g.nodes.size()) + 1;
+    std::vector<int64_t> first(nt, INT64_MAX), last(nt, INT64_MIN);
+    auto touch = [&](int32_t t, int64_t step) {
+        if (t < 0) return;
+        first[static_cast<size_t>(t)] = std::min(first[static_cast<size_t>(t)], step);
+        last[static_cast<size_t>(t)] = std::max(last[static_cast<size_t>(t)], step);
+    };
+    for (int32_t t : g.inputs) touch(t, 0);
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+        const Node& n = g.nodes[i];
+        const int64_t step = static_cast<int64_t>(i) + 1;
+        for (int32_t t : n.inputs) touch(t, step);
+        for (int32_t t : n.outputs) touch(t, step);
+        if (options.alias_reshapes && is_view_op(n.op) && !n.inputs.empty() && n.inputs[0] >= 0 &&
+            n.outputs.size() == 1) {
+            const size_t in = static_cast<size_t>(n.inputs[0]);
+            const size_t out = static_cast<size_t>(n.outputs[0]);
+            if (!g.tensors[in].is_const && bytes[in] == bytes[out]) group[root(out)] = root(in);
+        }
+    }
+    for (int32_t t : g.outputs) touch(t, end_step);
+
+    std::vector<size_t> buffer_of(nt, SIZE_MAX);
+    std::vector<PlanBuffer> buffers;
+    for (size_t t = 0; t < nt; ++t) {
+        if (g.tensors[t].is_const) continue;
+        if (first[t] == INT64_MAX) first[t] = last[t] = 0;  // unused: give it a slot anyway
+        const size_t r = root(t);
+        if (buffer_of[r] == SIZE_MAX) {
+            buffer_of[r] = buffers.size();
+            buffers.push_back(PlanBuffer{0, first[t], last[t]});
+        }
+        PlanBuffer& b = buffers[buffer_of[r]];
+        b.size = std::max(b.size, bytes[t]);
+        b.first = std::min(b.first, first[t]);
+        b.last = std::max(b.last, last[t]);
+        buffer_of[t] = buffer_of[r];
+    }
+    // Tensors of one group must see the group's full lifetime (a root placed before its members).
+    for (size_t t = 0; t < nt; ++t)
+        if (!g.tensors[t].is_const) buffer_of[t] = buffer_of[root(t)];
+    const MemoryPlanResult plan = plan_memory(buffers);
+    std::vector<uint64_t> offsets(nt, 0);
+    std::vector<int32_t> weight_index(nt, -1);
+    std::vector<kom::WeightSection> sections;
+    uint64_t blob = 0;
+    for (size_t t = 0; t < nt; ++t) {
+        if (g.tensors[t].is_const) {
+            weight_index[t] = static_cast<int32_t>(sections.size());
+            sections.emplace_back(blob, bytes[t]);
+            blob = align_up(blob + bytes[t], KES_MEM_ALIGNMENT);
+        } else {
+            offsets[t] = plan.offsets[buffer_of[t]];
+        }
+    }
+
+    std::vector<int32_t> aipp_inputs;  // index into g.inputs per aipp entry
+    for (const InputAipp& a : g.aipp) {
+        const auto it = std::find(g.inputs.begin(), g.inputs.end(), a.input);
+        KES_REQUIRE(it != g.inputs.end(), "kom writer: AIPP names tensor %d, which is not a graph input", a.input);
+        aipp_inputs.push_back(static_cast<int32_t>(it - g.inputs.begin()));
+    }
+
+    // Serialise twice: the first pass measures the FlatBuffer so the blob offset can be filled in
+    // (ForceDefaults keeps every field present, so both passes have the same size).
+    auto build = [&](uint64_t weights_offset, flatbuffers::FlatBufferBuilder& fbb) {
+        fbb.ForceDefaults(true);
+        std::vector<flatbuffers::Offset<kom::Tensor>> ts;
+        for (size_t t = 0; t < nt; ++t) {
+            const Tensor& x = g.tensors[t];
+            flatbuffers::Offset<kom::Quantization> q;
+            if (!x.quant.empty())
+                q = kom::CreateQuantization(fbb, fbb.CreateVector(x.quant.scale), fbb.CreateVector(x.quant.zero_point),
+                                            static_cast<int32_t>(x.quant.axis));
+            ts.push_back(kom::CreateTensor(fbb, fbb.CreateString(x.name), static_cast<kom::DType>(x.dtype),
+                                           fbb.CreateVector(x.shape), static_cast<kom::Layout>(x.layout), q,
+                                           weight_index[t]));
+        }
+        std::vector<flatbuffers::Offset<kom::Node>> ns;
+        for (const Node& n : g.nodes) {
+            std::vector<flatbuffers::Offset<kom::Attribute>> as;
+            for (const Attr& a : n.attrs.all()) {
+                const auto name = fbb.CreateString(a.name);
+                const auto ints = fbb.CreateVector(a.ints);
+                const auto floats = fbb.CreateVector(a.floats);
+                const auto s = fbb.CreateString(a.s);
+                as.push_back(
+                    kom::CreateAttribute(fbb, name, static_cast<kom::AttrKind>(a.kind), a.i, a.f, ints, floats, s));
+            }
+            ns.push_back(kom::CreateNode(fbb, fbb.CreateString(n.name), fbb.CreateString(n.op),
+                                         fbb.CreateVector(n.inputs), fbb.CreateVector(n.outputs),
+                                         fbb.CreateVector(as)));
+        }
+        std::vector<flatbuffers::Offset<kom::InputAipp>> aipp;
+        for (size_t i = 0; i < g.aipp.size(); ++i)
+            aipp.push_back(kom::CreateInputAipp(fbb, aipp_inputs[i], fbb.CreateString(g.aipp[i].config)));
+        const Metadata& m = g.metadata;
+        auto md = kom::CreateMetadata(fbb, fbb.CreateString(m.source_format), fbb.CreateString(m.source_hash),
+                                      fbb.CreateString(m.converter_version), fbb.CreateString(m.target_board));
+        auto pl = kom::CreateMemoryPlan(fbb, plan.arena_size, plan.ideal_size, fbb.CreateVector(offsets));
+        auto model = kom::CreateModel(fbb, 2, fbb.CreateVector(ts), fbb.CreateVector(ns), fbb.CreateVector(g.inputs),
+                                      fbb.CreateVector(g.outputs), fbb.CreateVectorOfStructs(sections), weights_offset,
+                                      blob, pl, md, fbb.CreateVector(aipp), fbb.CreateVector(g.dynamic_batch));
+        kom::FinishModelBuffer(fbb, model);
+    };
+    flatbuffers::FlatBufferBuilder probe;
+    build(0, probe);
+    const uint64_t weights_offset = align_up(probe.GetSize(), KES_MEM_ALIGNMENT);
+    flatbuffers::FlatBufferBuilder fbb;
+    build(weights_offset, fbb);
+    KES_REQUIRE(fbb.GetSize() == probe.GetSize(), "kom writer: FlatBuffer size changed between passes");
+
+    KomImage image;
+    image.bytes.assign(weights_offset + blob, 0);
+    std::memcpy(image.bytes.data(), fbb.GetBufferPointer(), fbb.GetSize());
+    for (size_t t = 0; t < nt; ++t)
+        if (weight_index[t] >= 0 && bytes[t])
+            std::memcpy(image.bytes.data() + weights_offset + sections[static_cast<size_t>(weight_index[t])].offset(),
+                        g.tensors[t].data.data(), bytes[t]);
+    image.arena_size = plan.arena_size;
+    image.ideal_size = plan.ideal_size;
+    image.weights_size = blob;
+    return image;
+}
+
+}  // namespace kes::ir

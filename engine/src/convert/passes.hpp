@@ -1,0 +1,31 @@
+// passes.hpp — graph rewrites run by the converter between import and kom_writer, in this order
+// (convert.cpp): infer_shapes → fold_constants → fuse_* → remove_dead_nodes → infer_shapes again.
+// Each pass keeps the graph's observable outputs exactly (up to float rounding where it folds
+// arithmetic, e.g. BatchNorm into Conv weights) and is tested on its own.
+#pragma once
+
+#include <cstddef>
+
+#include "ir.hpp"
+
+namespace kes::ir {
+
+struct PassStats {
+    size_t nodes_removed = 0;
+    size_t nodes_folded = 0;
+    size_t nodes_fused = 0;
+};
+
+// Runs every node's op create() in order and stores the output dtypes/shapes in the graph (constant
+// inputs are given to create() with their data). Throws kes::Error naming the node: KES_ERR_UNSUPPORTED
+// for an op not in the registry (naming the op), else the op's own error.
+void infer_shapes(Graph& g);
+
+// Evaluates nodes whose inputs are all constant with the reference kernels and turns their outputs
+// into constants (Shape → Gather → Concat → Reshape chains disappear). Needs inferred shapes.
+PassStats fold_constants(Graph& g, size_t max_folded_bytes = size_t{64} << 20);
+
+// Removes nodes none of whose outputs reaches a graph output, then unused tensors.
+PassStats remove_dead_nodes(Graph& g);
+
+}  // namespace kes::ir

@@ -1,0 +1,207 @@
+// op.cpp — the shared helpers of op.hpp: shapes, broadcasting, constant reads, fused activations.
+#include "op.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "kes/error.hpp"
+#include "kes/math.hpp"
+
+namespace kes {
+
+int64_t TensorDesc::elements() const {
+    return shape_elements(shape);
+}
+
+size_t TensorDesc::bytes() const {
+    return static_cast<size_t>(elements()) * kes_dtype_size(dtype);
+}
+
+std::unique_ptr<Kernel> create_kernel(const OpDef& def, const NodeDesc& node, std::vector<TensorDesc>& outputs) {
+    const char* name = node.name.c_str();
+    const char* op = node.op.c_str();
+    if (node.inputs.size() < def.min_inputs || node.inputs.size() > def.max_inputs)
+        fail(KES_ERR_INVALID_ARGUMENT, "node %s (%s): %zu inputs (expected %zu..%zu)", name, op, node.inputs.size(),
+             def.min_inputs, def.max_inputs);
+    if (node.output_count < def.min_outputs || node.output_count > def.max_outputs)
+        fail(KES_ERR_INVALID_ARGUMENT, "node %s (%s): %zu outputs (expected %zu..%zu)", name, op, node.output_count,
+             def.min_outputs, def.max_outputs);
+    for (size_t i = 0; i < def.min_inputs; ++i)
+        if (!node.inputs[i]) fail(KES_ERR_INVALID_ARGUMENT, "node %s (%s): required input %zu is missing", name, op, i);
+    outputs.assign(node.output_count, TensorDesc{});
+    try {
+        return def.create(node, outputs);
+    } catch (const Error& e) {
+        throw Error(e.status(), format("node %s (%s): %s", name, op, e.what()));
+    }
+}
+
+int64_t shape_elements(const Shape& shape) {
+    uint64_t n = 1;
+    for (int64_t d : shape) {
+        if (d < 0) fail(KES_ERR_INVALID_ARGUMENT, "shape %s has a negative dimension", shape_string(shape).c_str());
+        if (!checked_mul(n, static_cast<uint64_t>(d), &n) || n > (uint64_t{1} << 40))
+            fail(KES_ERR_INVALID_ARGUMENT, "shape %s has too many elements", shape_string(shape).c_str());
+    }
+    return static_cast<int64_t>(n);
+}
+
+std::string shape_string(const Shape& shape) {
+    std::string s = "[";
+    for (size_t i = 0; i < shape.size(); ++i) {
+        if (i) s += ',';
+        s += std::to_string(shape[i]);
+    }
+    return s + "]";
+}
+
+Shape contiguous_strides(const Shape& shape) {
+    Shape strides(shape.size());
+    int64_t s = 1;
+    for (size_t d = shape.size(); d-- > 0;) {
+        strides[d] = s;
+        s *= shape[d];
+    }
+    return strides;
+}
+
+Shape broadcast_shapes(const Shape& a, const Shape& b) {
+    const size_t n = std::max(a.size(), b.size());
+    Shape out(n);
+    for (size_t i = 0; i < n; ++i) {
+        const int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+        const int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+        if (da != db && da != 1 && db != 1)
+            fail(KES_ERR_INVALID_ARGUMENT, "shapes %s and %s do not broadcast", shape_string(a).c_str(),
+                 shape_string(b).c_str());
+        out[i] = da == 1 ? db : da;
+    }
+    return out;
+}
+
+Shape broadcast_strides(const Shape& in, const Shape& out) {
+    Shape strides(out.size(), 0);
+    int64_t s = 1;
+    const size_t shift = out.size() - in.size();
+    for (size_t d = out.size(); d-- > shift;) {
+        const int64_t extent = in[d - shift];
+        strides[d] = extent == 1 ? 0 : s;
+        s *= extent;
+    }
+    return strides;
+}
+
+int64_t normalize_axis(int64_t axis, int64_t rank) {
+    if (axis < -rank || axis >= rank)
+        fail(KES_ERR_INVALID_ARGUMENT, "axis %lld is out of range for rank %lld", static_cast<long long>(axis),
+             static_cast<long long>(rank));
+    return axis < 0 ? axis + rank : axis;
+}
+
+std::vector<int64_t> const_ints(const TensorDesc& t, const char* what) {
+    if (!t.is_const())
+        fail(KES_ERR_UNSUPPORTED, "%s must be a constant (shapes are static; freeze it when converting)", what);
+    const int64_t n = t.elements();
+    std::vector<int64_t> v(static_cast<size_t>(n));
+    if (t.dtype == KES_I64) {
+        std::memcpy(v.data(), t.data, v.size() * sizeof(int64_t));
+    } else if (t.dtype == KES_I32) {
+        for (int64_t i = 0; i < n; ++i) {
+            int32_t x;
+            std::memcpy(&x, static_cast<const uint8_t*>(t.data) + i * 4, 4);
+            v[static_cast<size_t>(i)] = x;
+        }
+    } else {
+        fail(KES_ERR_UNSUPPORTED, "%s must be int64 or int32 (is %s)", what, kes_dtype_name(t.dtype));
+    }
+    return v;
+}
+
+std::vector<float> const_floats(const TensorDesc& t, const char* what) {
+    if (!t.is_const()) fail(KES_ERR_UNSUPPORTED, "%s must be a constant", what);
+    require_dtype(t, KES_F32, what);
+    std::vector<float> v(static_cast<size_t>(t.elements()));
+    std::memcpy(v.data(), t.data, v.size() * sizeof(float));
+    return v;
+}
+
+void require_dtype(const TensorDesc& t, kes_dtype dtype, const char* what) {
+    if (t.dtype != dtype)
+        fail(KES_ERR_UNSUPPORTED, "%s is %s; this op supports %s here", what, kes_dtype_name(t.dtype),
+             kes_dtype_name(dtype));
+}
+
+Activation Activation::from_attrs(const Attrs& attrs) {
+    Activation a;
+    const std::string name = attrs.get_string("activation", "");
+    if (name.empty()) return a;
+    if (name == "Relu") {
+        a.kind = Kind::Relu;
+    } else if (name == "Relu6") {
+        a.kind = Kind::Clip, a.min = 0.0f, a.max = 6.0f;
+    } else if (name == "Clip") {
+        a.kind = Kind::Clip;
+        a.min = attrs.get_float("activation_min", -INFINITY);
+        a.max = attrs.get_float("activation_max", INFINITY);
+    } else if (name == "LeakyRelu") {
+        a.kind = Kind::LeakyRelu, a.alpha = attrs.get_float("activation_alpha", 0.01f);
+    } else if (name == "HardSwish") {
+        a.kind = Kind::HardSwish;
+    } else if (name == "HardSigmoid") {
+        a.kind = Kind::HardSigmoid;
+        a.alpha = attrs.get_float("activation_alpha", 0.2f);
+        a.beta = attrs.get_float("activation_beta", 0.5f);
+    } else if (name == "Sigmoid") {
+        a.kind = Kind::Sigmoid;
+    } else if (name == "Tanh") {
+        a.kind = Kind::Tanh;
+    } else {
+        fail(KES_ERR_INVALID_ARGUMENT, "unknown fused activation '%s'", name.c_str());
+    }
+    return a;
+}
+
+void Activation::to_attrs(const Activation& act, Attrs& attrs) {
+    const char* names[] = {"", "Relu", "Clip", "LeakyRelu", "HardSwish", "HardSigmoid", "Sigmoid", "Tanh"};
+    attrs.erase("activation_min");
+    attrs.erase("activation_max");
+    attrs.erase("activation_alpha");
+    attrs.erase("activation_beta");
+    if (act.kind == Kind::None) {
+        attrs.erase("activation");
+        return;
+    }
+    attrs.set_string("activation", names[static_cast<int>(act.kind)]);
+    if (act.kind == Kind::Clip) {
+        attrs.set_float("activation_min", act.min);
+        attrs.set_float("activation_max", act.max);
+    } else if (act.kind == Kind::LeakyRelu || act.kind == Kind::HardSigmoid) {
+        attrs.set_float("activation_alpha", act.alpha);
+        if (act.kind == Kind::HardSigmoid) attrs.set_float("activation_beta", act.beta);
+    }
+}
+
+float Activation::apply(float x) const {
+    switch (kind) {
+        case Kind::None: return x;
+        case Kind::Relu: return x > 0.0f ? x : 0.0f;
+        case Kind::Clip: return x < min ? min : (x > max ? max : x);
+        case Kind::LeakyRelu: return x >= 0.0f ? x : alpha * x;
+        case Kind::HardSwish: {
+            const float t = std::fmin(std::fmax(x / 6.0f + 0.5f, 0.0f), 1.0f);
+            return x * t;
+        }
+        case Kind::HardSigmoid: return std::fmin(std::fmax(alpha * x + beta, 0.0f), 1.0f);
+        case Kind::Sigmoid: return 1.0f / (1.0f + std::exp(-x));
+        case Kind::Tanh: return std::tanh(x);
+    }
+    return x;
+}
+
+void Activation::apply(float* data, size_t count) const {
+    if (kind == Kind::None) return;
+    for (size_t i = 0; i < count; ++i) data[i] = apply(data[i]);
+}
+
+}  // namespace kes

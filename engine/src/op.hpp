@@ -1,0 +1,123 @@
+// op.hpp — how an operator is described, checked and executed (the engine's kernel interface).
+//
+// Every node of a graph names an op ("Conv", "Add", ...). Kestrel's ops use ONNX's names and the
+// semantics of the LATEST ONNX opset (17); importers rewrite older forms (an attribute that a later
+// opset turned into an input becomes a constant input, old defaults become explicit attributes) and
+// other formats (TFLite) map onto the same ops. Layout-sensitive ops (Conv, ConvTranspose, pools)
+// take a string attribute "data_layout": "NCHW" (default, ONNX) or "NHWC" (TFLite; the filter is then
+// OHWI = [Cout, KH, KW, Cin/group]). Fused activations are attributes read by Activation below.
+//
+// An OpDef's create() is shape inference, validation and kernel construction in one step: it reads the
+// attributes and input descriptions (constant inputs carry their data), throws kes::Error for anything
+// wrong, fills the output descriptions and returns a Kernel bound to those shapes. The converter calls
+// it for shape inference and constant folding; the loader calls it for every node of a .kom file and
+// requires the outputs to equal the file's tensors. Kernel::run then executes with no allocation.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attrs.hpp"
+#include "kestrel/tensor.h"
+
+namespace kes {
+
+using Shape = std::vector<int64_t>;
+
+// Affine quantisation real = scale * (q - zero_point); per tensor (one value) or along `axis`.
+struct Quant {
+    std::vector<float> scale;
+    std::vector<int64_t> zero_point;
+    int64_t axis = -1;
+    bool empty() const { return scale.empty(); }
+};
+
+// A tensor as an op sees it at creation: dtype, shape and, for constants, the data (dense, row-major).
+struct TensorDesc {
+    kes_dtype dtype = KES_F32;
+    Shape shape;
+    const void* data = nullptr;  // constant contents when known (weights, folded values), else null
+    Quant quant;
+
+    int64_t rank() const { return static_cast<int64_t>(shape.size()); }
+    int64_t elements() const;  // 1 for a scalar
+    size_t bytes() const;
+    bool is_const() const { return data != nullptr; }
+};
+
+struct NodeDesc {
+    const std::string& name;
+    const std::string& op;
+    const Attrs& attrs;
+    std::vector<const TensorDesc*> inputs;  // nullptr marks an omitted optional input
+    size_t output_count = 1;
+
+    // Input i or nullptr when absent/omitted (i may be past the end).
+    const TensorDesc* input(size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }
+};
+
+class Kernel {
+public:
+    virtual ~Kernel() = default;
+    // inputs[i] / outputs[i] follow the node's order (nullptr for an omitted optional input); shapes
+    // and dtypes are those create() saw and produced. Must not allocate. May throw kes::Error
+    // (KES_ERR_INVALID_ARGUMENT) for data the shapes could not rule out, e.g. a Gather index out of
+    // range in a runtime tensor; never reads or writes outside the tensors.
+    virtual void run(const void* const* inputs, void* const* outputs) const = 0;
+};
+
+struct OpDef {
+    const char* name;
+    size_t min_inputs, max_inputs;    // counted including omitted optional inputs
+    size_t min_outputs, max_outputs;  // checked before create() is called
+    // Validates and builds (see the top of this file). outputs arrives sized to the node's output
+    // count with default descs; create() sets dtype and shape of each. Throws kes::Error:
+    // KES_ERR_UNSUPPORTED for valid requests this build does not implement (an attribute value, a
+    // dtype), KES_ERR_INVALID_ARGUMENT for inconsistent attributes or shapes. Messages need not name
+    // the node: the caller prefixes "node <name> (<op>): ".
+    std::unique_ptr<Kernel> (*create)(const NodeDesc& node, std::vector<TensorDesc>& outputs);
+};
+
+// The registry (op_registry.cpp). find_op returns nullptr for an unknown name.
+const OpDef* find_op(std::string_view name);
+std::vector<std::string> registered_op_names();  // sorted
+
+// Checks the counts, calls def->create and re-throws its errors with the node named (status kept).
+std::unique_ptr<Kernel> create_kernel(const OpDef& def, const NodeDesc& node, std::vector<TensorDesc>& outputs);
+
+// ---- helpers for op implementations -----------------------------------------------------------------
+
+int64_t shape_elements(const Shape& shape);    // throws INVALID_ARGUMENT on a negative dim or overflow
+std::string shape_string(const Shape& shape);  // "[1,3,224,224]"
+Shape contiguous_strides(const Shape& shape);  // in elements, row-major
+// numpy broadcast of two shapes; throws INVALID_ARGUMENT naming both shapes when they do not broadcast.
+Shape broadcast_shapes(const Shape& a, const Shape& b);
+// Element strides of `in` seen through `out`'s shape (right-aligned; 0 along broadcast dims).
+Shape broadcast_strides(const Shape& in, const Shape& out);
+// Maps a possibly negative axis into [0, rank); throws INVALID_ARGUMENT when out of [-rank, rank).
+int64_t normalize_axis(int64_t axis, int64_t rank);
+// Reads a constant integer tensor (int64 or int32) as int64 values; throws UNSUPPORTED when the
+// input is not constant (shape-determining inputs must be constants: shapes are static).
+std::vector<int64_t> const_ints(const TensorDesc& t, const char* what);
+std::vector<float> const_floats(const TensorDesc& t, const char* what);      // f32 constant
+void require_dtype(const TensorDesc& t, kes_dtype dtype, const char* what);  // else UNSUPPORTED
+
+// Fused activation, from attributes "activation" (string: "" none, "Relu", "Relu6", "Clip",
+// "LeakyRelu", "HardSwish", "HardSigmoid", "Sigmoid", "Tanh"), "activation_min"/"activation_max"
+// (Clip), "activation_alpha"/"activation_beta" (LeakyRelu, HardSigmoid).
+struct Activation {
+    enum class Kind : uint8_t { None, Relu, Clip, LeakyRelu, HardSwish, HardSigmoid, Sigmoid, Tanh };
+    Kind kind = Kind::None;
+    float min = 0.0f, max = 0.0f, alpha = 0.0f, beta = 0.0f;
+
+    static Activation from_attrs(const Attrs& attrs);  // throws INVALID_ARGUMENT for an unknown name
+    static void to_attrs(const Activation& act, Attrs& attrs);
+    float apply(float x) const;
+    void apply(float* data, size_t count) const;
+};
+
+}  // namespace kes

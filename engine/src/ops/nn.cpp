@@ -1,0 +1,592 @@
+// nn.cpp — Conv, ConvTranspose, Gemm, MatMul, pools, BatchNormalization (f32).
+//
+// Choices:
+// - Conv/ConvTranspose/pools take 1-D or 2-D spatial inputs (rank 3 or 4); 3-D is KES_ERR_UNSUPPORTED.
+//   "data_layout" NCHW (default) or NHWC. NHWC filters: Conv [M, KH, KW, C/group] (TFLite OHWI),
+//   ConvTranspose [M, KH, KW, C/group] as well (TFLite TRANSPOSE_CONV's OHWI; ONNX's NCHW ConvTranspose
+//   filter is [C, M/group, KH, KW]). A 1-D NHWC input is [N, W, C].
+// - auto_pad is resolved at create() into explicit pads (SAME_UPPER puts the odd pad at the end).
+// - ceil_mode: a window that would start inside the right padding is dropped (PyTorch / ONNX Runtime).
+// - AveragePool count_include_pad counts the taps inside the padded input [-pad_begin, in + pad_end)
+//   (not the ceil_mode overhang); otherwise only the taps inside the input.
+// - MaxPool's optional Indices output (NCHW only) holds flat row-major indices into X
+//   (storage_order 1: column-major within each channel's H×W plane, as ONNX Runtime).
+// - Conv, ConvTranspose, Gemm and MatMul apply the fused "activation" attributes (op.hpp).
+// - BatchNormalization is inference only (one output); the channel axis is 1 (NCHW) or the last (NHWC).
+#include <cmath>
+#include <limits>
+
+#include "ops.hpp"
+#include "op_util.hpp"
+
+namespace kes {
+
+namespace {
+
+// Dimensions and element strides of a rank 3/4 image tensor (1-D spatial inputs get h = 1).
+struct Img {
+    int64_t n = 1, c = 1, h = 1, w = 1;
+    int64_t sn = 0, sc = 0, sh = 0, sw = 0;
+    int64_t at(int64_t in, int64_t ic, int64_t ih, int64_t iw) const { return in * sn + ic * sc + ih * sh + iw * sw; }
+};
+
+Img image_dims(const Shape& s, Layout layout) {
+    Img g;
+    const Shape st = contiguous_strides(s);
+    g.n = s[0];
+    g.sn = st[0];
+    if (layout == Layout::NCHW) {
+        g.c = s[1], g.sc = st[1];
+        if (s.size() == 4) g.h = s[2], g.sh = st[2];
+        g.w = s.back(), g.sw = st.back();
+    } else {
+        g.c = s.back(), g.sc = st.back();
+        if (s.size() == 4) g.h = s[1], g.sh = st[1];
+        g.w = s[s.size() - 2], g.sw = st[s.size() - 2];
+    }
+    return g;
+}
+
+Shape image_shape(int64_t n, int64_t c, int64_t h, int64_t w, size_t rank, Layout layout) {
+    if (rank == 3) return layout == Layout::NCHW ? Shape{n, c, w} : Shape{n, w, c};
+    return layout == Layout::NCHW ? Shape{n, c, h, w} : Shape{n, h, w, c};
+}
+
+void require_image(const TensorDesc& x, const char* what) {
+    if (x.rank() != 3 && x.rank() != 4)
+        fail(KES_ERR_UNSUPPORTED, "%s has rank %lld; supported: 3 (1-D) or 4 (2-D spatial)", what,
+             static_cast<long long>(x.rank()));
+}
+
+Shape spatial_of(const Img& g, size_t rank) {
+    return rank == 3 ? Shape{g.w} : Shape{g.h, g.w};
+}
+
+// 2-D windows (h, w) from the per-axis list (1-D inputs get a trivial h window).
+void split_windows(const std::vector<Window>& win, Window& wh, Window& ww) {
+    if (win.size() == 1) {
+        wh = Window{};
+        ww = win[0];
+    } else {
+        wh = win[0];
+        ww = win[1];
+    }
+}
+
+Shape kernel_attr_or(const Attrs& attrs, const Shape& from_weight) {
+    if (!attrs.has("kernel_shape")) return from_weight;
+    const std::vector<int64_t> k = attrs.get_ints("kernel_shape");
+    if (k != from_weight)
+        fail(KES_ERR_INVALID_ARGUMENT, "attribute 'kernel_shape' %s does not match the weight's %s",
+             shape_string(k).c_str(), shape_string(from_weight).c_str());
+    return k;
+}
+
+// ---- Conv -----------------------------------------------------------------------------------------------
+
+struct ConvGeom {
+    Img x, y;
+    Window wh, ww;
+    int64_t group = 1;
+    int64_t wm = 0, wc = 0, wkh = 0, wkw = 0;  // weight strides (out channel, in channel, kh, kw)
+};
+
+std::unique_ptr<Kernel> create_conv(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
+    const TensorDesc& x = *node.inputs[0];
+    const TensorDesc& w = *node.inputs[1];
+    const TensorDesc* b = node.input(2);
+    require_dtype(x, KES_F32, "input X");
+    require_dtype(w, KES_F32, "input W");
+    require_image(x, "input X");
+    const Layout layout = get_layout(node.attrs);
+    if (w.rank() != x.rank())
+        fail(KES_ERR_INVALID_ARGUMENT, "weight shape %s does not match input rank %lld", shape_string(w.shape).c_str(),
+             static_cast<long long>(x.rank()));
+    ConvGeom g;
+    g.x = image_dims(x.shape, layout);
+    g.group = node.attrs.get_int("group", 1);
+    if (g.group < 1 || g.x.c % g.group != 0)
+        fail(KES_ERR_INVALID_ARGUMENT, "attribute 'group' is %lld; must divide the %lld input channels",
+             static_cast<long long>(g.group), static_cast<long long>(g.x.c));
+    // Weight as [M, C/g, K...] (NCHW) or [M, K..., C/g] (NHWC).
+    const Shape wst = contiguous_strides(w.shape);
+    const int64_t m = w.shape[0];
+    const int64_t cg = layout == Layout::NCHW ? w.shape[1] : w.shape.back();
+    Shape kernel = layout == Layout::NCHW ? Shape(w.shape.begin() + 2, w.shape.end())
+                                          : Shape(w.shape.begin() + 1, w.shape.end() - 1);
+    if (cg != g.x.c / g.group)
+        fail(KES_ERR_INVALID_ARGUMENT, "weight shape %s: %lld input channels per group expected (C=%lld, group=%lld)",
+             shape_string(w.shape).c_str(), static_cast<long long>(g.x.c / g.group), static_cast<long long>(g.x.c),
+             static_cast<long long>(g.group));
+    if (m % g.group != 0)
+        fail(KES_ERR_INVALID_ARGUMENT, "%lld output channels are not divisible by group %lld",
+             static_cast<long long>(m), static_cast<long long>(g.group));
+    kernel = kernel_attr_or(node.attrs, kernel);
+    g.wm = wst[0];
+    if (layout == Layout::NCHW) {
+        g.wc = wst[1], g.wkw = wst.back(), g.wkh = x.rank() == 4 ? wst[2] : 0;
+    } else {
+        g.wc = wst.back(), g.wkw = wst[wst.size() - 2], g.wkh = x.rank() == 4 ? wst[1] : 0;
+    }
+    if (b) {
+        require_dtype(*b, KES_F32, "input B");
+        if (b->shape != Shape{m})
+            fail(KES_ERR_INVALID_ARGUMENT, "bias shape %s; expected [%lld]", shape_string(b->shape).c_str(),
+                 static_cast<long long>(m));
+    }
+    const std::vector<Window> win = resolve_windows(node.attrs, spatial_of(g.x, x.shape.size()), kernel, false);
+    split_windows(win, g.wh, g.ww);
+    outputs[0].dtype = KES_F32;
+    outputs[0].shape = image_shape(g.x.n, m, g.wh.out, g.ww.out, x.shape.size(), layout);
+    g.y = image_dims(outputs[0].shape, layout);
+    const Activation act = Activation::from_attrs(node.attrs);
+    const bool has_bias = b != nullptr;
+    return make_kernel([g, act, has_bias](const void* const* in, void* const* out) {
+        const float* px = in_as<float>(in, 0);
+        const float* pw = in_as<float>(in, 1);
+        const float* pb = has_bias ? in_as<float>(in, 2) : nullptr;
+        float* py = out_as<float>(out, 0);
+        const int64_t cpg = g.x.c / g.group, mg = g.y.c / g.group;
+        for (int64_t n = 0; n < g.x.n; ++n)
+            for (int64_t oc = 0; oc < g.y.c; ++oc) {
+                const int64_t c0 = (oc / mg) * cpg;
+                for (int64_t oh = 0; oh < g.y.h; ++oh)
+                    for (int64_t ow = 0; ow < g.y.w; ++ow) {
+                        float acc = pb ? pb[oc] : 0.0f;
+                        for (int64_t kh = 0; kh < g.wh.kernel; ++kh) {
+                            const int64_t ih = oh * g.wh.stride - g.wh.pad_begin + kh * g.wh.dilation;
+                            if (ih < 0 || ih >= g.x.h) continue;
+                            for (int64_t kw = 0; kw < g.ww.kernel; ++kw) {
+                                const int64_t iw = ow * g.ww.stride - g.ww.pad_begin + kw * g.ww.dilation;
+                                if (iw < 0 || iw >= g.x.w) continue;
+                                const float* xp = px + g.x.at(n, c0, ih, iw);
+                                const float* wp = pw + oc * g.wm + kh * g.wkh + kw * g.wkw;
+                                for (int64_t c = 0; c < cpg; ++c) acc += xp[c * g.x.sc] * wp[c * g.wc];
+                            }
+                        }
+                        py[g.y.at(n, oc, oh, ow)] = act.apply(acc);
+                    }
+            }
+    });
+}
+
+// ---- ConvTranspose --------------------------------------------------------------------------------------
+
+std::unique_ptr<Kernel> create_conv_transpose(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
+    const TensorDesc& x = *node.inputs[0];
+    const TensorDesc& w = *node.inputs[1];
+    const TensorDesc* b = node.input(2);
+    require_dtype(x, KES_F32, "input X");
+    require_dtype(w, KES_F32, "input W");
+    require_image(x, "input X");
+    const Layout layout = get_layout(node.attrs);
+    if (w.rank() != x.rank())
+        fail(KES_ERR_INVALID_ARGUMENT, "weight shape %s does not match input rank %lld", shape_string(w.shape).c_str(),
+             static_cast<long long>(x.rank()));
+    ConvGeom g;
+    g.x = image_dims(x.shape, layout);
+    g.group = node.attrs.get_int("group", 1);
+    if (g.group < 1 || g.x.c % g.group != 0)
+        fail(KES_ERR_INVALID_ARGUMENT, "attribute 'group' is %lld; must divide the %lld input channels",
+             static_cast<long long>(g.group), static_cast<long long>(g.x.c));
+    const Shape wst = contiguous_strides(w.shape);
+    int64_t m = 0;
+    Shape kernel;
+    if (layout == Layout::NCHW) {  // [C, M/g, K...]
+        if (w.shape[0] != g.x.c)
+            fail(KES_ERR_INVALID_ARGUMENT, "weight shape %s: first dim must be the %lld input channels",
+                 shape_string(w.shape).c_str(), static_cast<long long>(g.x.c));
+        m = w.shape[1] * g.group;
+        kernel.assign(w.shape.begin() + 2, w.shape.end());
+        g.wc = wst[0], g.wm = wst[1], g.wkw = wst.back(), g.wkh = x.rank() == 4 ? wst[2] : 0;
+    } else {  // [M, K..., C/g]
+        if (w.shape.back() != g.x.c / g.group)
+            fail(KES_ERR_INVALID_ARGUMENT, "weight shape %s: last dim must be %lld input channels per group",
+                 shape_string(w.shape).c_str(), static_cast<long long>(g.x.c / g.group));
+        m = w.shape[0];
+        if (m % g.group != 0)
+            fail(KES_ERR_INVALID_ARGUMENT, "%lld output channels are not divisible by group %lld",
+                 static_cast<long long>(m), static_cast<long long>(g.group));
+        kernel.assign(w.shape.begin() + 1, w.shape.end() - 1);
+        g.wm = wst[0], g.wc = wst.back(), g.wkw = wst[wst.size() - 2], g.wkh = x.rank() == 4 ? wst[1] : 0;
+    }
+    kernel = kernel_attr_or(node.attrs, kernel);
+    if (b) {
+        require_dtype(*b, KES_F32, "input B");
+        if (b->shape != Shape{m})
+            fail(KES_ERR_INVALID_ARGUMENT, "bias shape %s; expected [%lld]", shape_string(b->shape).c_str(),
+                 static_cast<long long>(m));
+    }
+    const Shape spatial = spatial_of(g.x, x.shape.size());
+    const size_t ns = spatial.size();
+    auto per_axis = [&](const char* name, int64_t fallback, int64_t min_value) {
+        std::vector<int64_t> v = node.attrs.get_ints(name, std::vector<int64_t>(ns, fallback));
+        if (v.size() != ns)
+            fail(KES_ERR_INVALID_ARGUMENT, "attribute '%s' has %zu values; expected %zu", name, v.size(), ns);
+        for (int64_t e : v)
+            if (e < min_value)
+                fail(KES_ERR_INVALID_ARGUMENT, "attribute '%s' has value %lld", name, static_cast<long long>(e));
+        return v;
+    };
+    const std::vector<int64_t> strides = per_axis("strides", 1, 1), dil = per_axis("dilations", 1, 1);
+    const std::vector<int64_t> out_pad = per_axis("output_padding", 0, 0);
+    std::vector<int64_t> pads = node.attrs.get_ints("pads", std::vector<int64_t>(2 * ns, 0));
+    if (pads.size() != 2 * ns)
+        fail(KES_ERR_INVALID_ARGUMENT, "attribute 'pads' has %zu values; expected %zu", pads.size(), 2 * ns);
+    const std::string auto_pad =
+        get_choice(node.attrs, "auto_pad", "NOTSET", {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"});
+    std::vector<int64_t> out_shape_attr = node.attrs.get_ints("output_shape");
+    if (!out_shape_attr.empty() && out_shape_attr.size() != ns) {
+        if (out_shape_attr.size() == ns + 2)  // some exporters give the full shape
+            out_shape_attr = layout == Layout::NCHW ? Shape(out_shape_attr.begin() + 2, out_shape_attr.end())
+                                                    : Shape(out_shape_attr.begin() + 1, out_shape_attr.end() - 1);
+        else
+            fail(KES_ERR_INVALID_ARGUMENT, "attribute 'output_shape' has %zu values; expected %zu",
+                 out_shape_attr.size(), ns);
+    }
+    std::vector<Window> win(ns);
+    for (size_t i = 0; i < ns; ++i) {
+        Window& a = win[i];
+        a.in = spatial[i], a.kernel = kernel[i], a.stride = strides[i], a.dilation = dil[i];
+        if (out_pad[i] >= std::max(a.stride, a.dilation))
+            fail(KES_ERR_INVALID_ARGUMENT, "attribute 'output_padding' %lld must be < stride or dilation",
+                 static_cast<long long>(out_pad[i]));
+        const int64_t full = a.stride * (a.in - 1) + out_pad[i] + a.extent();
+        if (!out_shape_attr.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+            const int64_t target = !out_shape_attr.empty() ? out_shape_attr[i] : a.in * a.stride;
+            // A negative total (output_shape beyond the full size) extends the end with bias-only
+            // values, as ONNX Runtime does; the split truncates toward zero like its C++.
+            const int64_t total = full - target;
+            const bool lower = auto_pad == "SAME_LOWER";
+            a.pad_begin = lower ? total - total / 2 : total / 2;
+            a.pad_end = total - a.pad_begin;
+        } else if (auto_pad == "NOTSET") {
+            a.pad_begin = pads[i], a.pad_end = pads[i + ns];
+        }
+        a.out = full - a.pad_begin - a.pad_end;
+        if (a.out < 0) fail(KES_ERR_INVALID_ARGUMENT, "pads exceed the transposed output size %lld", (long long)full);
+    }
+    split_windows(win, g.wh, g.ww);
+    outputs[0].dtype = KES_F32;
+    outputs[0].shape = image_shape(g.x.n, m, g.wh.out, g.ww.out, x.shape.size(), layout);
+    g.y = image_dims(outputs[0].shape, layout);
+    const Activation act = Activation::from_attrs(node.attrs);
+    const bool has_bias = b != nullptr;
+    const int64_t out_count = shape_elements(outputs[0].shape);
+    const bool nchw_weight = layout == Layout::NCHW;
+    return make_kernel([g, act, has_bias, out_count, nchw_weight](const void* const* in, void* const* out) {
+        const float* px = in_as<float>(in, 0);
+        const float* pw = in_as<float>(in, 1);
+        const float* pb = has_bias ? in_as<float>(in, 2) : nullptr;
+        float* py = out_as<float>(out, 0);
+        const int64_t cg = g.x.c / g.group, mg = g.y.c / g.group;
+        for (int64_t n = 0; n < g.y.n; ++n)
+            for (int64_t oc = 0; oc < g.y.c; ++oc)
+                for (int64_t oh = 0; oh < g.y.h; ++oh)
+                    for (int64_t ow = 0; ow < g.y.w; ++ow) py[g.y.at(n, oc, oh, ow)] = pb ? pb[oc] : 0.0f;
+        // Scatter each input pixel through the kernel.
+        for (int64_t n = 0; n < g.x.n; ++n)
+            for (int64_t c = 0; c < g.x.c; ++c) {
+                const int64_t grp = c / cg, ci = c % cg;
+                for (int64_t ih = 0; ih < g.x.h; ++ih)
+                    for (int64_t iw = 0; iw < g.x.w; ++iw) {
+                        const float v = px[g.x.at(n, c, ih, iw)];
+                        for (int64_t mo = 0; mo < mg; ++mo) {
+                            const int64_t oc = grp * mg + mo;
+                            // NCHW weight [C, M/g, ...] is indexed by (c, mo); NHWC [M, ..., C/g] by (oc, ci).
+                            const float* wp = nchw_weight ? pw + c * g.wc + mo * g.wm : pw + oc * g.wm + ci * g.wc;
+                            for (int64_t kh = 0; kh < g.wh.kernel; ++kh) {
+                                const int64_t oh = ih * g.wh.stride - g.wh.pad_begin + kh * g.wh.dilation;
+                                if (oh < 0 || oh >= g.y.h) continue;
+                                for (int64_t kw = 0; kw < g.ww.kernel; ++kw) {
+                                    const int64_t ow = iw * g.ww.stride - g.ww.pad_begin + kw * g.ww.dilation;
+                                    if (ow < 0 || ow >= g.y.w) continue;
+                                    py[g.y.at(n, oc, oh, ow)] += v * wp[kh * g.wkh + kw * g.wkw];
+                                }
+                            }
+                        }
+                    }
+            }
+        act.apply(py, static_cast<size_t>(out_count));
+    });
+}
+
+// ---- Gemm / MatMul --------------------------------------------------------------------------------------
+
+std::unique_ptr<Kernel> create_gemm(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
+    const TensorDesc& a = *node.inputs[0];
+    const TensorDesc& b = *node.inputs[1];
+    const TensorDesc* c = node.input(2);
+    require_dtype(a, KES_F32, "input A");
+    require_dtype(b, KES_F32, "input B");
+    if (a.rank() != 2 || b.rank() != 2)
+        fail(KES_ERR_INVALID_ARGUMENT, "A %s and B %s must be matrices", shape_string(a.shape).c_str(),
+             shape_string(b.shape).c_str());
+    const bool ta = node.attrs.get_int("transA", 0) != 0, tb = node.attrs.get_int("transB", 0) != 0;
+    const float alpha = node.attrs.get_float("alpha", 1.0f), beta = node.attrs.get_float("beta", 1.0f);
+    const int64_t M = ta ? a.shape[1] : a.shape[0], K = ta ? a.shape[0] : a.shape[1];
+    const int64_t K2 = tb ? b.shape[1] : b.shape[0], N = tb ? b.shape[0] : b.shape[1];
+    if (K != K2)
+        fail(KES_ERR_INVALID_ARGUMENT, "inner dimensions differ: A %s%s, B %s%s", shape_string(a.shape).c_str(),
+             ta ? " (transposed)" : "", shape_string(b.shape).c_str(), tb ? " (transposed)" : "");
+    const Shape out_shape{M, N};
+    BroadcastPlan cplan;
+    if (c) {
+        require_dtype(*c, KES_F32, "input C");
+        if (broadcast_shapes(c->shape, out_shape) != out_shape)
+            fail(KES_ERR_INVALID_ARGUMENT, "C of shape %s does not broadcast to %s", shape_string(c->shape).c_str(),
+                 shape_string(out_shape).c_str());
+        cplan = make_broadcast_plan(out_shape, {c->shape});
+    }
+    outputs[0].dtype = KES_F32;
+    outputs[0].shape = out_shape;
+    const Activation act = Activation::from_attrs(node.attrs);
+    const bool has_c = c != nullptr;
+    // Element strides of A as (m, k) and B as (k, n).
+    const int64_t am = ta ? 1 : K, ak = ta ? M : 1, bk = tb ? 1 : N, bn = tb ? K : 1;
+    return make_kernel([=](const void* const* in, void* const* out) {
+        const float* pa = in_as<float>(in, 0);
+        const float* pb = in_as<float>(in, 1);
+        float* py = out_as<float>(out, 0);
+        for (int64_t m = 0; m < M; ++m)
+            for (int64_t n = 0; n < N; ++n) {
+                float acc = 0.0f;
+                for (int64_t k = 0; k < K; ++k) acc += pa[m * am + k * ak] * pb[k * bk + n * bn];
+                py[m * N + n] = alpha * acc;
+            }
+        if (has_c) {
+            const float* pc = in_as<float>(in, 2);
+            for_each_broadcast(cplan, [&](int64_t i, int64_t ic, int64_t, int64_t) { py[i] += beta * pc[ic]; });
+        }
+        act.apply(py, static_cast<size_t>(M * N));
+    });
+}
+
+std::unique_ptr<Kernel> create_matmul(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
+    const TensorDesc& a = *node.inputs[0];
+    const TensorDesc& b = *node.inputs[1];
+    require_dtype(a, KES_F32, "input A");
+    require_dtype(b, KES_F32, "input B");
+    if (a.rank() < 1 || b.rank() < 1) fail(KES_ERR_INVALID_ARGUMENT, "MatMul inputs must have rank >= 1");
+    Shape sa = a.shape, sb = b.shape;
+    const bool a_vec = sa.size() == 1, b_vec = sb.size() == 1;
+    if (a_vec) sa.insert(sa.begin(), 1);
+    if (b_vec) sb.push_back(1);
+    const int64_t M = sa[sa.size() - 2], K = sa.back(), N = sb.back();
+    if (sb[sb.size() - 2] != K)
+        fail(KES_ERR_INVALID_ARGUMENT, "shapes %s and %s: inner dimensions differ", shape_string(a.shape).c_str(),
+             shape_string(b.shape).c_str());
+    const Shape batch_a(sa.begin(), sa.end() - 2), batch_b(sb.begin(), sb.end() - 2);
+    const Shape batch = broadcast_shapes(batch_a, batch_b);
+    const BroadcastPlan plan = make_broadcast_plan(batch, {batch_a, batch_b});
+    Shape out_shape = batch;
+    if (!a_vec) out_shape.push_back(M);
+    if (!b_vec) out_shape.push_back(N);
+    outputs[0].dtype = KES_F32;
+    outputs[0].shape = out_shape;
+    const Activation act = Activation::from_attrs(node.attrs);
+    return make_kernel([=](const void* const* in, void* const* out) {
+        const float* pa = in_as<float>(in, 0);
+        const float* pb = in_as<float>(in, 1);
+        float* py = out_as<float>(out, 0);
+        for_each_broadcast(plan, [&](int64_t i, int64_t ia, int64_t ib, int64_t) {
+            const float* ma = pa + ia * M * K;
+            const float* mb = pb + ib * K * N;
+            float* my = py + i * M * N;
+            for (int64_t m = 0; m < M; ++m)
+                for (int64_t n = 0; n < N; ++n) {
+                    float acc = 0.0f;
+                    for (int64_t k = 0; k < K; ++k) acc += ma[m * K + k] * mb[k * N + n];
+                    my[m * N + n] = act.apply(acc);
+                }
+        });
+    });
+}
+
+// ---- pools ----------------------------------------------------------------------------------------------
+
+struct PoolGeom {
+    Img x, y;
+    Window wh, ww;
+};
+
+PoolGeom pool_geometry(const NodeDesc& node, std::vector<TensorDesc>& outputs, bool allow_ceil) {
+    const TensorDesc& x = *node.inputs[0];
+    require_dtype(x, KES_F32, "input X");
+    require_image(x, "input X");
+    const Layout layout = get_layout(node.attrs);
+    PoolGeom g;
+    g.x = image_dims(x.shape, layout);
+    const Shape spatial = spatial_of(g.x, x.shape.size());
+    const std::vector<int64_t> kernel = node.attrs.require_ints("kernel_shape");
+    if (kernel.size() != spatial.size())
+        fail(KES_ERR_INVALID_ARGUMENT, "attribute 'kernel_shape' has %zu values; expected %zu", kernel.size(),
+             spatial.size());
+    const std::vector<Window> win = resolve_windows(node.attrs, spatial, kernel, allow_ceil);
+    split_windows(win, g.wh, g.ww);
+    outputs[0].dtype = KES_F32;
+    outputs[0].shape = image_shape(g.x.n, g.x.c, g.wh.out, g.ww.out, x.shape.size(), layout);
+    g.y = image_dims(outputs[0].shape, layout);
+    return g;
+}
+
+std::unique_ptr<Kernel> create_max_pool(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
+    const PoolGeom g = pool_geometry(node, outputs, true);
+    const int64_t storage_order = node.attrs.get_int("storage_order", 0);
+    if (storage_order != 0 && storage_order != 1)
+        fail(KES_ERR_INVALID_ARGUMENT, "attribute 'storage_order' is %lld; expected 0 or 1",
+             static_cast<long long>(storage_order));
+    const bool indices = outputs.size() > 1;
+    if (indices) {
+        if (get_layout(node.attrs) != Layout::NCHW)
+            fail(KES_ERR_UNSUPPORTED, "the Indices output needs data_layout NCHW");
+        outputs[1].dtype = KES_I64;
+        outputs[1].shape = outputs[0].shape;
+    }
+    return make_kernel([g, indices, storage_order](const void* const* in, void* const* out) {
+        const float* px = in_as<float>(in, 0);
+        float* py = out_as<float>(out, 0);
+        int64_t* pi = indices ? out_as<int64_t>(out, 1) : nullptr;
+        for (int64_t n = 0; n < g.x.n; ++n)
+            for (int64_t c = 0; c < g.x.c; ++c)
+                for (int64_t oh = 0; oh < g.y.h; ++oh)
+                    for (int64_t ow = 0; ow < g.y.w; ++ow) {
+                        float best = -std::numeric_limits<float>::infinity();
+                        int64_t best_h = -1, best_w = -1;
+                        for (int64_t kh = 0; kh < g.wh.kernel; ++kh) {
+                            const int64_t ih = oh * g.wh.stride - g.wh.pad_begin + kh * g.wh.dilation;
+                            if (ih < 0 || ih >= g.x.h) continue;
+                            for (int64_t kw = 0; kw < g.ww.kernel; ++kw) {
+                                const int64_t iw = ow * g.ww.stride - g.ww.pad_begin + kw * g.ww.dilation;
+                                if (iw < 0 || iw >= g.x.w) continue;
+                                const float v = px[g.x.at(n, c, ih, iw)];
+                                if (v > best || best_h < 0) best = v, best_h = ih, best_w = iw;
+                            }
+                        }
+                        const int64_t o = g.y.at(n, c, oh, ow);
+                        py[o] = best;
+                        if (pi) {
+                            const int64_t plane = (n * g.x.c + c) * g.x.h * g.x.w;
+                            pi[o] = plane + (storage_order ? best_w * g.x.h + best_h : best_h * g.x.w + best_w);
+                        }
+                    }
+    });
+}
+
+std::unique_ptr<Kernel> create_average_pool(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
+    const PoolGeom g = pool_geometry(node, outputs, true);
+    const bool include_pad = node.attrs.get_int("count_include_pad", 0) != 0;
+    return make_kernel([g, include_pad](const void* const* in, void* const* out) {
+        const float* px = in_as<float>(in, 0);
+        float* py = out_as<float>(out, 0);
+        for (int64_t n = 0; n < g.x.n; ++n)
+            for (int64_t c = 0; c < g.x.c; ++c)
+                for (int64_t oh = 0; oh < g.y.h; ++oh)
+                    for (int64_t ow = 0; ow < g.y.w; ++ow) {
+                        float sum = 0.0f;
+                        int64_t count = 0;
+                        for (int64_t kh = 0; kh < g.wh.kernel; ++kh) {
+                            const int64_t ih = oh * g.wh.stride - g.wh.pad_begin + kh * g.wh.dilation;
+                            const bool h_in = ih >= 0 && ih < g.x.h;
+                            const bool h_padded = ih >= -g.wh.pad_begin && ih < g.x.h + g.wh.pad_end;
+                            for (int64_t kw = 0; kw < g.ww.kernel; ++kw) {
+                                const int64_t iw = ow * g.ww.stride - g.ww.pad_begin + kw * g.ww.dilation;
+                                const bool w_in = iw >= 0 && iw < g.x.w;
+                                if (h_in && w_in) {
+                                    sum += px[g.x.at(n, c, ih, iw)];
+                                    ++count;
+                                } else if (include_pad && h_padded && iw >= -g.ww.pad_begin &&
+                                           iw < g.x.w + g.ww.pad_end) {
+                                    ++count;
+                                }
+                            }
+                        }
+                        py[g.y.at(n, c, oh, ow)] = count ? sum / static_cast<float>(count) : 0.0f;
+                    }
+    });
+}
+
+template <bool kMax>
+std::unique_ptr<Kernel> create_global_pool(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
+    const TensorDesc& x = *node.inputs[0];
+    require_dtype(x, KES_F32, "input X");
+    if (x.rank() < 3) fail(KES_ERR_INVALID_ARGUMENT, "input X has rank %lld; expected >= 3", (long long)x.rank());
+    const Layout layout = get_layout(node.attrs);
+    const int64_t n = x.shape[0];
+    const int64_t c = layout == Layout::NCHW ? x.shape[1] : x.shape.back();
+    const int64_t spatial = x.elements() / std::max<int64_t>(1, n * c);
+    Shape out_shape(x.shape.size(), 1);
+    out_shape[0] = n;
+    out_shape[layout == Layout::NCHW ? 1 : out_shape.size() - 1] = c;
+    outputs[0].dtype = KES_F32;
+    outputs[0].shape = out_shape;
+    // NCHW: channel stride = spatial, element stride 1; NHWC: channel stride 1, element stride c.
+    const int64_t sc = layout == Layout::NCHW ? spatial : 1, ss = layout == Layout::NCHW ? 1 : c;
+    return make_kernel([=](const void* const* in, void* const* out) {
+        const float* px = in_as<float>(in, 0);
+        float* py = out_as<float>(out, 0);
+        for (int64_t b = 0; b < n; ++b)
+            for (int64_t ch = 0; ch < c; ++ch) {
+                const float* p = px + b * c * spatial + ch * sc;
+                float acc = kMax ? -std::numeric_limits<float>::infinity() : 0.0f;
+                for (int64_t s = 0; s < spatial; ++s) acc = kMax ? std::fmax(acc, p[s * ss]) : acc + p[s * ss];
+                py[b * c + ch] = kMax ? acc : acc / static_cast<float>(spatial);
+            }
+    });
+}
+
+// ---- BatchNormalization ---------------------------------------------------------------------------------
+
+std::unique_ptr<Kernel> create_batch_norm(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
+    const TensorDesc& x = *node.inputs[0];
+    require_dtype(x, KES_F32, "input X");
+    if (node.attrs.get_int("training_mode", 0) != 0)
+        fail(KES_ERR_UNSUPPORTED, "attribute 'training_mode' = 1 is not supported (inference only)");
+    if (outputs.size() != 1) fail(KES_ERR_UNSUPPORTED, "only the Y output is supported (inference only)");
+    if (x.rank() < 2) fail(KES_ERR_INVALID_ARGUMENT, "input X has rank %lld; expected >= 2", (long long)x.rank());
+    const Layout layout = get_layout(node.attrs);
+    const int64_t c = layout == Layout::NCHW ? x.shape[1] : x.shape.back();
+    const char* names[] = {"", "scale", "B", "input_mean", "input_var"};
+    for (size_t i = 1; i < 5; ++i) {
+        require_dtype(*node.inputs[i], KES_F32, names[i]);
+        if (node.inputs[i]->shape != Shape{c})
+            fail(KES_ERR_INVALID_ARGUMENT, "input %s has shape %s; expected [%lld]", names[i],
+                 shape_string(node.inputs[i]->shape).c_str(), static_cast<long long>(c));
+    }
+    const float eps = node.attrs.get_float("epsilon", 1e-5f);
+    outputs[0].dtype = KES_F32;
+    outputs[0].shape = x.shape;
+    const int64_t total = x.elements();
+    const int64_t inner = layout == Layout::NCHW ? total / std::max<int64_t>(1, x.shape[0] * c) : 1;
+    return make_kernel([=](const void* const* in, void* const* out) {
+        const float* px = in_as<float>(in, 0);
+        const float* scale = in_as<float>(in, 1);
+        const float* bias = in_as<float>(in, 2);
+        const float* mean = in_as<float>(in, 3);
+        const float* var = in_as<float>(in, 4);
+        float* py = out_as<float>(out, 0);
+        if (c == 0) return;
+        for (int64_t i = 0; i < total; i += inner) {
+            const int64_t ch = (i / inner) % c;
+            const float k = scale[ch] / std::sqrt(var[ch] + eps);
+            const float d = bias[ch] - mean[ch] * k;
+            for (int64_t j = 0; j < inner; ++j) py[i + j] = px[i + j] * k + d;
+        }
+    });
+}
+
+}  // namespace
+
+void add_nn_ops(OpList& ops) {
+    ops.push_back({"Conv", 2, 3, 1, 1, create_conv});
+    ops.push_back({"ConvTranspose", 2, 3, 1, 1, create_conv_transpose});
+    ops.push_back({"Gemm", 2, 3, 1, 1, create_gemm});
+    ops.push_back({"MatMul", 2, 2, 1, 1, create_matmul});
+    ops.push_back({"MaxPool", 1, 1, 1, 2, create_max_pool});
+    ops.push_back({"AveragePool", 1, 1, 1, 1, create_average_pool});
+    ops.push_back({"GlobalAveragePool", 1, 1, 1, 1, create_global_pool<false>});
+    ops.push_back({"GlobalMaxPool", 1, 1, 1, 1, create_global_pool<true>});
+    ops.push_back({"BatchNormalization", 5, 5, 1, 3, create_batch_norm});
+}
+
+}  // namespace kes

@@ -1,0 +1,162 @@
+// op_util.cpp — see op_util.hpp.
+#include "op_util.hpp"
+
+#include <algorithm>
+
+namespace kes {
+
+void require_rank_at_most(const TensorDesc& t, int64_t max_rank, const char* what) {
+    if (t.rank() > max_rank)
+        fail(KES_ERR_UNSUPPORTED, "%s has rank %lld; at most %lld is supported", what, static_cast<long long>(t.rank()),
+             static_cast<long long>(max_rank));
+}
+
+void unsupported_dtype(const char* what, kes_dtype dtype, const char* accepted) {
+    fail(KES_ERR_UNSUPPORTED, "%s has dtype %s; supported: %s", what, kes_dtype_name(dtype), accepted);
+}
+
+std::string get_choice(const Attrs& attrs, const char* name, const char* fallback,
+                       const std::vector<const char*>& allowed) {
+    std::string v = attrs.get_string(name, fallback);
+    for (const char* a : allowed)
+        if (v == a) return v;
+    std::string list;
+    for (const char* a : allowed) list += std::string(list.empty() ? "" : ", ") + a;
+    fail(KES_ERR_INVALID_ARGUMENT, "attribute '%s' is '%s'; expected one of %s", name, v.c_str(), list.c_str());
+}
+
+Shape broadcast_all(const std::vector<Shape>& shapes) {
+    Shape out;
+    for (const Shape& s : shapes) out = broadcast_shapes(out, s);
+    return out;
+}
+
+BroadcastPlan make_broadcast_plan(const Shape& out, const std::vector<Shape>& inputs) {
+    if (out.size() > static_cast<size_t>(kMaxRank))
+        fail(KES_ERR_UNSUPPORTED, "rank %zu exceeds the supported %d", out.size(), kMaxRank);
+    BroadcastPlan p;
+    p.rank = static_cast<int>(out.size());
+    p.inputs = static_cast<int>(inputs.size());
+    p.count = shape_elements(out);
+    for (size_t d = 0; d < out.size(); ++d) p.shape[d] = out[d];
+    for (size_t k = 0; k < inputs.size() && k < 3; ++k) {
+        const Shape s = broadcast_strides(inputs[k], out);
+        for (size_t d = 0; d < out.size(); ++d) p.strides[k][d] = s[d];
+    }
+    return p;
+}
+
+namespace {
+template <class T>
+void copy_strided_typed(const T* in, T* out, int rank, const int64_t* shape, const int64_t* strides, int64_t base) {
+    int64_t count = 1;
+    for (int d = 0; d < rank; ++d) count *= shape[d];
+    if (count == 0) return;
+    if (rank == 0) {
+        out[0] = in[base];
+        return;
+    }
+    int64_t idx[kMaxRank] = {};
+    int64_t off = base;
+    const int last = rank - 1;
+    const int64_t inner = shape[last], inner_stride = strides[last];
+    for (int64_t i = 0; i < count; i += inner) {
+        for (int64_t j = 0; j < inner; ++j) out[i + j] = in[off + j * inner_stride];
+        for (int d = last - 1; d >= 0; --d) {
+            off += strides[d];
+            if (++idx[d] < shape[d]) break;
+            off -= strides[d] * idx[d];
+            idx[d] = 0;
+        }
+    }
+}
+}  // namespace
+
+void copy_strided(const void* in, void* out, size_t elem_size, int rank, const int64_t* shape,
+                  const int64_t* in_strides, int64_t in_offset) {
+    switch (elem_size) {
+        case 1:
+            copy_strided_typed(static_cast<const uint8_t*>(in), static_cast<uint8_t*>(out), rank, shape, in_strides,
+                               in_offset);
+            break;
+        case 2:
+            copy_strided_typed(static_cast<const uint16_t*>(in), static_cast<uint16_t*>(out), rank, shape, in_strides,
+                               in_offset);
+            break;
+        case 4:
+            copy_strided_typed(static_cast<const uint32_t*>(in), static_cast<uint32_t*>(out), rank, shape, in_strides,
+                               in_offset);
+            break;
+        default:
+            copy_strided_typed(static_cast<const uint64_t*>(in), static_cast<uint64_t*>(out), rank, shape, in_strides,
+                               in_offset);
+            break;
+    }
+}
+
+Layout get_layout(const Attrs& attrs) {
+    return get_choice(attrs, "data_layout", "NCHW", {"NCHW", "NHWC"}) == "NHWC" ? Layout::NHWC : Layout::NCHW;
+}
+
+std::vector<Window> resolve_windows(const Attrs& attrs, const Shape& spatial_in, const Shape& kernel,
+                                    bool allow_ceil_mode) {
+    const size_t n = spatial_in.size();
+    auto per_axis = [&](const char* name, int64_t fallback) {
+        std::vector<int64_t> v = attrs.get_ints(name, std::vector<int64_t>(n, fallback));
+        if (v.size() != n)
+            fail(KES_ERR_INVALID_ARGUMENT, "attribute '%s' has %zu values; expected %zu (one per spatial axis)", name,
+                 v.size(), n);
+        for (int64_t x : v)
+            if (x < 1) fail(KES_ERR_INVALID_ARGUMENT, "attribute '%s' has value %lld; must be >= 1", name,
+                            static_cast<long long>(x));
+        return v;
+    };
+    const std::vector<int64_t> strides = per_axis("strides", 1);
+    const std::vector<int64_t> dilations = per_axis("dilations", 1);
+    const std::string auto_pad = get_choice(attrs, "auto_pad", "NOTSET", {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"});
+    std::vector<int64_t> pads = attrs.get_ints("pads", std::vector<int64_t>(2 * n, 0));
+    if (pads.size() != 2 * n)
+        fail(KES_ERR_INVALID_ARGUMENT, "attribute 'pads' has %zu values; expected %zu", pads.size(), 2 * n);
+    for (int64_t p : pads)
+        if (p < 0) fail(KES_ERR_INVALID_ARGUMENT, "attribute 'pads' has a negative value %lld", static_cast<long long>(p));
+    const int64_t ceil_mode = attrs.get_int("ceil_mode", 0);
+    if (ceil_mode != 0 && ceil_mode != 1)
+        fail(KES_ERR_INVALID_ARGUMENT, "attribute 'ceil_mode' is %lld; expected 0 or 1", static_cast<long long>(ceil_mode));
+    if (ceil_mode && !allow_ceil_mode) fail(KES_ERR_INVALID_ARGUMENT, "attribute 'ceil_mode' is not valid for this op");
+
+    std::vector<Window> w(n);
+    for (size_t i = 0; i < n; ++i) {
+        Window& a = w[i];
+        a.in = spatial_in[i];
+        a.kernel = kernel[i];
+        a.stride = strides[i];
+        a.dilation = dilations[i];
+        if (a.kernel < 1)
+            fail(KES_ERR_INVALID_ARGUMENT, "kernel extent %lld along spatial axis %zu must be >= 1",
+                 static_cast<long long>(a.kernel), i);
+        if (auto_pad == "NOTSET") {
+            a.pad_begin = pads[i];
+            a.pad_end = pads[i + n];
+        } else if (auto_pad == "VALID") {
+            a.pad_begin = a.pad_end = 0;
+        } else {
+            const int64_t out = (a.in + a.stride - 1) / a.stride;
+            const int64_t total = std::max<int64_t>(0, (out - 1) * a.stride + a.extent() - a.in);
+            const int64_t small = total / 2, large = total - small;
+            a.pad_begin = auto_pad == "SAME_UPPER" ? small : large;
+            a.pad_end = auto_pad == "SAME_UPPER" ? large : small;
+        }
+        const int64_t span = a.in + a.pad_begin + a.pad_end - a.extent();
+        if (span < 0)
+            fail(KES_ERR_INVALID_ARGUMENT,
+                 "window of extent %lld does not fit spatial axis %zu (input %lld, pads %lld+%lld)",
+                 static_cast<long long>(a.extent()), i, static_cast<long long>(a.in),
+                 static_cast<long long>(a.pad_begin), static_cast<long long>(a.pad_end));
+        a.out = (ceil_mode ? (span + a.stride - 1) / a.stride : span / a.stride) + 1;
+        // A window that would start in the right padding is dropped (PyTorch / ONNX Runtime rule).
+        if (ceil_mode && (a.out - 1) * a.stride >= a.in + a.pad_begin) --a.out;
+    }
+    return w;
+}
+
+}  // namespace kes

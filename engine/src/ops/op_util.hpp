@@ -1,0 +1,113 @@
+// op_util.hpp — shared pieces of the reference kernels (src/ops/*.cpp): kernels built from lambdas,
+// dtype dispatch, broadcast iteration and conv/pool window geometry. Everything here that a kernel
+// calls from run() works on fixed-size arrays on the stack: run() never allocates.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../op.hpp"
+#include "kes/error.hpp"
+
+namespace kes {
+
+// Broadcasting and strided kernels keep their index arrays on the stack; ranks above this are
+// rejected at create() with KES_ERR_UNSUPPORTED.
+constexpr int kMaxRank = 8;
+
+// A kernel whose run() is a lambda; the lambda captures everything create() computed (by value).
+template <class F>
+class LambdaKernel final : public Kernel {
+public:
+    explicit LambdaKernel(F f) : f_(std::move(f)) {}
+    void run(const void* const* inputs, void* const* outputs) const override { f_(inputs, outputs); }
+
+private:
+    F f_;
+};
+
+template <class F>
+std::unique_ptr<Kernel> make_kernel(F f) {
+    return std::make_unique<LambdaKernel<F>>(std::move(f));
+}
+
+template <class T>
+inline const T* in_as(const void* const* inputs, size_t i) {
+    return static_cast<const T*>(inputs[i]);
+}
+template <class T>
+inline T* out_as(void* const* outputs, size_t i) {
+    return static_cast<T*>(outputs[i]);
+}
+
+void require_rank_at_most(const TensorDesc& t, int64_t max_rank, const char* what);  // else UNSUPPORTED
+// Throws KES_ERR_UNSUPPORTED naming `what`, the dtype and the accepted list (e.g. "f32, i32, i64").
+[[noreturn]] void unsupported_dtype(const char* what, kes_dtype dtype, const char* accepted);
+// Reads an optional string attribute that must be one of `allowed` (INVALID_ARGUMENT otherwise).
+std::string get_choice(const Attrs& attrs, const char* name, const char* fallback,
+                       const std::vector<const char*>& allowed);
+
+// numpy broadcast of several shapes (all inputs of a variadic op).
+Shape broadcast_all(const std::vector<Shape>& shapes);
+
+// Iteration of an output shape with up to three broadcast inputs: for every output element i (row-major)
+// calls f(i, offset0, offset1, offset2), the offsets being element offsets into each input.
+struct BroadcastPlan {
+    int rank = 0;
+    int inputs = 0;
+    int64_t count = 0;
+    int64_t shape[kMaxRank] = {};
+    int64_t strides[3][kMaxRank] = {};
+};
+BroadcastPlan make_broadcast_plan(const Shape& out, const std::vector<Shape>& inputs);
+
+template <class F>
+void for_each_broadcast(const BroadcastPlan& p, F&& f) {
+    if (p.count == 0) return;
+    if (p.rank == 0) {
+        f(int64_t{0}, int64_t{0}, int64_t{0}, int64_t{0});
+        return;
+    }
+    int64_t idx[kMaxRank] = {};
+    int64_t off[3] = {0, 0, 0};
+    const int last = p.rank - 1;
+    const int64_t inner = p.shape[last];
+    const int64_t s0 = p.strides[0][last], s1 = p.strides[1][last], s2 = p.strides[2][last];
+    for (int64_t i = 0; i < p.count; i += inner) {
+        for (int64_t j = 0; j < inner; ++j) f(i + j, off[0] + j * s0, off[1] + j * s1, off[2] + j * s2);
+        // odometer step over the outer dimensions
+        for (int d = last - 1; d >= 0; --d) {
+            for (int k = 0; k < 3; ++k) off[k] += p.strides[k][d];
+            if (++idx[d] < p.shape[d]) break;
+            for (int k = 0; k < 3; ++k) off[k] -= p.strides[k][d] * idx[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+// Copies a strided view: out (contiguous, `shape`) [i] = in[sum idx[d] * in_strides[d]], elements of
+// `elem_size` bytes. Used by Transpose, Slice, Expand and friends.
+void copy_strided(const void* in, void* out, size_t elem_size, int rank, const int64_t* shape,
+                  const int64_t* in_strides, int64_t in_offset);
+
+// Data layout of a conv/pool input: "data_layout" attribute, NCHW (default) or NHWC.
+enum class Layout : uint8_t { NCHW, NHWC };
+Layout get_layout(const Attrs& attrs);
+
+// One spatial axis of a conv/pool window.
+struct Window {
+    int64_t in = 1, kernel = 1, stride = 1, dilation = 1, pad_begin = 0, pad_end = 0, out = 1;
+    int64_t extent() const { return (kernel - 1) * dilation + 1; }
+};
+// Resolves a window per spatial axis from kernel_shape/strides/dilations/pads/auto_pad/ceil_mode;
+// explicit pads afterwards (auto_pad SAME_* is turned into pads here). `spatial_in` are the input
+// extents, `kernel` the kernel extents (from the weight for Conv, the attribute for pools).
+// ceil_mode: the last window must start inside the input or its left padding (as PyTorch/ORT).
+std::vector<Window> resolve_windows(const Attrs& attrs, const Shape& spatial_in, const Shape& kernel,
+                                    bool allow_ceil_mode);
+
+}  // namespace kes
