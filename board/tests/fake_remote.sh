@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# A stand-in for ssh and scp that makes a local folder the "board", so board/deploy.sh is tested end to
+# end on the emulated board: commands run in $KES_FAKE_BOARD_HOME with every binary launched through
+# board/emulate.sh (KES_BOARD_RUNNER), and copies land in that folder.
+#   fake_remote.sh ssh HOST COMMAND     |     fake_remote.sh scp SRC HOST:DST
+set -euo pipefail
+home=${KES_FAKE_BOARD_HOME:?set KES_FAKE_BOARD_HOME}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+mkdir -p "$home"
+case "${1:-}" in
+  ssh)
+    shift 2  # the host
+    cd "$home"
+    KES_BOARD_RUNNER="$here/emulate.sh" exec sh -c "$*"
+    ;;
+  scp)
+    src=$2 dst=${3#*:}
+    cp "$src" "$home/$dst"
+    ;;
+  *) echo "fake_remote.sh: ssh or scp" >&2; exit 2 ;;
+esac
