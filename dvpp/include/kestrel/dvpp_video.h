@@ -1,0 +1,240 @@
+/* kestrel/dvpp_video.h — video decode (VDEC) and encode (VENC) on the host, over FFmpeg 5.1.
+ *
+ * What a 310-class board's VDEC and VENC do, done on the CPU with libavformat/libavcodec/libswscale,
+ * following the board's rules (spec = ../shared/spec/ascend-semantics.md §2.7, §2.8): H.264 and H.265
+ * in, NV12/NV21 out with VDEC strides (kes_image_strides KES_STRIDE_VDEC: align16(w), at least 32, ×
+ * align2(h) on the boards; tight on the host profile), every frame a kes_image from the caller's pool,
+ * at most vdec_max_channels decoder channels at once, and NV12 frames back to H.264/H.265.
+ *
+ * A decoder channel (kes_vdec, like aclvdecChannelDesc + aclvdecCreateChannel) is fed one of two ways:
+ *   - source mode: config.source names a file (mp4, mkv, ts, ... anything libavformat reads), a raw
+ *     Annex-B stream (.h264/.h265/.264/.265/.hevc) or an rtsp:// URL; kes_vdec_read_frame demuxes,
+ *     decodes and returns the next frame;
+ *   - packet mode: config.source is NULL and config.codec names the codec; the app feeds Annex-B bytes
+ *     with kes_vdec_send_packet (one frame per call as on the board, or any chunking — a parser splits
+ *     them) and takes frames with kes_vdec_receive_frame, the board's send-frame/callback pair.
+ *
+ * End of stream: kes_vdec_read_frame / kes_vdec_receive_frame return KES_OK with
+ * frame->end_of_stream = 1 and an empty image once every frame has been delivered (kes_status has no
+ * end-of-stream code; a flag keeps KES_OK meaning "the call did what it should"). Later calls return
+ * the same. In packet mode KES_ERR_BUSY means "no frame yet: send more packets".
+ *
+ * Broken data: a packet the decoder rejects is logged (KES_LOG_WARN, module "dvpp"), counted in
+ * kes_vdec_stats.corrupt_packets and skipped; decoding goes on with the next packet, as the board
+ * flags a bad frame as a decode failure and carries on (spec §2.7). Frames the decoder had to conceal
+ * (missing references, damaged slices) are delivered with frame->concealed = 1 and counted in
+ * concealed_frames, or dropped when config.drop_concealed is set. FFmpeg 5.1 marks concealed frames
+ * reliably only when it decodes without frame threads (threads = 1): with frame threads its
+ * error-concealment flag can miss the frame it belongs to, so concealment is then best-effort. Only a stream that
+ * cannot be opened at all fails the call (KES_ERR_CORRUPT_DATA / KES_ERR_UNSUPPORTED / KES_ERR_IO).
+ *
+ * Thread-safety: a channel (kes_vdec or kes_venc) is used by one thread at a time; different channels
+ * run fully in parallel (each has its own FFmpeg contexts; decoder threads are the channel's own,
+ * config.threads). The pools passed in are thread-safe (memory.h).
+ *
+ * Ownership: the caller owns every frame image it received: release it with kes_image_release (it
+ * comes from config.pool, else kes_mem_alloc). Strings in the configs are copied at create.
+ *
+ * Choices where the spec is silent or the host differs (UNCONFIRMED against real boards):
+ *   - Codecs: H.264 (any profile the FFmpeg decoder takes) and H.265. A stream whose chroma is not
+ *     4:2:0 is refused with KES_ERR_UNSUPPORTED (the boards decode YUV420 only). High bit depth
+ *     (H.265 Main10, H.264 High10) is converted to 8-bit NV12/NV21 by libswscale, so a pipeline built
+ *     for 8-bit frames takes every stream (the boards can also write 10-bit semi-planar output, pixel
+ *     formats 18/19, which Kestrel does not offer); set config.refuse_high_bit_depth to get
+ *     KES_ERR_UNSUPPORTED instead.
+ *   - Stream size outside the profile's vdec_min_dim..vdec_max_dim (e.g. 128..4096 on 310) is
+ *     KES_ERR_UNSUPPORTED; it is checked when the size is known (create in source mode, the first
+ *     frame in packet mode, and at every size change).
+ *   - Output size: the stream size (rounded down to even on the boards, whose NV12 output has even
+ *     sizes; the host profile keeps odd sizes), or config.output_width × output_height, both even and
+ *     within the VPC output limits of the profile (vpc_min_width × vpc_min_height ..
+ *     vpc_max_output_width × vpc_max_output_height: VDEC scales through VPC, spec §2.7). The resize
+ *     is libswscale's bilinear; it is not bit-exact with the board's VPC.
+ *   - Channel limit: at most the profile's vdec_max_channels (32 on 310/310B) channels exist at once
+ *     in the process, counted over all kes_vdec channels; one more is KES_ERR_BUSY.
+ *   - Frame skipping: frame_interval N delivers frames 0, N, 2N, ... (all frames are still decoded:
+ *     they are references); keyframes_only decodes only key frames (the decoder discards the rest
+ *     unread, AVDISCARD_NONKEY), for apps that sample a stream cheaply (a Kestrel extension).
+ *   - frame_index: the frame's position in display order in the stream (0-based), counting frames
+ *     skipped by frame_interval. In keyframes_only mode it is the index of the key frame's packet in
+ *     the stream (equal to its display position in closed-GOP streams, which x264, x265 and IP cameras
+ *     write by default).
+ *   - pts: source mode — microseconds on the container's timeline (KES_VIDEO_NO_PTS if the container
+ *     has none); packet mode — the value the app passed with the packet, carried through reordering.
+ *   - RTSP: config.rtsp_transport (TCP default: no loss on busy networks) and config.timeout_ms (open
+ *     and each read; default 5000) bound every network wait: a server that does not answer in time
+ *     gives KES_ERR_TIMEOUT, one that refuses the connection KES_ERR_IO.
+ *   - FFmpeg's own log (av_log: "error while decoding MB ...", x264's statistics) is left as the app
+ *     configured it: Kestrel never changes process-wide FFmpeg state. Call av_log_set_level to quiet it.
+ *   - VENC: libx264/libx265 with FFmpeg's default preset; CRF 23 (H.264) / 28 (H.265) unless
+ *     bitrate_kbps is set (then average bitrate). MP4 files get their index at kes_venc_finish.
+ *   - VENC input: NV12/NV21, even width and height within venc_min_dim..venc_max_dim; on the board
+ *     profiles the width stride must be a multiple of 16 (spec §2.8, KES_VENC_WIDTH_STRIDE_ALIGN;
+ *     board.h has no VENC stride field yet). No B-frames (the boards' VENC writes none).
+ */
+#ifndef KESTREL_DVPP_VIDEO_H
+#define KESTREL_DVPP_VIDEO_H
+
+#include "kestrel/board.h"
+#include "kestrel/image.h"
+#include "kestrel/memory.h"
+#include "kestrel/status.h"
+
+KES_BEGIN_DECLS
+
+/* pts value of a frame without a timestamp (FFmpeg's AV_NOPTS_VALUE). */
+#define KES_VIDEO_NO_PTS ((int64_t)INT64_MIN)
+
+/* VENC input width stride alignment on the board profiles (spec §2.8: widthStride = align16(w)). */
+#define KES_VENC_WIDTH_STRIDE_ALIGN 16u
+
+typedef enum kes_video_codec {
+    KES_VIDEO_CODEC_UNKNOWN = 0, /* source mode: taken from the stream */
+    KES_VIDEO_CODEC_H264 = 1,
+    KES_VIDEO_CODEC_H265 = 2
+} kes_video_codec;
+
+typedef enum kes_rtsp_transport {
+    KES_RTSP_TCP = 0, /* RTP interleaved in the RTSP connection (default) */
+    KES_RTSP_UDP = 1
+} kes_rtsp_transport;
+
+/* ---- VDEC ---------------------------------------------------------------------------------------- */
+
+typedef struct kes_vdec kes_vdec; /* opaque handle: one decoder channel */
+
+typedef struct kes_vdec_config {
+    uint32_t struct_size;                   /* sizeof(kes_vdec_config) */
+    const kes_board_profile* board_profile; /* NULL: kes_board_active_profile() now; copied */
+    const char* source;                     /* file path or rtsp:// URL; NULL: packet mode */
+    kes_video_codec codec;                  /* packet mode: H264 or H265 (required); source mode:
+                                               UNKNOWN, or the codec the stream must have */
+    kes_pixel_format output_format;         /* NV12 (default) or NV21 */
+    uint32_t output_width, output_height;   /* 0, 0: the stream's size; else both even (see above) */
+    uint32_t frame_interval;                /* deliver every Nth frame (1 = all, the default) */
+    uint32_t keyframes_only;                /* 1: decode and deliver key frames only */
+    uint32_t threads;                       /* decoder threads; 0: FFmpeg's choice (one per core) */
+    kes_mem_pool* pool;                     /* frames are allocated here; NULL: kes_mem_alloc */
+    kes_rtsp_transport rtsp_transport;      /* rtsp:// sources only */
+    uint32_t timeout_ms;                    /* network sources: bound of open and of each read (5000) */
+    uint32_t refuse_high_bit_depth;         /* 1: > 8-bit streams are KES_ERR_UNSUPPORTED (default 0:
+                                               converted to 8 bits) */
+    uint32_t drop_concealed;                /* 1: frames with concealed errors are not delivered */
+    uint64_t max_pixels; /* 0: the board's vdec_max_dim² only. Otherwise frames of more pixels are refused
+                            by the decoder before it allocates them: a guard for untrusted streams */
+} kes_vdec_config;
+
+/* Defaults: active board, packet mode, NV12, stream size, every frame, threads 0, no pool, TCP, 5000 ms. */
+KES_API void kes_vdec_config_init(kes_vdec_config* config);
+
+/* Opens a channel. Source mode opens and probes the source now: KES_ERR_NOT_FOUND for a missing
+ * file, KES_ERR_IO for an unreadable one or a refused connection, KES_ERR_TIMEOUT for a server that
+ * does not answer within timeout_ms, KES_ERR_CORRUPT_DATA for data no demuxer recognises,
+ * KES_ERR_UNSUPPORTED for a stream without H.264/H.265 video or one the board cannot decode.
+ * KES_ERR_INVALID_ARGUMENT for a broken config rule, KES_ERR_BUSY when vdec_max_channels are open. */
+KES_API kes_status kes_vdec_create(const kes_vdec_config* config, kes_vdec** out_vdec);
+KES_API void kes_vdec_destroy(kes_vdec* vdec); /* NULL is a no-op; undelivered frames are dropped */
+
+typedef struct kes_vdec_frame {
+    kes_image image;        /* NV12/NV21 with VDEC strides; zeroed at end of stream */
+    int64_t pts;            /* see the header comment; KES_VIDEO_NO_PTS if unknown */
+    uint64_t frame_index;   /* display-order index in the stream (see the header comment) */
+    uint32_t keyframe;      /* 1 for an IDR/I frame */
+    uint32_t concealed;     /* 1 if the decoder concealed errors in this frame */
+    uint32_t end_of_stream; /* 1: no more frames; image is empty */
+    uint32_t reserved;
+} kes_vdec_frame;
+
+/* Source mode: the next frame, or end_of_stream. A network read that times out is KES_ERR_TIMEOUT
+ * (call again to keep waiting, or destroy the channel and reconnect), a lost connection KES_ERR_IO. Corrupt
+ * packets never fail the call (see above). KES_ERR_OUT_OF_MEMORY when the pool is full: the frame is
+ * kept and the next call retries it. KES_ERR_INVALID_ARGUMENT in packet mode. */
+KES_API kes_status kes_vdec_read_frame(kes_vdec* vdec, kes_vdec_frame* out_frame);
+
+/* Packet mode: feeds Annex-B bytes (any split; the board wants one frame per send) tagged with `pts`
+ * (any unit, carried to the frame decoded from them; KES_VIDEO_NO_PTS for none). data NULL / size 0
+ * marks the end of the stream: the decoder is flushed and, once the last frame has been received,
+ * receive_frame reports end_of_stream. Sending after the end is KES_ERR_INVALID_ARGUMENT. A corrupt
+ * packet is counted and skipped (KES_OK). Frames decoded meanwhile wait in the channel (decoded,
+ * not yet converted; they take no pool memory) until received. */
+KES_API kes_status kes_vdec_send_packet(kes_vdec* vdec, const void* data, size_t size, int64_t pts);
+
+/* Packet mode: the next decoded frame, KES_ERR_BUSY if none is ready (send more), or end_of_stream
+ * after the end was sent and every frame received. */
+KES_API kes_status kes_vdec_receive_frame(kes_vdec* vdec, kes_vdec_frame* out_frame);
+
+typedef struct kes_vdec_stream_info {
+    uint32_t struct_size; /* sizeof(kes_vdec_stream_info), set by the caller */
+    kes_video_codec codec;
+    uint32_t width, height;               /* coded picture as displayed (cropping applied) */
+    uint32_t bit_depth;                   /* 8, 10, ... */
+    uint32_t fps_num, fps_den;            /* 0/0 when the source does not say (packet mode) */
+    int64_t duration_us;                  /* 0 when unknown (raw streams, live sources) */
+    uint32_t output_width, output_height; /* of delivered frames */
+    uint32_t width_stride, height_stride; /* VDEC strides of delivered frames */
+    size_t frame_size;                    /* bytes each frame takes (kes_image_buffer_size) */
+} kes_vdec_stream_info;
+
+/* The stream's properties. Known after create in source mode; in packet mode after the first frame
+ * was decoded (KES_ERR_BUSY before). */
+KES_API kes_status kes_vdec_get_stream_info(kes_vdec* vdec, kes_vdec_stream_info* out_info);
+
+typedef struct kes_vdec_stats {
+    uint64_t packets;          /* packets sent to the decoder */
+    uint64_t frames_decoded;   /* frames the decoder produced */
+    uint64_t frames_delivered; /* frames handed to the app */
+    uint64_t frames_skipped;   /* decoded but not delivered (frame_interval, drop_concealed) */
+    uint64_t corrupt_packets;  /* packets the decoder rejected (skipped) */
+    uint64_t concealed_frames; /* frames with concealed errors */
+} kes_vdec_stats;
+
+KES_API kes_status kes_vdec_get_stats(const kes_vdec* vdec, kes_vdec_stats* out_stats);
+
+/* Decoder channels open now in this process (all profiles). */
+KES_API uint32_t kes_vdec_open_channels(void);
+
+/* ---- VENC ---------------------------------------------------------------------------------------- */
+
+typedef struct kes_venc kes_venc; /* opaque handle: one encoder channel */
+
+typedef enum kes_venc_container {
+    KES_VENC_CONTAINER_MP4 = 0,   /* ISO MP4 (avcC/hvcC, seekable) */
+    KES_VENC_CONTAINER_ANNEXB = 1 /* raw Annex-B elementary stream (.h264 / .h265), as the board writes */
+} kes_venc_container;
+
+typedef struct kes_venc_config {
+    uint32_t struct_size;                   /* sizeof(kes_venc_config) */
+    const kes_board_profile* board_profile; /* NULL: kes_board_active_profile() now; copied */
+    const char* path;                       /* output file (created or truncated) */
+    kes_venc_container container;
+    kes_video_codec codec;     /* H264 (libx264, default) or H265 (libx265) */
+    uint32_t width, height;    /* frame size, even */
+    uint32_t fps_num, fps_den; /* frame rate (default 30/1) */
+    uint32_t bitrate_kbps;     /* target average bitrate; 0: constant quality (CRF 23 / 28) */
+    uint32_t gop;              /* key frame interval in frames (default 30) */
+    uint32_t threads;          /* encoder threads; 0: the encoder's choice */
+} kes_venc_config;
+
+/* Defaults: active board, MP4, H.264, 30/1 fps, CRF, GOP 30, threads 0; path, width, height unset. */
+KES_API void kes_venc_config_init(kes_venc_config* config);
+
+/* Opens the encoder and creates the file. KES_ERR_INVALID_ARGUMENT for a broken config rule,
+ * KES_ERR_UNSUPPORTED if this FFmpeg lacks the encoder, KES_ERR_IO if the file cannot be written. */
+KES_API kes_status kes_venc_create(const kes_venc_config* config, kes_venc** out_venc);
+
+/* Encodes one NV12/NV21 frame of the configured size (board stride rules, see above). Frames get
+ * consecutive timestamps at the configured rate. KES_ERR_INVALID_ARGUMENT after kes_venc_finish. */
+KES_API kes_status kes_venc_encode_frame(kes_venc* venc, const kes_image* frame);
+
+/* Flushes the encoder and finishes the file (MP4 index). Calling it again is a no-op. */
+KES_API kes_status kes_venc_finish(kes_venc* venc);
+
+/* Frames encoded and bytes written so far. */
+KES_API kes_status kes_venc_get_counts(const kes_venc* venc, uint64_t* out_frames, uint64_t* out_bytes);
+
+/* Destroys the channel; a file not finished is finished first (errors then only logged). */
+KES_API void kes_venc_destroy(kes_venc* venc); /* NULL is a no-op */
+
+KES_END_DECLS
+
+#endif /* KESTREL_DVPP_VIDEO_H */

@@ -1,0 +1,761 @@
+// VDEC on the host: libavformat demuxes, libavcodec decodes, frames become NV12/NV21 kes_images with
+// the board's VDEC strides in the caller's pool (dvpp_video.h, spec §2.7).
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cstring>
+#include <deque>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include <libavutil/pixdesc.h>
+}
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#elif defined(__ARM_NEON)
+#include <arm_neon.h>
+#endif
+
+#include "dvpp_internal.hpp"
+#include "kes/error.hpp"
+#include "kes/logging.hpp"
+#include "kes/math.hpp"
+#include "video_ffmpeg.hpp"
+
+namespace kes {
+
+std::string av_error_text(int err) {
+    char buf[AV_ERROR_MAX_STRING_SIZE] = {};
+    av_strerror(err, buf, sizeof buf);
+    return buf;
+}
+
+kes_status av_error_status(int err) {
+    switch (err) {
+        case AVERROR(ENOENT): return KES_ERR_NOT_FOUND;
+        case AVERROR(ENOMEM): return KES_ERR_OUT_OF_MEMORY;
+        case AVERROR(ETIMEDOUT):
+        case AVERROR_EXIT: return KES_ERR_TIMEOUT;
+        case AVERROR_INVALIDDATA: return KES_ERR_CORRUPT_DATA;
+        case AVERROR_DECODER_NOT_FOUND:
+        case AVERROR_DEMUXER_NOT_FOUND:
+        case AVERROR_ENCODER_NOT_FOUND:
+        case AVERROR_MUXER_NOT_FOUND:
+        case AVERROR_PROTOCOL_NOT_FOUND:
+        case AVERROR_PATCHWELCOME:
+        case AVERROR(ENOSYS): return KES_ERR_UNSUPPORTED;
+        case AVERROR(EINVAL): return KES_ERR_INVALID_ARGUMENT;
+        default: return KES_ERR_IO;
+    }
+}
+
+AVCodecID codec_id_of(kes_video_codec codec) {
+    switch (codec) {
+        case KES_VIDEO_CODEC_H264: return AV_CODEC_ID_H264;
+        case KES_VIDEO_CODEC_H265: return AV_CODEC_ID_HEVC;
+        default: return AV_CODEC_ID_NONE;
+    }
+}
+
+kes_video_codec codec_of(AVCodecID id) {
+    switch (id) {
+        case AV_CODEC_ID_H264: return KES_VIDEO_CODEC_H264;
+        case AV_CODEC_ID_HEVC: return KES_VIDEO_CODEC_H265;
+        default: return KES_VIDEO_CODEC_UNKNOWN;
+    }
+}
+
+const char* codec_name(kes_video_codec codec) {
+    switch (codec) {
+        case KES_VIDEO_CODEC_H264: return "H.264";
+        case KES_VIDEO_CODEC_H265: return "H.265";
+        default: return "unknown";
+    }
+}
+
+namespace {
+
+// Process-wide count of open decoder channels (board: channel IDs 0..31, spec §2.7).
+std::atomic<uint32_t> g_open_channels{0};
+
+bool reserve_channel(uint32_t limit) {
+    uint32_t n = g_open_channels.load();
+    do {
+        if (n >= limit) return false;
+    } while (!g_open_channels.compare_exchange_weak(n, n + 1));
+    return true;
+}
+
+int64_t steady_now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+// FFmpeg's interrupt callback: network waits end when the armed deadline passes.
+struct Deadline {
+    int64_t at_ns = 0;  // 0: not armed
+    bool expired = false;
+    void arm(uint32_t timeout_ms) {
+        at_ns = steady_now_ns() + int64_t(timeout_ms) * 1000000;
+        expired = false;
+    }
+    void disarm() { at_ns = 0; }
+};
+
+int interrupt_callback(void* opaque) {
+    auto* d = static_cast<Deadline*>(opaque);
+    if (d->at_ns != 0 && steady_now_ns() > d->at_ns) {
+        d->expired = true;
+        return 1;
+    }
+    return 0;
+}
+
+struct FormatCloser {
+    void operator()(AVFormatContext* f) const noexcept { avformat_close_input(&f); }
+};
+
+struct ReadyFrame {
+    AvFramePtr frame;
+    uint64_t index;
+    bool concealed;
+};
+
+bool is_network(const std::string& source) {
+    return source.find("://") != std::string::npos && source.rfind("file:", 0) != 0;
+}
+
+constexpr uint32_t kDefaultTimeoutMs = 5000;
+// After a flush the decoder must reach EOF; a decoder that keeps failing is given up on after this many.
+constexpr int kMaxDrainErrors = 1000;
+constexpr int kMaxErrorsPerDrain = 64;
+
+}  // namespace
+}  // namespace kes
+
+struct kes_vdec {
+    kes_board_profile profile{};
+    kes_vdec_config cfg{};
+    std::string source;
+    kes_pixel_format out_format = KES_PIXEL_NV12;
+    bool packet_mode = true;
+    bool network = false;
+    bool channel_reserved = false;
+
+    std::unique_ptr<AVFormatContext, kes::FormatCloser> fmt;
+    int stream_index = -1;
+    AVRational time_base{1, 1000000};
+    kes::AvCodecContextPtr dec;
+    kes::AvParserPtr parser;
+    kes::AvPacketPtr pkt;
+    std::vector<uint8_t> padded;  // packet-mode input with FFmpeg's read-ahead padding
+    std::deque<kes::ReadyFrame> ready;
+    kes::SwsPtr sws;
+    kes::Deadline deadline;
+
+    bool input_done = false;       // the flush was sent
+    bool flush_sent = false;       // the decoder took the flush
+    bool decoder_drained = false;  // the decoder returned EOF (or gave up)
+    int drain_errors = 0;
+    uint64_t packet_ordinal = 0;
+    uint64_t display_index = 0;
+    kes_vdec_stats stats{};
+    bool have_info = false;
+    kes_vdec_stream_info info{};
+
+    ~kes_vdec() {
+        if (channel_reserved) kes::g_open_channels.fetch_sub(1);
+    }
+};
+
+namespace kes {
+namespace {
+
+// Board rules on a decoded frame: 4:2:0 YUV, bit depth policy, size limits. Throws (deliver_next then
+// drops the frame).
+void check_frame(const kes_vdec* v, const AVFrame* f) {
+    const auto* desc = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(f->format));
+    if (!desc || desc->nb_components != 3 || desc->log2_chroma_w != 1 || desc->log2_chroma_h != 1 ||
+        (desc->flags & (AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_PAL | AV_PIX_FMT_FLAG_HWACCEL))) {
+        fail(KES_ERR_UNSUPPORTED, "frame pixel format %s is not 4:2:0 YUV: VDEC decodes YUV420 streams only",
+             desc ? desc->name : "?");
+    }
+    if (desc->comp[0].depth > 8 && v->cfg.refuse_high_bit_depth)
+        fail(KES_ERR_UNSUPPORTED, "%d-bit stream (%s) refused: refuse_high_bit_depth is set", desc->comp[0].depth,
+             desc->name);
+    const uint32_t lo = v->profile.vdec_min_dim, hi = v->profile.vdec_max_dim;
+    if (f->width < 1 || f->height < 1 || uint32_t(f->width) < lo || uint32_t(f->height) < lo ||
+        uint32_t(f->width) > hi || uint32_t(f->height) > hi)
+        fail(KES_ERR_UNSUPPORTED, "stream size %dx%d is outside VDEC's %u..%u per side on the %s profile", f->width,
+             f->height, lo, hi, v->profile.name);
+}
+
+// The delivered size for a stream of w × h (dvpp_video.h: even on the boards unless resized).
+void output_size(const kes_vdec* v, uint32_t w, uint32_t h, uint32_t* ow, uint32_t* oh) {
+    if (v->cfg.output_width) {
+        *ow = v->cfg.output_width;
+        *oh = v->cfg.output_height;
+        return;
+    }
+    const bool board = v->profile.vdec_height_align > 1;
+    *ow = board ? std::max(w & ~1u, 2u) : w;
+    *oh = board ? std::max(h & ~1u, 2u) : h;
+}
+
+void update_info(kes_vdec* v, uint32_t w, uint32_t h, uint32_t bit_depth) {
+    kes_vdec_stream_info& in = v->info;
+    in.width = w;
+    in.height = h;
+    if (bit_depth) in.bit_depth = bit_depth;
+    output_size(v, w, h, &in.output_width, &in.output_height);
+    check_sdk(kes_image_strides(v->out_format, in.output_width, in.output_height, KES_STRIDE_VDEC, v->profile.board,
+                                &in.width_stride, &in.height_stride),
+              "VDEC output strides");
+    check_sdk(kes_image_buffer_size(v->out_format, in.width_stride, in.height_stride, &in.frame_size),
+              "VDEC frame size");
+    v->have_info = true;
+}
+
+// Pulls every frame the decoder has ready into v->ready, deciding now which ones will be delivered.
+void drain(kes_vdec* v) {
+    int errors_here = 0;
+    for (;;) {
+        AvFramePtr f(av_check_alloc(av_frame_alloc(), "VDEC frame"));
+        const int ret = avcodec_receive_frame(v->dec.get(), f.get());
+        if (ret == AVERROR(EAGAIN)) {
+            // Once flushed a decoder never asks for input again; if it does, it has nothing left.
+            if (v->flush_sent) v->decoder_drained = true;
+            return;
+        }
+        if (ret == AVERROR_EOF) {
+            v->decoder_drained = true;
+            return;
+        }
+        if (ret < 0) {
+            // Frame threads report a packet's decode error when its frame is due.
+            ++v->stats.corrupt_packets;
+            KES_LOGW("dvpp", "VDEC %s: decode error, frame skipped: %s", v->source.c_str(), av_error_text(ret).c_str());
+            if (v->flush_sent && ++v->drain_errors > kMaxDrainErrors) v->decoder_drained = true;
+            if (++errors_here > kMaxErrorsPerDrain) return;
+            continue;  // frames behind the broken one may be ready
+        }
+        ++v->stats.frames_decoded;
+        const bool concealed = (f->flags & AV_FRAME_FLAG_CORRUPT) || f->decode_error_flags != 0;
+        if (concealed) ++v->stats.concealed_frames;
+        uint64_t index;
+        if (v->cfg.keyframes_only) {
+            index = f->pkt_pos >= 0 ? uint64_t(f->pkt_pos) : v->display_index;
+            ++v->display_index;
+        } else {
+            index = v->display_index++;
+        }
+        const bool interval_ok = v->cfg.keyframes_only || index % v->cfg.frame_interval == 0;
+        if (!interval_ok || (concealed && v->cfg.drop_concealed)) {
+            ++v->stats.frames_skipped;
+            continue;
+        }
+        v->ready.push_back({std::move(f), index, concealed});
+    }
+}
+
+// Sends one packet (NULL: flush) and collects what the decoder produced.
+void send(kes_vdec* v, AVPacket* pkt) {
+    if (pkt) ++v->stats.packets;
+    for (;;) {
+        const int ret = avcodec_send_packet(v->dec.get(), pkt);
+        if (ret == AVERROR(EAGAIN)) {
+            const size_t before = v->ready.size();
+            const uint64_t decoded = v->stats.frames_decoded, errors = v->stats.corrupt_packets;
+            drain(v);
+            // send_packet's contract: EAGAIN means output is waiting; if none came, do not spin.
+            if (v->ready.size() == before && v->stats.frames_decoded == decoded && v->stats.corrupt_packets == errors) {
+                if (pkt) {
+                    ++v->stats.corrupt_packets;
+                    KES_LOGW("dvpp", "VDEC %s: decoder accepts no input and gives no output; packet dropped",
+                             v->source.c_str());
+                } else {
+                    v->decoder_drained = true;
+                }
+                break;
+            }
+            continue;
+        }
+        if (!pkt && (ret >= 0 || ret == AVERROR_EOF)) v->flush_sent = true;
+        if (ret < 0 && ret != AVERROR_EOF) {
+            if (pkt) {
+                ++v->stats.corrupt_packets;
+                KES_LOGW("dvpp", "VDEC %s: packet %lld (%d bytes) rejected by the decoder and skipped: %s",
+                         v->source.c_str(), static_cast<long long>(pkt->pos), pkt->size, av_error_text(ret).c_str());
+            } else {
+                v->decoder_drained = true;
+            }
+        }
+        break;
+    }
+    drain(v);
+}
+
+void open_decoder(kes_vdec* v, AVCodecID id, const AVCodecParameters* par) {
+    const AVCodec* codec = avcodec_find_decoder(id);
+    if (!codec) fail(KES_ERR_UNSUPPORTED, "this FFmpeg has no %s decoder", avcodec_get_name(id));
+    v->dec.reset(av_check_alloc(avcodec_alloc_context3(codec), "decoder context"));
+    AVCodecContext* c = v->dec.get();
+    if (par) {
+        const int ret = avcodec_parameters_to_context(c, par);
+        if (ret < 0) fail(av_error_status(ret), "decoder parameters: %s", av_error_text(ret).c_str());
+    }
+    c->thread_count = int(std::min<uint32_t>(v->cfg.threads, 64));
+    c->thread_type = FF_THREAD_FRAME | FF_THREAD_SLICE;
+    // Frames beyond the board's largest are refused before the decoder allocates them.
+    int64_t max_pixels = int64_t(v->profile.vdec_max_dim) * v->profile.vdec_max_dim;
+    if (v->cfg.max_pixels)
+        max_pixels = std::min<int64_t>(max_pixels, int64_t(std::min<uint64_t>(v->cfg.max_pixels, INT64_MAX)));
+    c->max_pixels = max_pixels;
+    c->pkt_timebase = v->time_base;
+    if (v->cfg.keyframes_only) c->skip_frame = AVDISCARD_NONKEY;
+    const int ret = avcodec_open2(c, codec, nullptr);
+    if (ret < 0) fail(av_error_status(ret), "cannot open the %s decoder: %s", codec->name, av_error_text(ret).c_str());
+}
+
+void open_source(kes_vdec* v) {
+    const char* src = v->source.c_str();
+    if (!v->network) {
+        struct stat st;
+        if (stat(src, &st) != 0) {
+            const int e = errno;
+            fail(e == ENOENT || e == ENOTDIR ? KES_ERR_NOT_FOUND : KES_ERR_IO, "cannot open '%s': %s", src,
+                 std::strerror(e));
+        }
+        if (S_ISDIR(st.st_mode)) fail(KES_ERR_IO, "'%s' is a directory", src);
+    }
+    AVFormatContext* raw = av_check_alloc(avformat_alloc_context(), "format context");
+    raw->interrupt_callback.callback = interrupt_callback;
+    raw->interrupt_callback.opaque = &v->deadline;
+    AVDictionary* opts = nullptr;
+    std::unique_ptr<AVDictionary*, void (*)(AVDictionary**)> opts_guard(&opts, av_dict_free);
+    if (v->network) {
+        av_dict_set(&opts, "rtsp_transport", v->cfg.rtsp_transport == KES_RTSP_UDP ? "udp" : "tcp", 0);
+        av_dict_set_int(&opts, "timeout", int64_t(v->cfg.timeout_ms) * 1000, 0);  // rtsp: socket I/O, µs
+        av_dict_set_int(&opts, "rw_timeout", int64_t(v->cfg.timeout_ms) * 1000, 0);
+        // Live sources: a second of analysis is plenty for H.264/H.265 with parameter sets in band.
+        raw->max_analyze_duration = 1000000;
+        v->deadline.arm(v->cfg.timeout_ms);
+    }
+    int ret = avformat_open_input(&raw, src, nullptr, &opts);  // frees raw on failure
+    if (ret < 0) {
+        const kes_status st = v->deadline.expired ? KES_ERR_TIMEOUT : av_error_status(ret);
+        fail(st == KES_ERR_INVALID_ARGUMENT ? KES_ERR_CORRUPT_DATA : st, "cannot open '%s': %s%s", src,
+             av_error_text(ret).c_str(), v->deadline.expired ? " (timeout_ms passed)" : "");
+    }
+    v->fmt.reset(raw);
+    if (v->network) v->deadline.arm(v->cfg.timeout_ms);
+    ret = avformat_find_stream_info(raw, nullptr);
+    if (ret < 0) {
+        const kes_status st = v->deadline.expired ? KES_ERR_TIMEOUT : KES_ERR_CORRUPT_DATA;
+        fail(st, "'%s': cannot read the stream parameters: %s", src, av_error_text(ret).c_str());
+    }
+    v->deadline.disarm();
+    const int idx = av_find_best_stream(raw, AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
+    if (idx < 0) fail(KES_ERR_UNSUPPORTED, "'%s' has no video stream", src);
+    const AVStream* st = raw->streams[idx];
+    const AVCodecParameters* par = st->codecpar;
+    const kes_video_codec codec = codec_of(par->codec_id);
+    if (codec == KES_VIDEO_CODEC_UNKNOWN)
+        fail(KES_ERR_UNSUPPORTED, "'%s': video codec %s is not H.264 or H.265 (what VDEC decodes)", src,
+             avcodec_get_name(par->codec_id));
+    if (v->cfg.codec != KES_VIDEO_CODEC_UNKNOWN && v->cfg.codec != codec)
+        fail(KES_ERR_UNSUPPORTED, "'%s' is %s, config.codec asks for %s", src, codec_name(codec),
+             codec_name(v->cfg.codec));
+    v->stream_index = idx;
+    v->time_base = st->time_base;
+    for (unsigned i = 0; i < raw->nb_streams; ++i)
+        if (int(i) != idx) raw->streams[i]->discard = AVDISCARD_ALL;
+
+    v->info.codec = codec;
+    const AVRational fps = st->avg_frame_rate.num > 0 ? st->avg_frame_rate : st->r_frame_rate;
+    if (fps.num > 0 && fps.den > 0) {
+        v->info.fps_num = uint32_t(fps.num);
+        v->info.fps_den = uint32_t(fps.den);
+    }
+    if (raw->duration > 0) v->info.duration_us = raw->duration;
+    // Refuse what the board refuses now, if the parameters already say so; frames are checked again.
+    if (par->width > 0 && par->height > 0) {
+        AvFramePtr probe(av_check_alloc(av_frame_alloc(), "probe frame"));
+        probe->width = par->width;
+        probe->height = par->height;
+        probe->format = par->format >= 0 ? par->format : AV_PIX_FMT_YUV420P;
+        check_frame(v, probe.get());
+        const auto* desc = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(probe->format));
+        update_info(v, uint32_t(par->width), uint32_t(par->height), desc ? desc->comp[0].depth : 8);
+    }
+    open_decoder(v, par->codec_id, par);
+}
+
+// d[2i] = a[i], d[2i+1] = b[i]: the chroma of one NV12 row from FFmpeg's U and V rows. SSE2 and NEON
+// are part of the x86-64 and AArch64 baselines, so no run-time dispatch is needed; the scalar loop
+// finishes every row whose length is not a multiple of 16 (the tests' 328-wide clips take both).
+void interleave_row(const uint8_t* a, const uint8_t* b, uint8_t* d, uint32_t n) {
+    uint32_t i = 0;
+#if defined(__SSE2__)
+    for (; i + 16 <= n; i += 16) {
+        const __m128i va = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i));
+        const __m128i vb = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 2 * i), _mm_unpacklo_epi8(va, vb));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 2 * i + 16), _mm_unpackhi_epi8(va, vb));
+    }
+#elif defined(__ARM_NEON)
+    for (; i + 16 <= n; i += 16) {
+        uint8x16x2_t v;
+        v.val[0] = vld1q_u8(a + i);
+        v.val[1] = vld1q_u8(b + i);
+        vst2q_u8(d + 2 * i, v);
+    }
+#endif
+    for (; i < n; ++i) {
+        d[2 * i] = a[i];
+        d[2 * i + 1] = b[i];
+    }
+}
+
+// Converts `f` into a new pool image of the channel's output format and size.
+void convert(kes_vdec* v, const AVFrame* f, uint32_t ow, uint32_t oh, kes_image* out) {
+    uint32_t ws = 0, hs = 0;
+    check_sdk(kes_image_strides(v->out_format, ow, oh, KES_STRIDE_VDEC, v->profile.board, &ws, &hs),
+              "VDEC output strides");
+    check_sdk(kes_image_alloc(out, v->cfg.pool, v->out_format, ow, oh, ws, hs), "VDEC frame allocation");
+    ImageGuard guard(out);
+    uint8_t* y = static_cast<uint8_t*>(out->data);
+    uint8_t* uv = y + size_t(ws) * hs;
+    const bool nv21 = v->out_format == KES_PIXEL_NV21;
+    AVPixelFormat src_fmt = static_cast<AVPixelFormat>(f->format);
+    // The bytes go through unchanged: VDEC does not convert range (full-range JPEG-style YUV stays so).
+    if (src_fmt == AV_PIX_FMT_YUVJ420P) src_fmt = AV_PIX_FMT_YUV420P;
+    const bool resize = v->cfg.output_width != 0 && (ow != uint32_t(f->width) || oh != uint32_t(f->height));
+    if (!resize && src_fmt == AV_PIX_FMT_YUV420P) {
+        for (uint32_t r = 0; r < oh; ++r) std::memcpy(y + size_t(r) * ws, f->data[0] + size_t(r) * f->linesize[0], ow);
+        const uint32_t cw = (ow + 1) / 2, ch = (oh + 1) / 2;
+        const uint8_t* first = f->data[nv21 ? 2 : 1];
+        const uint8_t* second = f->data[nv21 ? 1 : 2];
+        const int ls_first = f->linesize[nv21 ? 2 : 1], ls_second = f->linesize[nv21 ? 1 : 2];
+        for (uint32_t r = 0; r < ch; ++r)
+            interleave_row(first + size_t(r) * ls_first, second + size_t(r) * ls_second, uv + size_t(r) * ws, cw);
+    } else {
+        // Resize (bilinear) and high-bit-depth conversion. Without a resize only the delivered area
+        // (the even-rounded size on the boards) is read.
+        const int sw = resize ? f->width : int(ow), sh = resize ? f->height : int(oh);
+        v->sws.reset(sws_getCachedContext(v->sws.release(), sw, sh, src_fmt, int(ow), int(oh),
+                                          nv21 ? AV_PIX_FMT_NV21 : AV_PIX_FMT_NV12, SWS_BILINEAR, nullptr, nullptr,
+                                          nullptr));
+        if (!v->sws)
+            fail(KES_ERR_UNSUPPORTED, "no conversion from %s %dx%d to %ux%u", av_get_pix_fmt_name(src_fmt), sw, sh, ow,
+                 oh);
+        uint8_t* dst[4] = {y, uv, nullptr, nullptr};
+        const int dst_ls[4] = {int(ws), int(ws), 0, 0};
+        sws_scale(v->sws.get(), f->data, f->linesize, 0, sh, dst, dst_ls);
+    }
+    guard.disarm();
+}
+
+// Delivers the oldest ready frame, if any. A frame the board would refuse is dropped and the call
+// fails; a full pool fails with the frame kept for the next call.
+bool deliver_next(kes_vdec* v, kes_vdec_frame* out) {
+    if (v->ready.empty()) return false;
+    ReadyFrame& rf = v->ready.front();
+    const AVFrame* f = rf.frame.get();
+    try {
+        check_frame(v, f);
+        if (v->cfg.output_width) {
+            // VDEC resizes through VPC: VPC's scale limits apply (spec §2.3, §2.7).
+            const uint64_t ow = v->cfg.output_width, oh = v->cfg.output_height;
+            const uint64_t den = v->profile.vpc_scale_min_den, mx = v->profile.vpc_scale_max;
+            KES_REQUIRE(ow * den >= uint64_t(f->width) && oh * den >= uint64_t(f->height) &&
+                            ow <= uint64_t(f->width) * mx && oh <= uint64_t(f->height) * mx,
+                        "output %llux%llu from a %dx%d stream is outside VPC's scale range 1/%llu..%llu",
+                        static_cast<unsigned long long>(ow), static_cast<unsigned long long>(oh), f->width, f->height,
+                        static_cast<unsigned long long>(den), static_cast<unsigned long long>(mx));
+        }
+    } catch (...) {
+        v->ready.pop_front();
+        ++v->stats.frames_skipped;
+        throw;
+    }
+    const auto* desc = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(f->format));
+    update_info(v, uint32_t(f->width), uint32_t(f->height), desc ? desc->comp[0].depth : 8);
+    convert(v, f, v->info.output_width, v->info.output_height, &out->image);
+    const int64_t ts = f->best_effort_timestamp;
+    out->pts = ts == AV_NOPTS_VALUE ? KES_VIDEO_NO_PTS
+               : v->packet_mode     ? ts
+                                    : av_rescale_q(ts, v->time_base, AVRational{1, 1000000});
+    out->frame_index = rf.index;
+    out->keyframe = f->key_frame ? 1 : 0;
+    out->concealed = rf.concealed ? 1 : 0;
+    ++v->stats.frames_delivered;
+    v->ready.pop_front();
+    return true;
+}
+
+// Source mode: reads one packet of the video stream and sends it; at the end of input, the flush.
+void feed_from_source(kes_vdec* v) {
+    AVPacket* pkt = v->pkt.get();
+    if (v->network) v->deadline.arm(v->cfg.timeout_ms);
+    const int ret = av_read_frame(v->fmt.get(), pkt);
+    v->deadline.disarm();
+    if (ret == AVERROR(EAGAIN)) return;
+    if (ret < 0) {
+        if (v->network && ret != AVERROR_EOF) {
+            if (v->deadline.expired || ret == AVERROR(ETIMEDOUT))
+                fail(KES_ERR_TIMEOUT, "'%s': no data within timeout_ms = %u", v->source.c_str(), v->cfg.timeout_ms);
+            fail(KES_ERR_IO, "'%s': read failed: %s", v->source.c_str(), av_error_text(ret).c_str());
+        }
+        // A file ends at EOF, or where it is truncated or unreadable: decode what was read.
+        if (ret != AVERROR_EOF)
+            KES_LOGW("dvpp", "VDEC %s: input ends early: %s", v->source.c_str(), av_error_text(ret).c_str());
+        v->input_done = true;
+        send(v, nullptr);
+        return;
+    }
+    std::unique_ptr<AVPacket, void (*)(AVPacket*)> unref(pkt, av_packet_unref);
+    if (pkt->stream_index != v->stream_index) return;
+    const uint64_t ordinal = v->packet_ordinal++;
+    if (v->cfg.keyframes_only && !(pkt->flags & AV_PKT_FLAG_KEY)) return;
+    pkt->pos = int64_t(ordinal);
+    send(v, pkt);
+}
+
+void submit_parsed(kes_vdec* v, uint8_t* data, int size) {
+    const uint64_t ordinal = v->packet_ordinal++;
+    if (v->cfg.keyframes_only && !v->parser->key_frame) return;
+    AVPacket* pkt = v->pkt.get();
+    av_packet_unref(pkt);
+    pkt->data = data;  // not reference-counted: avcodec_send_packet copies it
+    pkt->size = size;
+    pkt->pts = v->parser->pts;
+    pkt->dts = v->parser->dts;
+    pkt->pos = int64_t(ordinal);
+    if (v->parser->key_frame == 1) pkt->flags |= AV_PKT_FLAG_KEY;
+    send(v, pkt);
+    pkt->data = nullptr;
+    pkt->size = 0;
+}
+
+void parse(kes_vdec* v, const uint8_t* data, size_t size, int64_t pts) {
+    const int64_t ts = pts == KES_VIDEO_NO_PTS ? AV_NOPTS_VALUE : pts;
+    if (size == 0) {  // the parser's last frame
+        uint8_t* out = nullptr;
+        int out_size = 0;
+        av_parser_parse2(v->parser.get(), v->dec.get(), &out, &out_size, nullptr, 0, ts, ts, 0);
+        if (out_size > 0) submit_parsed(v, out, out_size);
+        return;
+    }
+    while (size > 0) {
+        const int chunk = int(std::min<size_t>(size, INT_MAX / 2));
+        uint8_t* out = nullptr;
+        int out_size = 0;
+        const int used = av_parser_parse2(v->parser.get(), v->dec.get(), &out, &out_size, data, chunk, ts, ts, 0);
+        if (used < 0) {
+            ++v->stats.corrupt_packets;
+            KES_LOGW("dvpp", "VDEC: parser rejected %d bytes: %s", chunk, av_error_text(used).c_str());
+            return;
+        }
+        data += used;
+        size -= size_t(used);
+        if (out_size > 0) submit_parsed(v, out, out_size);
+        if (used == 0 && out_size == 0) break;  // never spin on a parser that takes nothing
+    }
+}
+
+void zero_frame(kes_vdec_frame* f) {
+    std::memset(f, 0, sizeof *f);
+    f->pts = KES_VIDEO_NO_PTS;
+}
+
+}  // namespace
+}  // namespace kes
+
+extern "C" {
+
+void kes_vdec_config_init(kes_vdec_config* config) {
+    if (!config) return;
+    std::memset(config, 0, sizeof *config);
+    config->struct_size = sizeof *config;
+    config->output_format = KES_PIXEL_NV12;
+    config->frame_interval = 1;
+    config->rtsp_transport = KES_RTSP_TCP;
+    config->timeout_ms = kes::kDefaultTimeoutMs;
+}
+
+kes_status kes_vdec_create(const kes_vdec_config* config, kes_vdec** out_vdec) {
+    return kes::guard(__func__, [&] {
+        KES_REQUIRE_NOT_NULL(out_vdec);
+        *out_vdec = nullptr;
+        KES_REQUIRE_NOT_NULL(config);
+        KES_REQUIRE(config->struct_size == sizeof(kes_vdec_config),
+                    "config->struct_size must be sizeof(kes_vdec_config) = %zu (got %u)", sizeof(kes_vdec_config),
+                    config->struct_size);
+        auto v = std::make_unique<kes_vdec>();
+        v->cfg = *config;
+        const kes_board_profile* profile = config->board_profile ? config->board_profile : kes_board_active_profile();
+        KES_REQUIRE(profile != nullptr, "no board profile");
+        v->profile = *profile;
+        v->cfg.board_profile = nullptr;
+
+        const int64_t fmt = kes::enum_value(config->output_format);
+        KES_REQUIRE(fmt == KES_PIXEL_NV12 || fmt == KES_PIXEL_NV21,
+                    "output_format %lld: VDEC writes NV12 (1) or NV21 (2) only", static_cast<long long>(fmt));
+        v->out_format = static_cast<kes_pixel_format>(fmt);
+        const int64_t codec = kes::enum_value(config->codec);
+        KES_REQUIRE(codec >= KES_VIDEO_CODEC_UNKNOWN && codec <= KES_VIDEO_CODEC_H265,
+                    "codec %lld is not a kes_video_codec", static_cast<long long>(codec));
+        v->cfg.codec = static_cast<kes_video_codec>(codec);
+        const int64_t transport = kes::enum_value(config->rtsp_transport);
+        KES_REQUIRE(transport == KES_RTSP_TCP || transport == KES_RTSP_UDP,
+                    "rtsp_transport %lld is not a kes_rtsp_transport", static_cast<long long>(transport));
+        v->cfg.rtsp_transport = static_cast<kes_rtsp_transport>(transport);
+        KES_REQUIRE(config->frame_interval >= 1, "frame_interval must be >= 1 (got 0)");
+        KES_REQUIRE(!(config->keyframes_only && config->frame_interval > 1),
+                    "keyframes_only and frame_interval %u > 1 cannot be combined", config->frame_interval);
+        KES_REQUIRE((config->output_width == 0) == (config->output_height == 0),
+                    "output_width and output_height must both be 0 or both set (got %ux%u)", config->output_width,
+                    config->output_height);
+        if (config->output_width) {
+            const kes_board_profile& p = v->profile;
+            KES_REQUIRE(config->output_width % 2 == 0 && config->output_height % 2 == 0,
+                        "output size %ux%u must be even (VDEC writes 4:2:0)", config->output_width,
+                        config->output_height);
+            KES_REQUIRE(config->output_width >= p.vpc_min_width && config->output_height >= p.vpc_min_height &&
+                            config->output_width <= p.vpc_max_output_width &&
+                            config->output_height <= p.vpc_max_output_height,
+                        "output size %ux%u is outside %ux%u..%ux%u (VDEC resizes through VPC, %s profile)",
+                        config->output_width, config->output_height, p.vpc_min_width, p.vpc_min_height,
+                        p.vpc_max_output_width, p.vpc_max_output_height, p.name);
+        }
+        if (v->cfg.timeout_ms == 0) v->cfg.timeout_ms = kes::kDefaultTimeoutMs;
+
+        v->packet_mode = config->source == nullptr;
+        if (v->packet_mode) {
+            KES_REQUIRE(v->cfg.codec != KES_VIDEO_CODEC_UNKNOWN, "packet mode (source NULL) needs config.codec");
+            v->source = "<packets>";
+        } else {
+            KES_REQUIRE(config->source[0] != '\0', "config.source is empty");
+            v->source = config->source;
+            v->network = kes::is_network(v->source);
+        }
+        v->cfg.source = nullptr;
+
+        if (!kes::reserve_channel(v->profile.vdec_max_channels))
+            KES_FAIL(KES_ERR_BUSY, "all %u VDEC channels of the %s profile are in use", v->profile.vdec_max_channels,
+                     v->profile.name);
+        v->channel_reserved = true;
+        v->pkt.reset(kes::av_check_alloc(av_packet_alloc(), "packet"));
+        v->info.struct_size = sizeof v->info;
+
+        if (v->packet_mode) {
+            const AVCodecID id = kes::codec_id_of(v->cfg.codec);
+            v->info.codec = v->cfg.codec;
+            v->parser.reset(av_parser_init(id));
+            if (!v->parser) KES_FAIL(KES_ERR_UNSUPPORTED, "this FFmpeg has no %s parser", avcodec_get_name(id));
+            kes::open_decoder(v.get(), id, nullptr);
+        } else {
+            kes::open_source(v.get());
+        }
+        *out_vdec = v.release();
+        return KES_OK;
+    });
+}
+
+void kes_vdec_destroy(kes_vdec* vdec) {
+    delete vdec;
+}
+
+kes_status kes_vdec_read_frame(kes_vdec* vdec, kes_vdec_frame* out_frame) {
+    return kes::guard(__func__, [&] {
+        KES_REQUIRE_NOT_NULL(vdec);
+        KES_REQUIRE_NOT_NULL(out_frame);
+        kes::zero_frame(out_frame);
+        KES_REQUIRE(!vdec->packet_mode, "the channel is in packet mode: use kes_vdec_receive_frame");
+        for (;;) {
+            if (kes::deliver_next(vdec, out_frame)) return KES_OK;
+            if (vdec->decoder_drained) {
+                out_frame->end_of_stream = 1;
+                return KES_OK;
+            }
+            if (vdec->input_done)
+                kes::drain(vdec);
+            else
+                kes::feed_from_source(vdec);
+        }
+    });
+}
+
+kes_status kes_vdec_send_packet(kes_vdec* vdec, const void* data, size_t size, int64_t pts) {
+    return kes::guard(__func__, [&] {
+        KES_REQUIRE_NOT_NULL(vdec);
+        KES_REQUIRE(vdec->packet_mode, "the channel reads '%s' itself: use kes_vdec_read_frame", vdec->source.c_str());
+        KES_REQUIRE(!vdec->input_done, "the end of the stream was already sent");
+        if (!data || size == 0) {
+            kes::parse(vdec, nullptr, 0, pts);
+            vdec->input_done = true;
+            kes::send(vdec, nullptr);
+            return KES_OK;
+        }
+        // FFmpeg's parsers may read a little past the end of their input.
+        vdec->padded.assign(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + size);
+        vdec->padded.resize(size + AV_INPUT_BUFFER_PADDING_SIZE, 0);
+        kes::parse(vdec, vdec->padded.data(), size, pts);
+        return KES_OK;
+    });
+}
+
+kes_status kes_vdec_receive_frame(kes_vdec* vdec, kes_vdec_frame* out_frame) {
+    return kes::guard(__func__, [&] {
+        KES_REQUIRE_NOT_NULL(vdec);
+        KES_REQUIRE_NOT_NULL(out_frame);
+        kes::zero_frame(out_frame);
+        KES_REQUIRE(vdec->packet_mode, "the channel reads '%s' itself: use kes_vdec_read_frame", vdec->source.c_str());
+        for (;;) {
+            if (kes::deliver_next(vdec, out_frame)) return KES_OK;
+            if (vdec->decoder_drained) {
+                out_frame->end_of_stream = 1;
+                return KES_OK;
+            }
+            if (!vdec->input_done)
+                return kes::set_error(KES_ERR_BUSY, "kes_vdec_receive_frame: no frame ready yet: send more packets");
+            kes::drain(vdec);
+        }
+    });
+}
+
+kes_status kes_vdec_get_stream_info(kes_vdec* vdec, kes_vdec_stream_info* out_info) {
+    return kes::guard(__func__, [&] {
+        KES_REQUIRE_NOT_NULL(vdec);
+        KES_REQUIRE_NOT_NULL(out_info);
+        KES_REQUIRE(out_info->struct_size == sizeof(kes_vdec_stream_info),
+                    "out_info->struct_size must be sizeof(kes_vdec_stream_info) = %zu (got %u)",
+                    sizeof(kes_vdec_stream_info), out_info->struct_size);
+        if (!vdec->have_info)
+            return kes::set_error(KES_ERR_BUSY, "kes_vdec_get_stream_info: no frame decoded yet (packet mode)");
+        *out_info = vdec->info;
+        return KES_OK;
+    });
+}
+
+kes_status kes_vdec_get_stats(const kes_vdec* vdec, kes_vdec_stats* out_stats) {
+    return kes::guard(__func__, [&] {
+        KES_REQUIRE_NOT_NULL(vdec);
+        KES_REQUIRE_NOT_NULL(out_stats);
+        *out_stats = vdec->stats;
+        return KES_OK;
+    });
+}
+
+uint32_t kes_vdec_open_channels(void) {
+    return kes::g_open_channels.load();
+}
+
+}  // extern "C"
