@@ -1,5 +1,6 @@
-// JPEGE on the host (spec §2.5): NV12/NV21 in with the board's input-stride rules, baseline Huffman
-// 4:2:0 JPEG out through TurboJPEG, and the board's PredictEncSize.
+// JPEGE on the host (spec §2.5): NV12/NV21 or packed 4:2:2 (YUYV/UYVY/YVYU/VYUY) in with the board's
+// input-stride rules, baseline Huffman JPEG out through TurboJPEG (4:2:0 from NV12/NV21, 4:2:2 from
+// packed input: the subsampling of the input, nothing thrown away), and the board's PredictEncSize.
 #include <cstring>
 #include <vector>
 
@@ -13,21 +14,32 @@ namespace {
 constexpr size_t kPredictRound = size_t(2) << 20;  // spec §2.5: rounded up to 2 MiB
 constexpr size_t kPredictHeader = 640 + 128;       // spec §2.5: header + 128
 
+bool is_packed422(int64_t f) {
+    return f == KES_PIXEL_YUYV422 || f == KES_PIXEL_UYVY422 || f == KES_PIXEL_YVYU422 || f == KES_PIXEL_VYUY422;
+}
+
 void check_input(const kes_dvpp_channel* ch, const kes_image* image) {
     KES_REQUIRE_NOT_NULL(image);
     check_sdk(kes_image_validate(image), "input image");
     const int64_t f = enum_value(image->format);
-    KES_REQUIRE(f == KES_PIXEL_NV12 || f == KES_PIXEL_NV21, "JPEGE input must be NV12 or NV21 in this release (got %s)",
+    KES_REQUIRE(f == KES_PIXEL_NV12 || f == KES_PIXEL_NV21 || is_packed422(f),
+                "JPEGE input must be NV12, NV21 or packed YUYV/UYVY/YVYU/VYUY 4:2:2 (got %s)",
                 kes_pixel_format_name(image->format));
     const kes_board_profile& b = ch->profile;
-    KES_REQUIRE(image->width % 2 == 0 && image->height % 2 == 0,
-                "JPEGE input width and height must be even (spec §2.5; got %ux%u)", image->width, image->height);
+    if (is_packed422(f))
+        KES_REQUIRE(image->width % 2 == 0, "JPEGE packed 4:2:2 input width must be even (spec §2.5; got %u)",
+                    image->width);
+    else
+        KES_REQUIRE(image->width % 2 == 0 && image->height % 2 == 0,
+                    "JPEGE input width and height must be even (spec §2.5; got %ux%u)", image->width, image->height);
     KES_REQUIRE(image->width >= b.jpege_min_dim && image->height >= b.jpege_min_dim &&
                     image->width <= b.jpege_max_dim && image->height <= b.jpege_max_dim,
                 "JPEGE input %ux%u is outside %u..%u per side on the %s profile (spec §2.5)", image->width,
                 image->height, b.jpege_min_dim, b.jpege_max_dim, b.name);
+    // width_stride is in bytes: NV12's align16(w) and packed 4:2:2's align16(2w) are the same rule.
     KES_REQUIRE(b.jpege_width_align <= 1 || image->width_stride % b.jpege_width_align == 0,
-                "JPEGE input width_stride must be a multiple of %u on the %s profile (spec §2.5; got %u)",
+                "JPEGE input width_stride must be a multiple of %u bytes on the %s profile (spec §2.5: align16(w) "
+                "for NV12/NV21, align16(2w) for packed 4:2:2; got %u)",
                 b.jpege_width_align, b.name, image->width_stride);
     KES_REQUIRE(image->height_stride >= image->height, "JPEGE input height_stride %u < height %u", image->height_stride,
                 image->height);
@@ -73,28 +85,59 @@ kes_status kes_jpeg_encode(kes_dvpp_channel* channel, const kes_image* image, ui
                 KES_FAIL(KES_ERR_OUT_OF_MEMORY, "tjInitCompress failed: %s", tjGetErrorStr2(nullptr));
         }
         tjhandle h = channel->encoder.get();
-        kes_image_plane yp, cp;
-        kes::check_sdk(kes_image_get_plane(image, 0, &yp), "input luma plane");
-        kes::check_sdk(kes_image_get_plane(image, 1, &cp), "input chroma plane");
-        // TurboJPEG takes planar chroma: split the interleaved UV (or VU) rows.
-        const uint32_t cw = image->width / 2, ch = image->height / 2;
-        std::vector<uint8_t> u(size_t(cw) * ch), v(u.size());
-        const bool vu = kes::enum_value(image->format) == KES_PIXEL_NV21;
-        for (uint32_t r = 0; r < ch; ++r) {
-            const uint8_t* s = cp.data + size_t(r) * cp.stride;
-            uint8_t* ur = u.data() + size_t(r) * cw;
-            uint8_t* vr = v.data() + size_t(r) * cw;
-            for (uint32_t i = 0; i < cw; ++i) {
-                ur[i] = s[2 * i + (vu ? 1 : 0)];
-                vr[i] = s[2 * i + (vu ? 0 : 1)];
+        // TurboJPEG takes planar chroma: split the interleaved UV (or VU) rows, or the packed macropixels.
+        const int64_t f = kes::enum_value(image->format);
+        const bool packed = kes::is_packed422(f);
+        const uint32_t cw = image->width / 2, ch = packed ? image->height : image->height / 2;
+        std::vector<uint8_t> y_plane, u(size_t(cw) * ch), v(u.size());
+        kes_image_plane p0;
+        kes::check_sdk(kes_image_get_plane(image, 0, &p0), "input plane 0");
+        const unsigned char* y_data = p0.data;
+        int y_stride = int(p0.stride);
+        if (packed) {
+            // Byte offsets of Y0, Y1, U, V in each 4-byte macropixel.
+            struct Order {
+                int y, u, v;
+            };
+            const Order o = f == KES_PIXEL_UYVY422   ? Order{1, 0, 2}
+                            : f == KES_PIXEL_YVYU422 ? Order{0, 3, 1}
+                            : f == KES_PIXEL_VYUY422 ? Order{1, 2, 0}
+                                                     : Order{0, 1, 3};
+            y_plane.resize(size_t(image->width) * image->height);
+            for (uint32_t r = 0; r < image->height; ++r) {
+                const uint8_t* s = p0.data + size_t(r) * p0.stride;
+                uint8_t* yr = y_plane.data() + size_t(r) * image->width;
+                uint8_t* ur = u.data() + size_t(r) * cw;
+                uint8_t* vr = v.data() + size_t(r) * cw;
+                for (uint32_t i = 0; i < cw; ++i) {
+                    yr[2 * i] = s[4 * i + o.y];
+                    yr[2 * i + 1] = s[4 * i + o.y + 2];
+                    ur[i] = s[4 * i + o.u];
+                    vr[i] = s[4 * i + o.v];
+                }
+            }
+            y_data = y_plane.data();
+            y_stride = int(image->width);
+        } else {
+            kes_image_plane cp;
+            kes::check_sdk(kes_image_get_plane(image, 1, &cp), "input chroma plane");
+            const bool vu = f == KES_PIXEL_NV21;
+            for (uint32_t r = 0; r < ch; ++r) {
+                const uint8_t* s = cp.data + size_t(r) * cp.stride;
+                uint8_t* ur = u.data() + size_t(r) * cw;
+                uint8_t* vr = v.data() + size_t(r) * cw;
+                for (uint32_t i = 0; i < cw; ++i) {
+                    ur[i] = s[2 * i + (vu ? 1 : 0)];
+                    vr[i] = s[2 * i + (vu ? 0 : 1)];
+                }
             }
         }
-        const unsigned char* planes[3] = {yp.data, u.data(), v.data()};
-        const int strides[3] = {int(yp.stride), int(cw), int(cw)};
+        const unsigned char* planes[3] = {y_data, u.data(), v.data()};
+        const int strides[3] = {y_stride, int(cw), int(cw)};
         unsigned char* jpeg = nullptr;
         unsigned long jpeg_size = 0;
-        const int rc = tjCompressFromYUVPlanes(h, planes, int(image->width), strides, int(image->height), TJSAMP_420,
-                                               &jpeg, &jpeg_size, int(quality), 0);
+        const int rc = tjCompressFromYUVPlanes(h, planes, int(image->width), strides, int(image->height),
+                                               packed ? TJSAMP_422 : TJSAMP_420, &jpeg, &jpeg_size, int(quality), 0);
         kes::TjBuffer owned(jpeg);
         if (rc != 0) KES_FAIL(KES_ERR_INTERNAL, "tjCompressFromYUVPlanes failed: %s", tjGetErrorStr2(h));
         KES_REQUIRE(jpeg_size <= capacity,

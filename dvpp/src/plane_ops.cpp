@@ -4,7 +4,36 @@
 
 #include <cstring>
 
+#include "kes/cpu_dispatch.hpp"
+
+#if KES_SIMD_X86
+#include <emmintrin.h>  // SSE2: part of x86-64
+#endif
+
 namespace kes {
+namespace {
+
+// dst[i · 2] = src[i] for i < n, leaving the bytes between untouched (one component of interleaved
+// semi-planar chroma). The JPEG decode's hot path: NV12 from 4:2:0 writes U, then V, this way.
+void copy_to_every_other_byte(const uint8_t* src, uint8_t* dst, uint32_t n) noexcept {
+    uint32_t i = 0;
+#if KES_SIMD_X86
+    // Read-modify-write of 16 pairs: keep the other component's bytes, insert ours. Stops while the
+    // 32 bytes touched stay before the last sample, so nothing past it is ever read or written.
+    const __m128i keep = _mm_set1_epi16(int16_t(0xFF00)), zero = _mm_setzero_si128();
+    for (; i + 17 <= n; i += 16) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+        __m128i* d = reinterpret_cast<__m128i*>(dst + size_t(i) * 2);
+        const __m128i d0 = _mm_and_si128(_mm_loadu_si128(d), keep);
+        const __m128i d1 = _mm_and_si128(_mm_loadu_si128(d + 1), keep);
+        _mm_storeu_si128(d, _mm_or_si128(d0, _mm_unpacklo_epi8(v, zero)));
+        _mm_storeu_si128(d + 1, _mm_or_si128(d1, _mm_unpackhi_epi8(v, zero)));
+    }
+#endif
+    for (; i < n; ++i) dst[size_t(i) * 2] = src[i];
+}
+
+}  // namespace
 
 void orient_plane(const uint8_t* src, uint32_t w, uint32_t h, size_t src_stride, uint32_t bpp, uint32_t orientation,
                   uint8_t* dst, size_t dst_stride, uint32_t out_w, uint32_t out_h) noexcept {
@@ -53,7 +82,11 @@ void resample_chroma(const ChromaPlane& src, uint32_t w, uint32_t h, uint32_t dx
         for (uint32_t j = 0; j < ch; ++j) {
             const uint8_t* s = src.data + size_t(j) * src.stride;
             uint8_t* d = dst + size_t(j) * dst_stride;
-            for (uint32_t i = 0; i < cw; ++i) d[size_t(i) * step] = s[i];
+            if (step == 2) {
+                copy_to_every_other_byte(s, d, cw);
+            } else {
+                for (uint32_t i = 0; i < cw; ++i) d[size_t(i) * step] = s[i];
+            }
         }
         return;
     }

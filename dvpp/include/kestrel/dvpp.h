@@ -4,8 +4,9 @@
  * API 2) and libpng, following the board's documented rules (spec = ../shared/spec/ascend-semantics.md
  * §2) so that an app behaves here as it will on the board: the same output formats per source, the
  * same strides (kes_image_strides with KES_STRIDE_JPEGD / KES_STRIDE_PNGD), the same size limits, the
- * same refusals. VPC crop/resize covers NV12/NV21 so far; video (VDEC/VENC), paste, batch crop and
- * colour conversion are not in this slice yet.
+ * same refusals. VPC: crop/resize, crop-and-paste, letterbox and batch crop on NV12/NV21, colour
+ * conversion NV12/NV21/I420 ↔ RGB888/BGR888 (BT.601/BT.709, full/narrow range), between the 4:2:0
+ * layouts and to YUV400. Video (VDEC/VENC) is in kestrel/dvpp_video.h.
  *
  * Channels: like acldvppCreateChannel, every call goes through a kes_dvpp_channel. A channel captures
  * the board profile when it is created (kes_board_set later does not change it), owns its decoder and
@@ -15,17 +16,18 @@
  * give each thread its own channel — different channels run fully in parallel. Using one channel
  * from two threads at once is the caller's bug. The pools passed in are thread-safe (memory.h).
  *
- * Ownership: the caller owns the input bytes, the output buffer of kes_jpeg_encode and every image a
- * decode fills: release it with kes_image_release (it is allocated from the pool passed to the call,
- * else the channel's pool, else kes_mem_alloc). On failure the output image is zeroed.
+ * Ownership: the caller owns the input bytes, the output buffer of kes_jpeg_encode, the canvas of
+ * kes_vpc_crop_and_paste and every image a decode or VPC call fills: release it with kes_image_release (it is allocated
+ * from the pool passed to the call, else the channel's pool, else kes_mem_alloc). On failure the output image is
+ * zeroed.
  *
  * Errors: KES_ERR_INVALID_ARGUMENT for a broken rule of the call or of the board (size outside the
  * unit's limits, output format the source cannot give, stride rule of the encoder input);
  * KES_ERR_UNSUPPORTED for inputs the board's hardware refuses in strict mode (progressive,
  * arithmetic, CMYK/YCCK/RGB colour, 4:1:1, ...) and for what the host libraries cannot decode at all
- * (12-bit and lossless JPEG); KES_ERR_CORRUPT_DATA for truncated or malformed data, including a bad
- * PNG CRC; KES_ERR_OUT_OF_MEMORY when the pool is full; KES_ERR_IO / KES_ERR_NOT_FOUND for files.
- * kes_last_error() names the call and the reason.
+ * (12-bit and lossless JPEG), and for VPC format pairs Kestrel does not implement;
+ * KES_ERR_CORRUPT_DATA for truncated or malformed data, including a bad PNG CRC; KES_ERR_OUT_OF_MEMORY when the pool is
+ * full; KES_ERR_IO / KES_ERR_NOT_FOUND for files. kes_last_error() names the call and the reason.
  *
  * Choices where the spec is silent (UNCONFIRMED against real boards; each is what Kestrel does):
  *   - Chroma for an output subsampling coarser than the source (4:4:4 → NV12, ...) is the rounded
@@ -46,6 +48,18 @@
  *   - PNG: 16-bit samples are scaled to 8 bits (png_set_scale_16), palette and grey expanded, tRNS
  *     becomes alpha for RGBA output; a bad CRC in any chunk, critical or ancillary, is an error.
  *     Gamma is not applied (the board does not either, as far as documented).
+ *   - VPC resize is bit-exact with OpenCV 4.6 cv::resize (INTER_LINEAR / INTER_NEAREST) on the luma
+ *     plane and on the chroma plane as 2-channel pairs, on EVERY profile: the 310B promises OpenCV's
+ *     results, and the 310's own filters (its default "high-order filter" included) are not public,
+ *     so Kestrel gives it the same pixels (UNCONFIRMED against a 310).
+ *   - VPC ROI parity on 310 is enforced (an error), not rounded as ACLLite does.
+ *   - Paste areas are 4:2:0-aligned on every profile (left, top, width, height even); on 310 also the
+ *     odd right/bottom parity and a 16-aligned left. Letterbox centres by default (left rounded down
+ *     to that alignment, top to even) and can place at the top-left; padding is black unless set.
+ *   - Batch crop checks every ROI before allocating anything: all outputs or none.
+ *   - Colour conversion on 310 outputs NV12/NV21 only with the default BT.601 full-range matrix (the
+ *     310 VPC writes only 4:2:0 SP and has no matrix setting); 310B/host allow every listed pair.
+ *   - JPEGE from packed 4:2:2 writes a 4:2:2 JPEG (the board's choice is not documented).
  */
 #ifndef KESTREL_DVPP_H
 #define KESTREL_DVPP_H
@@ -155,10 +169,14 @@ KES_API kes_status kes_jpeg_decode_scaled(kes_dvpp_channel* channel, const void*
  * rounded up to 2 MiB. An output buffer of this size always suffices. */
 KES_API kes_status kes_jpeg_predict_encode_size(kes_dvpp_channel* channel, const kes_image* image, size_t* out_size);
 
-/* Encodes an NV12/NV21 image as baseline Huffman JPEG 4:2:0 at `quality` 1..100. Board input rules:
- * width and height even and within jpege_min_dim..jpege_max_dim, width_stride a multiple of
- * jpege_width_align, height_stride ≥ height. Writes at most `capacity` bytes to `out` and the size to
- * *out_size; KES_ERR_INVALID_ARGUMENT if the JPEG does not fit (use kes_jpeg_predict_encode_size). */
+/* Encodes an NV12/NV21 image as baseline Huffman JPEG 4:2:0, or a packed 4:2:2 image (YUYV, UYVY,
+ * YVYU, VYUY) as 4:2:2 (the input's subsampling: nothing is thrown away; the board's JPEGE output
+ * subsampling for packed input is not documented, UNCONFIRMED), at `quality` 1..100. Board input rules
+ * (spec §2.5), each KES_ERR_INVALID_ARGUMENT: width (and for NV12/NV21 height) even, both within
+ * jpege_min_dim..jpege_max_dim; width_stride (bytes) a multiple of jpege_width_align — align16(w) for
+ * NV12/NV21, align16(2w) for packed 4:2:2 (kes_image_strides KES_STRIDE_JPEGE gives it);
+ * height_stride ≥ height. Writes at most `capacity` bytes to `out` and the size to *out_size;
+ * KES_ERR_INVALID_ARGUMENT if the JPEG does not fit (use kes_jpeg_predict_encode_size). */
 KES_API kes_status kes_jpeg_encode(kes_dvpp_channel* channel, const kes_image* image, uint32_t quality, void* out,
                                    size_t capacity, size_t* out_size);
 
@@ -197,9 +215,9 @@ KES_API kes_status kes_png_decode_file(kes_dvpp_channel* channel, const char* pa
 typedef enum kes_vpc_interp {
     KES_VPC_INTERP_DEFAULT = 0,  /* 310: the board's undocumented "high-order filter" — Kestrel uses
                                     bilinear (UNCONFIRMED); 310B/host: bilinear, as the board treats 0 */
-    KES_VPC_INTERP_BILINEAR = 1, /* OpenCV 3.4 cv::resize INTER_LINEAR on each plane (fixed point,
-                                    11-bit weights; an exact 2× downscale averages 2×2 as OpenCV does) */
-    KES_VPC_INTERP_NEAREST = 2   /* OpenCV 3.4 INTER_NEAREST: source = floor(dst · src/dst) */
+    KES_VPC_INTERP_BILINEAR = 1, /* OpenCV cv::resize INTER_LINEAR on each plane, bit-exact with OpenCV
+                                    4.6 (see kes_vpc_crop_resize) */
+    KES_VPC_INTERP_NEAREST = 2   /* OpenCV INTER_NEAREST: source = min(floor(dst · src/dst), src − 1) */
 } kes_vpc_interp;
 
 /* Inclusive pixel rectangle, as acldvppCreateRoiConfig(left, right, top, bottom). */
@@ -217,13 +235,98 @@ typedef struct kes_vpc_roi {
  *     ENFORCES the parity instead of rounding it as ACLLite does, so an app never gets pixels other
  *     than the ones it named (round in the app if that is what it wants);
  *   - scale per axis within [1/vpc_scale_min_den, vpc_scale_max] of the ROI.
- * Chroma is resized as its own plane of interleaved pairs (ROI left/right halved), as OpenCV would
- * resize the planes. Only NV12/NV21 in this slice; other formats are KES_ERR_UNSUPPORTED.
- * Interpolation values 3/4 (TensorFlow-like, 310 only) are KES_ERR_UNSUPPORTED. */
+ * Pixels: the luma ROI is resized as a CV_8UC1 image and the chroma pairs under it (ROI left/right
+ * halved) as a CV_8UC2 image, each bit-exact with OpenCV 4.6 cv::resize (INTER_LINEAR or
+ * INTER_NEAREST) of the same plane — on every profile (the 310's own filters are undocumented; Kestrel
+ * gives it the same pixels, UNCONFIRMED against a board). Bilinear is OpenCV's 8-bit fixed point:
+ * half-pixel centres, 11-bit weights, clamped edges, its vectorised rounding of the vertical step,
+ * and an exact 2× downscale on both axes averages 2×2 (INTER_AREA), all as OpenCV does.
+ * Other input formats are KES_ERR_UNSUPPORTED (convert with kes_vpc_convert_color first);
+ * interpolation values 3/4 (TensorFlow-like, 310 only) are KES_ERR_UNSUPPORTED. */
 KES_API kes_status kes_vpc_crop_resize(kes_dvpp_channel* channel, const kes_image* in, const kes_vpc_roi* roi,
                                        uint32_t out_width, uint32_t out_height, kes_vpc_interp interp,
                                        kes_mem_pool* pool, kes_image* out_image);
 
+/* Crop-and-paste (acldvppVpcCropAndPasteAsync): resizes `crop` of `in` (NULL: whole image, as above)
+ * into the inclusive rectangle `paste` of `canvas`, an NV12/NV21 image the caller owns (e.g. from
+ * kes_image_alloc), of the same format; pixels of the canvas outside `paste` are left as they were.
+ * Rules, each KES_ERR_INVALID_ARGUMENT: the crop rules of kes_vpc_crop_resize; the canvas within the
+ * VPC output size limits with strides multiple of vpc_width_align × vpc_height_align (VPC output
+ * stride rule); `paste` inside the canvas, left/top/width/height even (4:2:0), the 310 parity rule, and
+ * left a multiple of vpc_paste_left_align (16 on 310); the crop → paste scale within the ratio limits.
+ * Pixels are those of kes_vpc_crop_resize to the paste size. */
+KES_API kes_status kes_vpc_crop_and_paste(kes_dvpp_channel* channel, const kes_image* in, const kes_vpc_roi* crop,
+                                          kes_image* canvas, const kes_vpc_roi* paste, kes_vpc_interp interp);
+
+typedef enum kes_vpc_letterbox_align {
+    KES_VPC_LETTERBOX_CENTER = 0,  /* centred (left rounded down to the paste-left alignment, top to even) */
+    KES_VPC_LETTERBOX_TOP_LEFT = 1 /* at (0, 0): padding right and bottom only */
+} kes_vpc_letterbox_align;
+
+typedef struct kes_vpc_letterbox_config {
+    uint32_t struct_size;           /* sizeof(kes_vpc_letterbox_config) */
+    kes_vpc_interp interp;          /* default KES_VPC_INTERP_BILINEAR */
+    kes_vpc_letterbox_align align;  /* default KES_VPC_LETTERBOX_CENTER */
+    uint8_t fill_y, fill_u, fill_v; /* padding colour; default black (0, 128, 128); YOLO's grey is 114,128,128 */
+} kes_vpc_letterbox_config;
+
+KES_API void kes_vpc_letterbox_config_init(kes_vpc_letterbox_config* config);
+
+/* Letterbox (ACLLite ProportionPaste / ProportionPasteCenter): allocates an out_width × out_height
+ * image (even sizes, VPC strides) of the input's format, fills it with the padding colour and pastes
+ * `crop` (NULL: whole image) scaled to keep its aspect ratio: the paste area is the largest one of the
+ * crop's aspect ratio (each side rounded to nearest, then down to even) that fits, placed per `align`
+ * and obeying the paste rules above. *out_paste_area (may be NULL) receives it, to map results back.
+ * config NULL: defaults. */
+KES_API kes_status kes_vpc_letterbox(kes_dvpp_channel* channel, const kes_image* in, const kes_vpc_roi* crop,
+                                     uint32_t out_width, uint32_t out_height, const kes_vpc_letterbox_config* config,
+                                     kes_mem_pool* pool, kes_image* out_image, kes_vpc_roi* out_paste_area);
+
+/* One crop of a batch: images[image_index], inclusive `roi`, resized to out_width × out_height. */
+typedef struct kes_vpc_batch_roi {
+    uint32_t image_index;
+    kes_vpc_roi roi;
+    uint32_t out_width, out_height;
+} kes_vpc_batch_roi;
+
+/* Batch crop (acldvppVpcBatchCropAsync): roi_count crops (1..vpc_max_batch_rois, 256 on the boards:
+ * BATCH_ROI_MAX_SIZE) from image_count NV12/NV21 images, each as kes_vpc_crop_resize, into
+ * out_images[0..roi_count) allocated from `pool` (else the channel's). Every rule of every ROI is
+ * checked before anything is allocated, and the batch succeeds or fails as a whole: on failure all
+ * outputs are zeroed; the message names the offending rois[i]. */
+KES_API kes_status kes_vpc_batch_crop(kes_dvpp_channel* channel, const kes_image* images, uint32_t image_count,
+                                      const kes_vpc_batch_roi* rois, uint32_t roi_count, kes_vpc_interp interp,
+                                      kes_mem_pool* pool, kes_image* out_images);
+
+/* ---- VPC colour conversion (acldvppVpcConvertColorAsync, spec §2.1, §2.3) ------------------------- */
+
+/* Values equal acldvppCscMatrix's. "Wide" is full range (Y, U, V in 0..255), "narrow" is studio range
+ * (Y 16..235, U/V 16..240). */
+typedef enum kes_vpc_csc_matrix {
+    KES_VPC_CSC_BT601_WIDE = 0, /* the board's default; also JPEG/JFIF's */
+    KES_VPC_CSC_BT601_NARROW = 1,
+    KES_VPC_CSC_BT709_WIDE = 2,
+    KES_VPC_CSC_BT709_NARROW = 3
+} kes_vpc_csc_matrix;
+
+/* Converts `in` to out_format, allocating the output (VPC strides) from `pool`:
+ *   NV12/NV21/I420 → RGB888/BGR888, NV12/NV21/I420 (re-layout, exact), YUV400 (the luma plane);
+ *   RGB888/BGR888 → NV12/NV21/I420, YUV400.
+ * Formulas (Kr, Kb = 0.299, 0.114 for BT.601; 0.2126, 0.0722 for BT.709; Kg = 1 − Kr − Kb):
+ *   Y = Kr·R + Kg·G + Kb·B, U = (B − Y) / (2(1 − Kb)) + 128, V = (R − Y) / (2(1 − Kr)) + 128 for wide;
+ *   narrow scales Y by 219/255 and adds 16, U and V by 224/255. YUV → RGB is the exact inverse.
+ * Each output sample is within 1 of the formula evaluated exactly and rounded (16-bit fixed point).
+ * Chroma: YUV → RGB repeats each chroma sample over its 2×2 block (as OpenCV and libyuv do);
+ * RGB → YUV converts the rounded mean colour of each 2×2 block. Odd sizes are rounded down to even
+ * (as VPC does). Rules (KES_ERR_INVALID_ARGUMENT): input/output size limits of the profile; on 310
+ * the output is NV12/NV21 only and the matrix must be KES_VPC_CSC_BT601_WIDE (310 has no matrix
+ * setting). Other format pairs are KES_ERR_UNSUPPORTED. */
+KES_API kes_status kes_vpc_convert_color(kes_dvpp_channel* channel, const kes_image* in, kes_pixel_format out_format,
+                                         kes_vpc_csc_matrix matrix, kes_mem_pool* pool, kes_image* out_image);
+
 KES_END_DECLS
+
+/* Video (VDEC/VENC) has its own header, included here so kestrel/dvpp.h is the whole module. */
+#include "kestrel/dvpp_video.h"
 
 #endif /* KESTREL_DVPP_H */

@@ -1,0 +1,227 @@
+// VPC colour conversion (acldvppVpcConvertColorAsync, spec §2.1 acldvppCscMatrix, §2.3 formats):
+// NV12/NV21/I420 ↔ RGB888/BGR888 with BT.601 / BT.709 in full ("wide") or narrow range, between the
+// 4:2:0 layouts, and to YUV400. Fixed point with 16-bit fractions: every result is within 1 of the
+// formula evaluated exactly and rounded (tests check it, and against OpenCV's cvtColor).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "kes/error.hpp"
+#include "kes/math.hpp"
+#include "vpc_internal.hpp"
+
+namespace kes {
+namespace vpc {
+namespace {
+
+constexpr int kShift = 16;
+constexpr int32_t kHalf = 1 << (kShift - 1);
+
+int32_t fix(double v) {
+    return int32_t(std::lround(v * (1 << kShift)));
+}
+uint8_t clamp8(int32_t v) {
+    return uint8_t(v < 0 ? 0 : v > 255 ? 255 : v);
+}
+
+// Coefficients of one matrix. Y = ky_r·R + ky_g·G + ky_b·B + y_off, Cb/Cr likewise (offset 128);
+// R = cy·(Y − y0) + r_v·(V − 128), G = cy·(Y − y0) + g_u·(U − 128) + g_v·(V − 128), B = cy·(Y − y0) + b_u·(U − 128).
+struct Matrix {
+    int32_t ky_r, ky_g, ky_b, ku_r, ku_g, ku_b, kv_r, kv_g, kv_b, y_off;
+    int32_t cy, r_v, g_u, g_v, b_u, y0;
+};
+
+Matrix make_matrix(int64_t which) {
+    const bool bt709 = which == KES_VPC_CSC_BT709_WIDE || which == KES_VPC_CSC_BT709_NARROW;
+    const bool narrow = which == KES_VPC_CSC_BT601_NARROW || which == KES_VPC_CSC_BT709_NARROW;
+    const double kr = bt709 ? 0.2126 : 0.299, kb = bt709 ? 0.0722 : 0.114, kg = 1.0 - kr - kb;
+    const double ys = narrow ? 219.0 / 255.0 : 1.0, cs = narrow ? 224.0 / 255.0 : 1.0;
+    const double ub = 0.5 / (1.0 - kb), vr = 0.5 / (1.0 - kr);
+    Matrix m{};
+    m.ky_r = fix(kr * ys);
+    m.ky_g = fix(kg * ys);
+    m.ky_b = fix(kb * ys);
+    m.ku_r = fix(-kr * ub * cs);
+    m.ku_g = fix(-kg * ub * cs);
+    m.ku_b = fix((1.0 - kb) * ub * cs);
+    m.kv_r = fix((1.0 - kr) * vr * cs);
+    m.kv_g = fix(-kg * vr * cs);
+    m.kv_b = fix(-kb * vr * cs);
+    m.y_off = narrow ? 16 : 0;
+    m.y0 = narrow ? 16 : 0;
+    m.cy = fix(1.0 / ys);
+    m.r_v = fix(2.0 * (1.0 - kr) / cs);
+    m.b_u = fix(2.0 * (1.0 - kb) / cs);
+    m.g_u = fix(-2.0 * (1.0 - kb) * kb / kg / cs);
+    m.g_v = fix(-2.0 * (1.0 - kr) * kr / kg / cs);
+    return m;
+}
+
+// The 4:2:0 planes of an NV12/NV21/I420 image: luma, and U/V with their element step.
+struct Yuv420 {
+    uint8_t* y;
+    size_t y_stride;
+    uint8_t *u, *v;
+    size_t c_stride;
+    uint32_t c_step;
+};
+
+Yuv420 yuv420_planes(const kes_image& img) {
+    kes_image_plane py, p1;
+    check_sdk(kes_image_get_plane(&img, 0, &py), "luma plane");
+    check_sdk(kes_image_get_plane(&img, 1, &p1), "chroma plane");
+    const int64_t f = enum_value(img.format);
+    if (f == KES_PIXEL_I420) {
+        kes_image_plane p2;
+        check_sdk(kes_image_get_plane(&img, 2, &p2), "V plane");
+        return {py.data, py.stride, p1.data, p2.data, p1.stride, 1};
+    }
+    const bool vu = f == KES_PIXEL_NV21;
+    return {py.data, py.stride, p1.data + (vu ? 1 : 0), p1.data + (vu ? 0 : 1), p1.stride, 2};
+}
+
+bool is_yuv420(int64_t f) {
+    return f == KES_PIXEL_NV12 || f == KES_PIXEL_NV21 || f == KES_PIXEL_I420;
+}
+bool is_rgb(int64_t f) {
+    return f == KES_PIXEL_RGB888 || f == KES_PIXEL_BGR888;
+}
+
+void yuv_to_rgb(const Yuv420& s, const Matrix& m, uint8_t* dst, size_t dst_stride, bool bgr, uint32_t w, uint32_t h) {
+    const int ri = bgr ? 2 : 0, bi = bgr ? 0 : 2;
+    for (uint32_t y = 0; y < h; ++y) {
+        const uint8_t* ys = s.y + size_t(y) * s.y_stride;
+        const uint8_t* us = s.u + size_t(y / 2) * s.c_stride;
+        const uint8_t* vs = s.v + size_t(y / 2) * s.c_stride;
+        uint8_t* d = dst + size_t(y) * dst_stride;
+        for (uint32_t x = 0; x < w; ++x) {
+            const int32_t yy = m.cy * (ys[x] - m.y0) + kHalf;
+            const int32_t u = us[size_t(x / 2) * s.c_step] - 128, v = vs[size_t(x / 2) * s.c_step] - 128;
+            d[3 * x + ri] = clamp8((yy + m.r_v * v) >> kShift);
+            d[3 * x + 1] = clamp8((yy + m.g_u * u + m.g_v * v) >> kShift);
+            d[3 * x + bi] = clamp8((yy + m.b_u * u) >> kShift);
+        }
+    }
+}
+
+// Luma per pixel; chroma of each 2×2 block from the block's rounded mean R, G, B (the mean colour,
+// then converted, as libyuv's ARGBToUV does).
+void rgb_to_yuv(const uint8_t* src, size_t src_stride, bool bgr, const Matrix& m, const Yuv420* d, uint8_t* y_only,
+                size_t y_only_stride, uint32_t w, uint32_t h) {
+    const int ri = bgr ? 2 : 0, bi = bgr ? 0 : 2;
+    for (uint32_t y = 0; y < h; ++y) {
+        const uint8_t* s = src + size_t(y) * src_stride;
+        uint8_t* yd = d ? d->y + size_t(y) * d->y_stride : y_only + size_t(y) * y_only_stride;
+        for (uint32_t x = 0; x < w; ++x) {
+            const int32_t r = s[3 * x + ri], g = s[3 * x + 1], b = s[3 * x + bi];
+            yd[x] = clamp8(((m.ky_r * r + m.ky_g * g + m.ky_b * b + kHalf) >> kShift) + m.y_off);
+        }
+    }
+    if (!d) return;
+    for (uint32_t cy = 0; cy < h / 2; ++cy) {
+        const uint8_t* s0 = src + size_t(2 * cy) * src_stride;
+        const uint8_t* s1 = s0 + src_stride;
+        uint8_t* ud = d->u + size_t(cy) * d->c_stride;
+        uint8_t* vd = d->v + size_t(cy) * d->c_stride;
+        for (uint32_t cx = 0; cx < w / 2; ++cx) {
+            int32_t rgb[3];
+            for (int c = 0; c < 3; ++c) {
+                const size_t a = size_t(6) * cx + size_t(c);
+                rgb[c] = (s0[a] + s0[a + 3] + s1[a] + s1[a + 3] + 2) >> 2;
+            }
+            const int32_t r = rgb[ri], g = rgb[1], b = rgb[bi];
+            ud[size_t(cx) * d->c_step] = clamp8(((m.ku_r * r + m.ku_g * g + m.ku_b * b + kHalf) >> kShift) + 128);
+            vd[size_t(cx) * d->c_step] = clamp8(((m.kv_r * r + m.kv_g * g + m.kv_b * b + kHalf) >> kShift) + 128);
+        }
+    }
+}
+
+void copy_yuv420(const Yuv420& s, const Yuv420& d, uint32_t w, uint32_t h) {
+    for (uint32_t y = 0; y < h; ++y) std::memcpy(d.y + size_t(y) * d.y_stride, s.y + size_t(y) * s.y_stride, w);
+    for (uint32_t y = 0; y < h / 2; ++y) {
+        const uint8_t* su = s.u + size_t(y) * s.c_stride;
+        const uint8_t* sv = s.v + size_t(y) * s.c_stride;
+        uint8_t* du = d.u + size_t(y) * d.c_stride;
+        uint8_t* dv = d.v + size_t(y) * d.c_stride;
+        for (uint32_t x = 0; x < w / 2; ++x) {
+            du[size_t(x) * d.c_step] = su[size_t(x) * s.c_step];
+            dv[size_t(x) * d.c_step] = sv[size_t(x) * s.c_step];
+        }
+    }
+}
+
+}  // namespace
+}  // namespace vpc
+}  // namespace kes
+
+extern "C" kes_status kes_vpc_convert_color(kes_dvpp_channel* channel, const kes_image* in, kes_pixel_format out_format,
+                                            kes_vpc_csc_matrix matrix, kes_mem_pool* pool, kes_image* out_image) {
+    return kes::guard(__func__, [&] {
+        kes::TraceScope span("dvpp", "vpc_convert_color");
+        KES_REQUIRE_NOT_NULL(out_image);
+        std::memset(out_image, 0, sizeof *out_image);
+        KES_REQUIRE_NOT_NULL(channel);
+        KES_REQUIRE_NOT_NULL(in);
+        kes::check_sdk(kes_image_validate(in), "input image");
+        const kes_board_profile& b = channel->profile;
+        const int64_t of = kes::enum_value(kes::format_arg(out_format, "out_format"));
+        const int64_t inf = kes::enum_value(in->format);
+        const int64_t mx = kes::enum_value(matrix);
+        KES_REQUIRE(mx >= KES_VPC_CSC_BT601_WIDE && mx <= KES_VPC_CSC_BT709_NARROW,
+                    "matrix must be a kes_vpc_csc_matrix (BT.601/BT.709, wide or narrow; got %lld)",
+                    static_cast<long long>(mx));
+        const bool supported =
+            (kes::vpc::is_yuv420(inf) && (kes::vpc::is_rgb(of) || kes::vpc::is_yuv420(of) || of == KES_PIXEL_YUV400)) ||
+            (kes::vpc::is_rgb(inf) && (kes::vpc::is_yuv420(of) || of == KES_PIXEL_YUV400));
+        if (!supported)
+            KES_FAIL(KES_ERR_UNSUPPORTED,
+                     "conversion %s -> %s is not supported (NV12/NV21/I420 <-> RGB888/BGR888, between NV12/NV21/I420, "
+                     "and to YUV400)",
+                     kes_pixel_format_name(in->format), kes_pixel_format_name(out_format));
+        if (b.board == KES_BOARD_310) {
+            KES_REQUIRE(of == KES_PIXEL_NV12 || of == KES_PIXEL_NV21,
+                        "VPC output on the 310 profile is NV12 or NV21 only (got %s; spec §2.3)",
+                        kes_pixel_format_name(out_format));
+            KES_REQUIRE(mx == KES_VPC_CSC_BT601_WIDE,
+                        "the 310 profile has no colour-matrix setting (acldvppCscMatrix, spec §2.1): only "
+                        "KES_VPC_CSC_BT601_WIDE");
+        }
+        // spec §2.3: VPC silently rounds odd input sizes down to even.
+        const uint32_t w = in->width & ~1u, h = in->height & ~1u;
+        kes::vpc::check_input_size(b, in->format, w, h);
+        kes::vpc::check_output_size(b, w, h);
+
+        const kes_pixel_format out_fmt = static_cast<kes_pixel_format>(of);
+        uint32_t ws = 0, hs = 0;
+        kes::check_sdk(kes_image_strides(out_fmt, w, h, KES_STRIDE_VPC, b.board, &ws, &hs), "VPC output strides");
+        kes::check_sdk(kes_image_alloc(out_image, kes::output_pool(channel, pool), out_fmt, w, h, ws, hs),
+                       "VPC output allocation");
+        kes::ImageGuard guard(out_image);
+        const kes::vpc::Matrix m = kes::vpc::make_matrix(mx);
+        kes_image_plane out0;
+        kes::check_sdk(kes_image_get_plane(out_image, 0, &out0), "output plane");
+        if (kes::vpc::is_yuv420(inf)) {
+            const kes::vpc::Yuv420 s = kes::vpc::yuv420_planes(*in);
+            if (kes::vpc::is_rgb(of)) {
+                kes::vpc::yuv_to_rgb(s, m, out0.data, out0.stride, of == KES_PIXEL_BGR888, w, h);
+            } else if (of == KES_PIXEL_YUV400) {
+                for (uint32_t y = 0; y < h; ++y)
+                    std::memcpy(out0.data + size_t(y) * out0.stride, s.y + size_t(y) * s.y_stride, w);
+            } else {
+                kes::vpc::copy_yuv420(s, kes::vpc::yuv420_planes(*out_image), w, h);
+            }
+        } else {
+            kes_image_plane in0;
+            kes::check_sdk(kes_image_get_plane(in, 0, &in0), "input plane");
+            const bool bgr = inf == KES_PIXEL_BGR888;
+            if (of == KES_PIXEL_YUV400) {
+                kes::vpc::rgb_to_yuv(in0.data, in0.stride, bgr, m, nullptr, out0.data, out0.stride, w, h);
+            } else {
+                const kes::vpc::Yuv420 d = kes::vpc::yuv420_planes(*out_image);
+                kes::vpc::rgb_to_yuv(in0.data, in0.stride, bgr, m, &d, nullptr, 0, w, h);
+            }
+        }
+        guard.disarm();
+        return KES_OK;
+    });
+}

@@ -1,0 +1,29 @@
+# dvpp VPC unit (issue 3 §3): resize bit-exact with OpenCV 4.6, crop-and-paste, letterbox, batch crop,
+# colour conversion; JPEG encode from packed 4:2:2. Included by dvpp/CMakeLists.txt.
+list(APPEND dvpp_sources src/vpc_resize_avx2.cpp src/vpc_paste.cpp src/vpc_color.cpp)
+kes_add_simd_source(src/vpc_resize_avx2.cpp X86 -mavx2 -mfma)
+list(APPEND dvpp_test_sources tests/test_vpc_reference.cpp tests/test_vpc_paste.cpp tests/test_vpc_color.cpp)
+
+# The comparison with real cv::resize / cv::cvtColor: host builds with OpenCV only (Debian's
+# libopencv-dev ships headers and libraries without a CMake package for the imgproc part alone).
+function(dvpp_vpc_after_module)
+  if(NOT KES_BUILD_TESTS OR CMAKE_CROSSCOMPILING)
+    return()
+  endif()
+  find_path(KES_OPENCV_INCLUDE_DIR opencv2/imgproc.hpp PATH_SUFFIXES opencv4)
+  find_library(KES_OPENCV_CORE_LIB opencv_core)
+  find_library(KES_OPENCV_IMGPROC_LIB opencv_imgproc)
+  if(NOT (KES_OPENCV_INCLUDE_DIR AND KES_OPENCV_CORE_LIB AND KES_OPENCV_IMGPROC_LIB))
+    message(STATUS "Kestrel dvpp: VPC vs OpenCV tests skipped (needs libopencv-dev)")
+    return()
+  endif()
+  kes_add_test(dvpp SOURCES tests/test_vpc_opencv.cpp TARGET kes_dvpp_opencv_tests
+               LIBS ${KES_OPENCV_IMGPROC_LIB} ${KES_OPENCV_CORE_LIB})
+  target_include_directories(kes_dvpp_opencv_tests SYSTEM PRIVATE ${KES_OPENCV_INCLUDE_DIR})
+  target_include_directories(kes_dvpp_opencv_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
+  # The same comparison with every SIMD kernel switched off (cpu.h): the scalar path must be exact too.
+  add_test(NAME VpcOpenCv.ScalarPathBitExact
+           COMMAND kes_dvpp_opencv_tests --gtest_filter=VpcOpenCv.Resize*:VpcOpenCv.Nv12*)
+  set_tests_properties(VpcOpenCv.ScalarPathBitExact PROPERTIES ENVIRONMENT KES_CPU_DISABLE=all LABELS dvpp
+                       TIMEOUT ${KES_TEST_TIMEOUT})
+endfunction()
