@@ -344,10 +344,14 @@ const Command kCommands[] = {
      "With --offset (single ids only): tombstones feature (id0, id1, O). Without: removes every library\n"
      "in the range.\n",
      cmd_delete},
-    {"export", "write live vectors as .npy or .fvecs plus an id map",
-     "usage: kes-fv export REPO OUT.npy|OUT.fvecs [options]\n"
-     "Row i of OUT is the stored vector (dense: dequantised; PQ36: decoded with the codebook) of line\n"
-     "i+1 of the id map, a CSV 'id0,id1,offset'. Deleted features are skipped.\n"
+    {"export", "write live vectors as .npy, .fvecs or a FAISS index, plus an id map",
+     "usage: kes-fv export REPO OUT.npy|OUT.fvecs|OUT.faiss [options]\n"
+     "Row i of OUT.npy / OUT.fvecs is the stored vector (dense: dequantised; PQ36: decoded with the\n"
+     "codebook) of line i+1 of the id map. OUT.faiss (or .index) is a FAISS index for\n"
+     "faiss.read_index: IndexFlatIP (ip, cosine: normalise the queries), IndexFlatL2 (l2) or\n"
+     "IndexPQ (pq36, with the codebook); FAISS label i is line i+1 of the id map.\n"
+     "The id map is a CSV 'id0,id1,offset', or a uint32 (n, 3) array when PATH ends in .npy.\n"
+     "Deleted features are skipped.\n"
      "  --ids PATH               id map (default OUT.ids.csv)\n"
      "  --id0 A[:B] --id1 C[:D]  libraries exported (default all)\n",
      cmd_export},
@@ -640,38 +644,62 @@ int cmd_delete(int argc, char** argv) {
     return kOk;
 }
 
+// The id map: line i+1 of a CSV ("id0,id1,offset" header) or row i of a uint32 (n, 3) .npy is the
+// address of exported row / FAISS label i.
+void write_id_map(const std::string& path, const std::vector<kes_fv_feature_id>& ids) {
+    OutFile out(path);
+    if (ends_with(path, ".npy")) {
+        const auto h = kes::fv::npy_header(ids.size(), 3, "<u4");
+        out.write(h.data(), h.size());
+        static_assert(sizeof(kes_fv_feature_id) == 12, "kes_fv_feature_id is three packed uint32");
+        out.write(ids.data(), ids.size() * sizeof(kes_fv_feature_id));
+    } else {
+        std::fputs("id0,id1,offset\n", out.get());
+        for (const auto& id : ids) std::fprintf(out.get(), "%u,%u,%u\n", id.id0, id.id1, id.offset);
+    }
+    out.close();
+}
+
 int cmd_export(int argc, char** argv) {
     const Args a = parse(argc, argv, 2, {"--ids", "--id0", "--id1"}, {});
     if (a.help) return print_help("export"), kOk;
     need_positional(a, 2, "export");
     const std::string& out_path = a.positional[1];
     const bool npy = ends_with(out_path, ".npy");
-    if (!npy && !ends_with(out_path, ".fvecs")) usage_error("export writes OUT.npy or OUT.fvecs");
+    const bool faiss = ends_with(out_path, ".faiss") || ends_with(out_path, ".index");
+    if (!npy && !faiss && !ends_with(out_path, ".fvecs")) usage_error("export writes OUT.npy, OUT.fvecs or OUT.faiss");
     kes_fv_range range{0, KES_FV_ID_MAX, 0, KES_FV_ID_MAX};
     id_range(a, "--id0", &range.id0_min, &range.id0_max);
     id_range(a, "--id1", &range.id1_min, &range.id1_max);
+    const std::string ids_path = a.get("--ids", out_path + ".ids.csv");
     Repo repo = load_repo(a.positional[0]);
     const kes_fv_config c = config_of(repo.get());
+    uint64_t rows = 0;
+    check(kes_fv_repo_count_range(repo.get(), &range, &rows), "counting features");
+    std::vector<kes_fv_feature_id> ids;
+    if (faiss) {
+        ids.resize(static_cast<size_t>(rows));
+        check(kes_fv_repo_export_faiss(repo.get(), &range, out_path.c_str(), ids.data(), ids.size(), &rows),
+              "exporting");
+        write_id_map(ids_path, ids);
+        std::fprintf(stderr, "exported %" PRIu64 " vectors as a FAISS index\n", rows);
+        return kOk;
+    }
     Pq pq;
     uint32_t dim = c.dim;
     if (c.kind == KES_FV_PQ36) {
         pq = repo_pq(repo.get(), "needed to decode PQ36 codes");
         kes_fv_pq_dim(pq.get(), &dim);
     }
-    uint64_t rows = 0;
     std::vector<kes::fv::LibraryInfo> libs;
     for (const auto& l : kes::fv::library_list(repo.get()))
-        if (l.id0 >= range.id0_min && l.id0 <= range.id0_max && l.id1 >= range.id1_min && l.id1 <= range.id1_max) {
+        if (l.id0 >= range.id0_min && l.id0 <= range.id0_max && l.id1 >= range.id1_min && l.id1 <= range.id1_max)
             libs.push_back(l);
-            rows += l.live;
-        }
     OutFile out(out_path);
-    OutFile ids(a.get("--ids", out_path + ".ids.csv"));
     if (npy) {
         const auto h = kes::fv::npy_header(rows, dim);
         out.write(h.data(), h.size());
     }
-    std::fputs("id0,id1,offset\n", ids.get());
     std::vector<float> v(dim);
     uint8_t code[KES_FV_PQ36_BYTES] = {};
     const int32_t d32 = static_cast<int32_t>(dim);
@@ -692,10 +720,10 @@ int cmd_export(int argc, char** argv) {
             }
             if (!npy) out.write(&d32, 4);
             out.write(v.data(), v.size() * 4);
-            std::fprintf(ids.get(), "%u,%u,%u\n", l.id0, l.id1, off);
+            ids.push_back({l.id0, l.id1, off});
         }
     out.close();
-    ids.close();
+    write_id_map(ids_path, ids);
     std::fprintf(stderr, "exported %" PRIu64 " vectors\n", rows);
     return kOk;
 }

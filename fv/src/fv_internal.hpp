@@ -21,5 +21,9 @@ struct LibraryInfo {
 // Every library, in (id0, id1) order.
 std::vector<LibraryInfo> library_list(const kes_fv_repo* repo);
 
+// True while library (id0, id1)'s features are read in place from the loaded file's mapping
+// (kes_fv_repo_load), false once copied (an add grew it) or when it was read into memory.
+bool library_is_mapped(const kes_fv_repo* repo, uint32_t id0, uint32_t id1);
+
 }  // namespace fv
 }  // namespace kes

@@ -20,6 +20,7 @@
 // Saving writes a temporary file beside the target, fsyncs it, renames it over the target and fsyncs
 // the directory: a crash at any instant leaves either the old file or the new one, whole.
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,8 +28,10 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <string>
 
+#include "fv_file.hpp"
 #include "fv_repo.hpp"
 #include "kes/error.hpp"
 #include "kes/math.hpp"
@@ -94,58 +97,9 @@ T get(const uint8_t* p, size_t at) {
     return v;
 }
 
-// ---- writing ----------------------------------------------------------------------------------
-
-class TempFile {
-public:
-    explicit TempFile(const std::string& target) {
-        static std::atomic<unsigned> counter{0};
-        path_ = target + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
-        fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-        if (fd_ < 0) KES_FAIL(KES_ERR_IO, "cannot create %s: %s", path_.c_str(), std::strerror(errno));
-    }
-    ~TempFile() {
-        if (fd_ >= 0) ::close(fd_);
-        if (!committed_) ::unlink(path_.c_str());
-    }
-    TempFile(const TempFile&) = delete;
-    TempFile& operator=(const TempFile&) = delete;
-
-    void write(const void* data, size_t n) {
-        const uint8_t* p = static_cast<const uint8_t*>(data);
-        while (n > 0) {
-            const ssize_t w = ::write(fd_, p, n);
-            if (w < 0 && errno == EINTR) continue;
-            if (w <= 0) KES_FAIL(KES_ERR_IO, "writing %s: %s", path_.c_str(), std::strerror(w < 0 ? errno : EIO));
-            p += w;
-            n -= static_cast<size_t>(w);
-        }
-    }
-    void commit(const std::string& target) {
-        if (::fsync(fd_) != 0) KES_FAIL(KES_ERR_IO, "fsync %s: %s", path_.c_str(), std::strerror(errno));
-        const int fd = fd_;
-        fd_ = -1;
-        if (::close(fd) != 0) KES_FAIL(KES_ERR_IO, "closing %s: %s", path_.c_str(), std::strerror(errno));
-        if (::rename(path_.c_str(), target.c_str()) != 0)
-            KES_FAIL(KES_ERR_IO, "renaming %s to %s: %s", path_.c_str(), target.c_str(), std::strerror(errno));
-        committed_ = true;
-        // The rename is durable only once the directory entry is on disk.
-        const size_t slash = target.rfind('/');
-        const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : target.substr(0, slash);
-        const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd >= 0) {
-            ::fsync(dfd);
-            ::close(dfd);
-        }
-    }
-
-private:
-    std::string path_;
-    int fd_ = -1;
-    bool committed_ = false;
-};
-
 }  // namespace
+
+// ---- writing ----------------------------------------------------------------------------------
 
 void save_locked(const kes_fv_repo& repo, const std::string& path) {
     TempFile f(path);
@@ -229,6 +183,11 @@ public:
     virtual uint64_t remaining() const = 0;
     // Reads exactly n bytes; the caller has checked n ≤ remaining().
     virtual void read(void* dst, size_t n) = 0;
+    // The next n bytes in place (consumed), when the source is a private mapping and they start at a
+    // multiple of `align`; nullptr (nothing consumed) otherwise. The caller has checked n ≤ remaining().
+    virtual uint8_t* borrow(size_t /*n*/, size_t /*align*/) { return nullptr; }
+    // What keeps borrowed bytes valid.
+    virtual std::shared_ptr<void> mapping() const { return nullptr; }
 };
 
 class MemorySource : public Source {
@@ -281,6 +240,48 @@ private:
     std::string path_;
     int fd_ = -1;
     uint64_t left_ = 0;
+};
+
+// The whole file mapped MAP_PRIVATE, PROT_READ | PROT_WRITE: libraries borrow their feature bytes
+// from it instead of copying them, and a later modify writes to private copy-on-write pages, never to
+// the file. nullptr when the file cannot be mapped (the caller then reads it with FileSource, which
+// also reports why it cannot be opened).
+class MappedSource : public Source {
+public:
+    static std::unique_ptr<MappedSource> open(const std::string& path) {
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) return nullptr;
+        struct stat st;
+        void* p = MAP_FAILED;
+        if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+            p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+        ::close(fd);  // the mapping keeps the file (its inode, even once renamed over) alive
+        if (p == MAP_FAILED) return nullptr;
+        const size_t size = static_cast<size_t>(st.st_size);
+        std::shared_ptr<void> map(p, [size](void* q) { ::munmap(q, size); });
+        return std::unique_ptr<MappedSource>(new MappedSource(std::move(map), size));
+    }
+    uint64_t remaining() const override { return left_; }
+    void read(void* dst, size_t n) override {
+        if (n) std::memcpy(dst, base() + at_, n);
+        at_ += n;
+        left_ -= n;
+    }
+    uint8_t* borrow(size_t n, size_t align) override {
+        if (at_ % align != 0) return nullptr;  // the mapping itself is page-aligned
+        uint8_t* p = base() + at_;
+        at_ += n;
+        left_ -= n;
+        return p;
+    }
+    std::shared_ptr<void> mapping() const override { return map_; }
+
+private:
+    MappedSource(std::shared_ptr<void> map, size_t size) : map_(std::move(map)), left_(size) {}
+    uint8_t* base() const { return static_cast<uint8_t*>(map_.get()); }
+    std::shared_ptr<void> map_;
+    size_t at_ = 0;
+    size_t left_;
 };
 
 #define KES_CORRUPT_IF(cond, ...)                                 \
@@ -387,9 +388,17 @@ std::unique_ptr<kes_fv_repo> load(Source& s) {
         KES_CORRUPT_IF(payload > s.remaining(), "truncated: library (%u, %u) needs %llu bytes, %llu left", id0, id1,
                        static_cast<unsigned long long>(payload), static_cast<unsigned long long>(s.remaining()));
         auto lib = std::make_unique<Library>();
-        lib->data.reserve(static_cast<size_t>(data_bytes));
-        uint8_t* dst = lib->data.extend_unchecked(static_cast<size_t>(data_bytes));
-        s.read(dst, static_cast<size_t>(data_bytes));
+        // Borrowed from a mapping when aligned for the element type (floats, f16 bits); else copied.
+        const size_t align = repo->config.kind == KES_FV_PQ36 || i8 ? 1 : repo->config.storage == KES_F16 ? 2 : 4;
+        uint8_t* dst = s.borrow(static_cast<size_t>(data_bytes), align);
+        if (dst) {
+            lib->data.borrow(dst, static_cast<size_t>(data_bytes));
+            if (!repo->mapping) repo->mapping = s.mapping();
+        } else {
+            lib->data.reserve(static_cast<size_t>(data_bytes));
+            dst = lib->data.extend_unchecked(static_cast<size_t>(data_bytes));
+            s.read(dst, static_cast<size_t>(data_bytes));
+        }
         uint32_t crc = crc32(dst, static_cast<size_t>(data_bytes));
         if (i8) {
             lib->scales.resize(size);
@@ -452,6 +461,13 @@ std::unique_ptr<kes_fv_repo> load(Source& s) {
 }
 
 }  // namespace
+
+bool library_is_mapped(const kes_fv_repo* repo, uint32_t id0, uint32_t id1) {
+    RwLock::Read lock(repo->lock);
+    const auto it = repo->libraries.find(lib_key(id0, id1));
+    return it != repo->libraries.end() && it->second->data.borrowed();
+}
+
 }  // namespace fv
 }  // namespace kes
 
@@ -472,9 +488,10 @@ kes_status kes_fv_repo_load(const char* path, kes_fv_repo** out_repo) {
     return kes::guard(__func__, [&] {
         KES_REQUIRE_NOT_NULL(path);
         KES_REQUIRE_NOT_NULL(out_repo);
-        kes::fv::FileSource src(path);
+        std::unique_ptr<kes::fv::Source> src = kes::fv::MappedSource::open(path);
+        if (!src) src = std::make_unique<kes::fv::FileSource>(path);
         try {
-            *out_repo = kes::fv::load(src).release();
+            *out_repo = kes::fv::load(*src).release();
         } catch (const kes::Error& e) {
             if (e.status() != KES_ERR_CORRUPT_DATA) throw;
             KES_FAIL(KES_ERR_CORRUPT_DATA, "%s: %s", path, e.what());

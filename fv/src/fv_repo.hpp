@@ -17,14 +17,18 @@
 namespace kes {
 namespace fv {
 
-// 64-byte aligned growable bytes: whole cache lines for the scan and aligned AVX-512 loads. Raw
-// malloc'd memory (not a std::vector<uint8_t>) so that reading it as float/uint16_t/int8_t is fine.
+// 64-byte aligned growable bytes: whole cache lines for the scan. Raw malloc'd memory (not a
+// std::vector<uint8_t>) so that reading it as float/uint16_t/int8_t is fine.
+// A buffer may instead borrow bytes it does not own (a loaded snapshot's private file mapping,
+// fv_persist.cpp): they are read and written in place (the mapping is copy-on-write, so a write
+// never reaches the file), and the first growth copies them into owned memory.
 class AlignedBuffer {
 public:
-    uint8_t* data() noexcept { return ptr_.get(); }
-    const uint8_t* data() const noexcept { return ptr_.get(); }
+    uint8_t* data() noexcept { return borrowed_ ? borrowed_ : ptr_.get(); }
+    const uint8_t* data() const noexcept { return borrowed_ ? borrowed_ : ptr_.get(); }
     size_t size() const noexcept { return size_; }
     size_t capacity() const noexcept { return cap_; }
+    bool borrowed() const noexcept { return borrowed_ != nullptr; }
 
     // Strong guarantee: on std::bad_alloc the contents are unchanged.
     void reserve(size_t bytes) {
@@ -32,9 +36,16 @@ public:
         const size_t cap = (bytes + 63) / 64 * 64;
         void* p = std::aligned_alloc(64, cap);
         if (!p) throw std::bad_alloc();
-        if (size_) std::memcpy(p, ptr_.get(), size_);
+        if (size_) std::memcpy(p, data(), size_);
         ptr_.reset(static_cast<uint8_t*>(p));
+        borrowed_ = nullptr;
         cap_ = cap;
+    }
+    // Uses `bytes` bytes at p (which outlive this buffer) as the contents; capacity = size.
+    void borrow(uint8_t* p, size_t bytes) noexcept {
+        ptr_.reset();
+        borrowed_ = p;
+        size_ = cap_ = bytes;
     }
     // Geometric growth so that many small adds stay linear overall.
     void grow_for(size_t extra) {
@@ -43,13 +54,13 @@ public:
     }
     // Caller has made room: the next `bytes` bytes become part of the buffer, to be filled by the caller.
     uint8_t* extend_unchecked(size_t bytes) noexcept {
-        uint8_t* p = ptr_.get() + size_;
+        uint8_t* p = data() + size_;
         size_ += bytes;
         return p;
     }
     // Caller has made room with grow_for/reserve.
     void append_unchecked(const uint8_t* src, size_t bytes) noexcept {
-        if (bytes) std::memcpy(ptr_.get() + size_, src, bytes);
+        if (bytes) std::memcpy(data() + size_, src, bytes);
         size_ += bytes;
     }
 
@@ -58,6 +69,7 @@ private:
         void operator()(uint8_t* p) const noexcept { std::free(p); }
     };
     std::unique_ptr<uint8_t[], Free> ptr_;
+    uint8_t* borrowed_ = nullptr;
     size_t size_ = 0;
     size_t cap_ = 0;
 };
@@ -156,6 +168,9 @@ struct kes_fv_repo {
     bool larger_is_closer = false;
 
     mutable kes::fv::RwLock lock;  // readers: searches and queries; writer: add/delete/modify
+    // kes_fv_repo_load: the snapshot's private mapping that libraries' data may borrow (fv_persist.cpp);
+    // declared before `libraries` so that it is unmapped after them.
+    std::shared_ptr<void> mapping;
     std::map<uint32_t, std::unique_ptr<kes::fv::Library>> libraries;
     std::unique_ptr<kes::fv::Library> reserved;  // capacity hint, given to the first library created
     uint64_t live_total = 0;

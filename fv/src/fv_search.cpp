@@ -31,7 +31,7 @@ namespace {
 constexpr size_t kParamsV1Size = offsetof(kes_fv_search_params, rerank);
 constexpr uint32_t kMaxChunk = 4096;        // features per segment = score buffer size
 constexpr size_t kChunkBytes = 256 * 1024;  // about an L2 share, so M:N blocks re-read it from cache
-constexpr uint32_t kQueryBlock = 4;
+constexpr uint32_t kQueryBlock = 8;         // M:N queries scored together (dot8_f32; f16/int8: two dot4)
 
 struct Cand {
     float score;
@@ -64,6 +64,11 @@ public:
         }
     }
     std::vector<Cand>& items() { return heap_; }
+    // A score strictly worse than the worst kept one cannot enter a full heap: the common case of a
+    // long scan, decided by one float compare instead of the full (score, id) order.
+    bool rejects(float score) const noexcept {
+        return heap_.size() == k_ && (better_.larger ? score < heap_.front().score : score > heap_.front().score);
+    }
 
 private:
     uint32_t k_;
@@ -136,6 +141,27 @@ const float* prepare_query(const kes_fv_repo& repo, const float* q, std::vector<
     return scratch.data();
 }
 
+// A query ready for the kernels: floats (normalised for cosine) and, for int8 inner products, the
+// integer form (fv_kernels.hpp I8Query). Not copyable: i8 points into ibuf.
+struct Prepared {
+    const float* f = nullptr;
+    I8Query i8;
+    std::vector<float> fbuf;
+    std::vector<int8_t> ibuf;
+    Prepared() = default;
+    Prepared(const Prepared&) = delete;
+    Prepared& operator=(const Prepared&) = delete;
+};
+
+bool int8_dot(const kes_fv_repo& repo) {
+    return repo.config.kind == KES_FV_DENSE && repo.config.storage == KES_I8 && repo.config.metric != KES_FV_METRIC_L2;
+}
+
+void prepare(const kes_fv_repo& repo, const float* q, Prepared& out) {
+    out.f = prepare_query(repo, q, out.fbuf);
+    if (int8_dot(repo)) quantize_query_i8(out.f, repo.config.dim, out.ibuf, out.i8);
+}
+
 std::vector<Segment> segments_of(const kes_fv_repo& repo, const kes_fv_range& r) {
     std::vector<Segment> segs;
     const uint32_t per = static_cast<uint32_t>(std::clamp<size_t>(kChunkBytes / repo.stride, 64, kMaxChunk));
@@ -150,12 +176,12 @@ std::vector<Segment> segments_of(const kes_fv_repo& repo, const kes_fv_range& r)
     return segs;
 }
 
-void score(const Query& q, const float* query, const Segment& s, float* out) {
+void score(const Query& q, const Prepared& query, const Segment& s, float* out) {
     const kes_fv_repo& repo = *q.repo;
     const Kernels& K = *q.kernels;
     const uint8_t* base = s.lib->data.data() + size_t{s.begin} * repo.stride;
     if (repo.config.kind == KES_FV_PQ36) {
-        K.adc_pq32(query, base, s.count, out);
+        K.adc_pq32(query.f, base, s.count, out);
         return;
     }
     const size_t dim = repo.config.dim;
@@ -163,17 +189,21 @@ void score(const Query& q, const float* query, const Segment& s, float* out) {
     switch (repo.config.storage) {
         case KES_F32: {
             const float* x = reinterpret_cast<const float*>(base);
-            (l2 ? K.l2_f32 : K.dot_f32)(query, x, dim, s.count, out);
+            (l2 ? K.l2_f32 : K.dot_f32)(query.f, x, dim, s.count, out);
             break;
         }
         case KES_F16: {
             const uint16_t* x = reinterpret_cast<const uint16_t*>(base);
-            (l2 ? K.l2_f16 : K.dot_f16)(query, x, dim, s.count, out);
+            (l2 ? K.l2_f16 : K.dot_f16)(query.f, x, dim, s.count, out);
             break;
         }
         default: {
             const int8_t* x = reinterpret_cast<const int8_t*>(base);
-            (l2 ? K.l2_i8 : K.dot_i8)(query, x, s.lib->scales.data() + s.begin, dim, s.count, out);
+            const float* scale = s.lib->scales.data() + s.begin;
+            if (l2)
+                K.l2_i8(query.f, x, scale, dim, s.count, out);
+            else
+                K.dot_i8(query.i8, x, scale, dim, s.count, out);
             break;
         }
     }
@@ -186,31 +216,44 @@ void filter(const Query& q, const Segment& s, const float* scores, TopK& heap) {
         if (!all_live && !alive[i]) continue;
         float v = scores[i];
         if (std::isnan(v)) v = q.worst;  // overflowing sums (inf − inf) must not break the ordering
+        if (heap.rejects(v)) continue;
         if (q.use_threshold && (q.larger ? !(v >= q.threshold) : !(v <= q.threshold))) continue;
         heap.push({v, s.key, s.begin + i});
     }
 }
 
-void scan(const Query& q, const float* query, const Segment& s, float* scores, TopK& heap) {
+void scan(const Query& q, const Prepared& query, const Segment& s, float* scores, TopK& heap) {
     score(q, query, s, scores);
     filter(q, s, scores, heap);
 }
 
-// kQueryBlock (= 4) queries at once where a 4-query kernel exists (dense inner products); false
-// when the caller must score them one by one.
-bool score4(const Query& q, const float* const* queries, const Segment& s, float* const* out) {
+// Four or eight queries at once (nq = 4 or 8) where multi-query kernels exist (dense inner products);
+// false when the caller must score them one by one.
+bool score_block(const Query& q, const Prepared* const* queries, uint32_t nq, const Segment& s, float* const* out) {
     const kes_fv_repo& repo = *q.repo;
     if (repo.config.kind != KES_FV_DENSE || repo.config.metric == KES_FV_METRIC_L2) return false;
     const Kernels& K = *q.kernels;
     const uint8_t* base = s.lib->data.data() + size_t{s.begin} * repo.stride;
     const size_t dim = repo.config.dim;
-    switch (repo.config.storage) {
-        case KES_F32: K.dot4_f32(queries, reinterpret_cast<const float*>(base), dim, s.count, out); break;
-        case KES_F16: K.dot4_f16(queries, reinterpret_cast<const uint16_t*>(base), dim, s.count, out); break;
-        default:
-            K.dot4_i8(queries, reinterpret_cast<const int8_t*>(base), s.lib->scales.data() + s.begin, dim, s.count,
-                      out);
-            break;
+    const float* f[8];
+    const I8Query* i8[8];
+    for (uint32_t j = 0; j < nq; ++j) {
+        f[j] = queries[j]->f;
+        i8[j] = &queries[j]->i8;
+    }
+    if (repo.config.storage == KES_F32 && nq == 8) {
+        K.dot8_f32(f, reinterpret_cast<const float*>(base), dim, s.count, out);
+        return true;
+    }
+    for (uint32_t j = 0; j < nq; j += 4) {
+        switch (repo.config.storage) {
+            case KES_F32: K.dot4_f32(f + j, reinterpret_cast<const float*>(base), dim, s.count, out + j); break;
+            case KES_F16: K.dot4_f16(f + j, reinterpret_cast<const uint16_t*>(base), dim, s.count, out + j); break;
+            default:
+                K.dot4_i8(i8 + j, reinterpret_cast<const int8_t*>(base), s.lib->scales.data() + s.begin, dim, s.count,
+                          out + j);
+                break;
+        }
     }
     return true;
 }
@@ -256,7 +299,7 @@ uint32_t pool_threads() {
 }
 
 // One query, segments spread over the pool.
-uint32_t search_one(const Query& q, const float* query, const std::vector<Segment>& segs, kes_fv_result* out) {
+uint32_t search_one(const Query& q, const Prepared& query, const std::vector<Segment>& segs, kes_fv_result* out) {
     const uint32_t threads = pool_threads();
     std::vector<TopK> heaps(threads, TopK(q.k, Better{q.larger}));
     std::vector<std::vector<float>> scores(threads);
@@ -352,8 +395,8 @@ kes_status kes_fv_search(const kes_fv_repo* repo, const float* query, size_t que
                     repo->query_floats, query_floats);
         KES_REQUIRE(results_capacity >= p.k, "results_capacity must be >= k = %u (got %zu)", p.k, results_capacity);
         check_query(*repo, query, 0);
-        std::vector<float> qbuf;
-        const float* q = prepare_query(*repo, query, qbuf);
+        Prepared q;
+        prepare(*repo, query, q);
         const Query qq = make_query(*repo, p);
 
         RwLock::Read lock(repo->lock);
@@ -363,7 +406,7 @@ kes_status kes_fv_search(const kes_fv_repo* repo, const float* query, size_t que
         } else {
             std::vector<kes_fv_result> shortlist(qq.k);
             const uint32_t n = segs.empty() ? 0 : search_one(qq, q, segs, shortlist.data());
-            *out_count = rerank(*repo, p, q, shortlist.data(), n, results);
+            *out_count = rerank(*repo, p, q.f, shortlist.data(), n, results);
         }
         return KES_OK;
     });
@@ -419,9 +462,9 @@ kes_status kes_fv_search_batch(const kes_fv_repo* repo, const float* queries, ui
         const uint32_t threads = pool_threads();
         if (query_count < 2 * threads) {
             // Too few queries to keep every thread busy: split each query's scan instead.
-            std::vector<float> qbuf;
             for (uint32_t i = 0; i < query_count; ++i) {
-                const float* q = prepare_query(*repo, queries + i * qf, qbuf);
+                Prepared q;
+                prepare(*repo, queries + i * qf, q);
                 counts[i] = search_one(qq, q, segs, dst + i * stride);
             }
             finish_rerank();
@@ -433,28 +476,31 @@ kes_status kes_fv_search_batch(const kes_fv_repo* repo, const float* queries, ui
         const uint64_t blocks = (query_count + kQueryBlock - 1) / kQueryBlock;
         const uint64_t grain = (blocks + threads - 1) / threads;
         parallel_for(blocks, grain, [&](uint64_t b, uint64_t e, uint32_t) {
-            static_assert(kQueryBlock == 4, "score4 scores four queries");
             const uint32_t q0 = static_cast<uint32_t>(b * kQueryBlock);
             const uint32_t q1 = static_cast<uint32_t>(std::min<uint64_t>(e * kQueryBlock, query_count));
             std::vector<float> scores(size_t{kMaxChunk} * kQueryBlock);
-            float* const outs[kQueryBlock] = {scores.data(), scores.data() + kMaxChunk, scores.data() + 2 * kMaxChunk,
-                                              scores.data() + 3 * kMaxChunk};
-            std::vector<std::vector<float>> qbufs(q1 - q0);
-            std::vector<const float*> qs(q1 - q0);
+            float* outs[kQueryBlock];
+            for (uint32_t j = 0; j < kQueryBlock; ++j) outs[j] = scores.data() + size_t{j} * kMaxChunk;
+            std::vector<Prepared> preps(q1 - q0);
+            std::vector<const Prepared*> qs(q1 - q0);
             std::vector<TopK> heaps;
             heaps.reserve(q1 - q0);
             for (uint32_t j = q0; j < q1; ++j) {
-                qs[j - q0] = prepare_query(*repo, queries + size_t{j} * qf, qbufs[j - q0]);
+                prepare(*repo, queries + size_t{j} * qf, preps[j - q0]);
+                qs[j - q0] = &preps[j - q0];
                 heaps.emplace_back(qq.k, Better{qq.larger});
             }
             for (const Segment& s : segs) {
-                for (uint32_t j0 = 0; j0 < q1 - q0; j0 += kQueryBlock) {
-                    const uint32_t qn = std::min(kQueryBlock, q1 - q0 - j0);
-                    if (qn == kQueryBlock && score4(qq, &qs[j0], s, outs)) {
+                // Blocks of 8, then 4, then single queries.
+                for (uint32_t j0 = 0, left = q1 - q0; left > 0;) {
+                    const uint32_t qn = left >= 8 ? 8 : left >= 4 ? 4 : 1;
+                    if (qn > 1 && score_block(qq, &qs[j0], qn, s, outs)) {
                         for (uint32_t j = 0; j < qn; ++j) filter(qq, s, outs[j], heaps[j0 + j]);
                     } else {
-                        for (uint32_t j = 0; j < qn; ++j) scan(qq, qs[j0 + j], s, scores.data(), heaps[j0 + j]);
+                        for (uint32_t j = 0; j < qn; ++j) scan(qq, *qs[j0 + j], s, scores.data(), heaps[j0 + j]);
                     }
+                    j0 += qn;
+                    left -= qn;
                 }
             }
             for (uint32_t j = q0; j < q1; ++j) counts[j] = finish(heaps[j - q0].items(), qq, dst + j * stride);

@@ -1,9 +1,12 @@
 // scan.cpp — scalar reference kernels and the run-time choice among the kernel tables.
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 
 #include "fv_kernels.hpp"
 #include "kes/cpu_dispatch.hpp"
 #include "kestrel/tensor.h"
+#include "scan_batch.hpp"
 
 namespace kes {
 namespace fv {
@@ -47,14 +50,18 @@ void l2_f16(const float* q, const uint16_t* x, size_t dim, size_t n, float* out)
     }
 }
 
-void dot_i8(const float* q, const int8_t* x, const float* scale, size_t dim, size_t n, float* out) {
-    for (size_t j = 0; j < n; ++j, x += dim) {
-        // The scale is applied once per vector, not per element: same value, dim fewer multiplies.
-        float s = 0.f;
-        for (size_t i = 0; i < dim; ++i) s += q[i] * static_cast<float>(x[i]);
-        out[j] = s * scale[j];
+// The reference integer sums (fv_kernels.hpp I8Query): every table must produce these exactly.
+struct IntOps {
+    static void sums(const I8Query& q, const int8_t* x, size_t dim, int32_t* hi_dot, int32_t* lo_dot) {
+        int32_t h = 0, l = 0;
+        for (size_t i = 0; i < dim; ++i) {
+            h += int32_t{q.hi[i]} * x[i];
+            l += int32_t{q.lo[i]} * x[i];
+        }
+        *hi_dot = h;
+        *lo_dot = l;
     }
-}
+};
 
 void l2_i8(const float* q, const int8_t* x, const float* scale, size_t dim, size_t n, float* out) {
     for (size_t j = 0; j < n; ++j, x += dim) {
@@ -72,11 +79,11 @@ void l2_i8(const float* q, const int8_t* x, const float* scale, size_t dim, size
 void dot4_f32(const float* const* q, const float* x, size_t dim, size_t n, float* const* out) {
     for (int j = 0; j < 4; ++j) dot_f32(q[j], x, dim, n, out[j]);
 }
+void dot8_f32(const float* const* q, const float* x, size_t dim, size_t n, float* const* out) {
+    for (int j = 0; j < 8; ++j) dot_f32(q[j], x, dim, n, out[j]);
+}
 void dot4_f16(const float* const* q, const uint16_t* x, size_t dim, size_t n, float* const* out) {
     for (int j = 0; j < 4; ++j) dot_f16(q[j], x, dim, n, out[j]);
-}
-void dot4_i8(const float* const* q, const int8_t* x, const float* scale, size_t dim, size_t n, float* const* out) {
-    for (int j = 0; j < 4; ++j) dot_i8(q[j], x, scale, dim, n, out[j]);
 }
 
 void adc_pq32(const float* table, const uint8_t* codes, size_t n, float* out) {
@@ -87,19 +94,54 @@ void adc_pq32(const float* table, const uint8_t* codes, size_t n, float* out) {
     }
 }
 
-const Kernels kScalar = {"scalar", dot_f32,  l2_f32,   dot_f16, l2_f16,  dot_i8,
-                         l2_i8,    dot4_f32, dot4_f16, dot4_i8, adc_pq32};
+const Kernels kScalar = {"scalar",
+                         dot_f32,
+                         l2_f32,
+                         dot_f16,
+                         l2_f16,
+                         I8Batch<IntOps>::dot_i8,
+                         l2_i8,
+                         dot4_f32,
+                         dot4_f16,
+                         dot8_f32,
+                         I8Batch<IntOps>::dot4_i8,
+                         adc_pq32};
 
 const Kernels& pick() {
-    if (const Kernels* k = kernels_avx512()) return *k;
-    if (const Kernels* k = kernels_avx2()) return *k;
-    if (const Kernels* k = kernels_neon()) return *k;
+    for (const Kernels* k :
+         {kernels_avx512_vnni(), kernels_avx512(), kernels_avx2(), kernels_neon_dotprod(), kernels_neon()})
+        if (k) return *k;
     return kScalar;
 }
 
 std::atomic<const Kernels*> g_override{nullptr};
 
 }  // namespace
+
+void quantize_query_i8(const float* query, size_t dim, std::vector<int8_t>& storage, I8Query& q) {
+    // 32639 = 127 · 256 + 127: the largest |value| whose high byte, rounded, stays within int8.
+    constexpr int32_t kMax = 32639;
+    float maxabs = 0.f;
+    for (size_t i = 0; i < dim; ++i) maxabs = std::max(maxabs, std::fabs(query[i]));
+    storage.assign(2 * dim, 0);
+    q.hi = storage.data();
+    q.lo = storage.data() + dim;
+    q.hi_sum = q.lo_sum = 0;
+    q.step = static_cast<double>(maxabs) / kMax;
+    if (maxabs == 0.f) return;
+    for (size_t i = 0; i < dim; ++i) {
+        const double v = std::nearbyint(static_cast<double>(query[i]) / q.step);
+        const int32_t qq = static_cast<int32_t>(std::clamp(v, -double{kMax}, double{kMax}));
+        // hi = round(qq / 256) (halves up), lo = qq − 256 · hi ∈ [−128, 127]; the bias keeps the
+        // division on non-negative numbers.
+        const int32_t hi = (qq + 128 + 256 * 128) / 256 - 128;
+        const int32_t lo = qq - 256 * hi;
+        storage[i] = static_cast<int8_t>(hi);
+        storage[dim + i] = static_cast<int8_t>(lo);
+        q.hi_sum += hi;
+        q.lo_sum += lo;
+    }
+}
 
 const Kernels& kernels_scalar() {
     return kScalar;
@@ -113,7 +155,8 @@ const Kernels& kernels_active() {
 
 std::vector<const Kernels*> kernels_available() {
     std::vector<const Kernels*> all{&kScalar};
-    for (const Kernels* k : {kernels_avx2(), kernels_avx512(), kernels_neon()})
+    for (const Kernels* k :
+         {kernels_avx2(), kernels_avx512(), kernels_avx512_vnni(), kernels_neon(), kernels_neon_dotprod()})
         if (k) all.push_back(k);
     return all;
 }

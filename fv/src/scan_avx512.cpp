@@ -66,6 +66,58 @@ inline float l21(const float* q, const T* x, size_t dim, float scale) {
     return _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
 }
 
+// f32 inner products, 1:N and M:N alike, go through one register-blocked micro-kernel: NQ queries ×
+// NV vectors, one 16-lane accumulator per (query, vector) pair over the 16-float steps, the masked
+// tail last, then _mm512_reduce_add_ps. Every tile shape therefore sums each pair in the same order,
+// so a score does not depend on the tile (or batch) it was computed in. NQ·NV accumulators + NV
+// vector registers + 1 query register must fit the 32 zmm registers.
+template <int NQ, int NV>
+inline void tile_f32(const float* const* q, const float* x, size_t dim, float* const* out, size_t v0) {
+    __m512 acc[NQ][NV];
+    for (int j = 0; j < NQ; ++j)
+        for (int v = 0; v < NV; ++v) acc[j][v] = _mm512_setzero_ps();
+    size_t i = 0;
+    for (; i + 16 <= dim; i += 16) {
+        __m512 xv[NV];
+        for (int v = 0; v < NV; ++v) xv[v] = _mm512_loadu_ps(x + v * dim + i);
+        for (int j = 0; j < NQ; ++j) {
+            const __m512 qv = _mm512_loadu_ps(q[j] + i);
+            for (int v = 0; v < NV; ++v) acc[j][v] = _mm512_fmadd_ps(qv, xv[v], acc[j][v]);
+        }
+    }
+    if (i < dim) {
+        const __mmask16 m = tail_mask(dim - i);
+        __m512 xv[NV];
+        for (int v = 0; v < NV; ++v) xv[v] = _mm512_maskz_loadu_ps(m, x + v * dim + i);
+        for (int j = 0; j < NQ; ++j) {
+            const __m512 qv = _mm512_maskz_loadu_ps(m, q[j] + i);
+            for (int v = 0; v < NV; ++v) acc[j][v] = _mm512_fmadd_ps(qv, xv[v], acc[j][v]);
+        }
+    }
+    for (int j = 0; j < NQ; ++j)
+        for (int v = 0; v < NV; ++v) out[j][v0 + v] = _mm512_reduce_add_ps(acc[j][v]);
+}
+
+template <int NQ, int NV>
+inline void blocked_f32(const float* const* q, const float* x, size_t dim, size_t n, float* const* out) {
+    size_t v = 0;
+    for (; v + NV <= n; v += NV) tile_f32<NQ, NV>(q, x + v * dim, dim, out, v);
+    for (; v < n; ++v) tile_f32<NQ, 1>(q, x + v * dim, dim, out, v);
+}
+
+// 1:N: four vectors per step share the query load (the scan is memory-bound; this keeps it there).
+void dot_f32(const float* q, const float* x, size_t dim, size_t n, float* out) {
+    blocked_f32<1, 4>(&q, x, dim, n, &out);
+}
+// M:N: 4 × 4 and 8 × 3 tiles: each vector loaded from cache serves 4 or 8 queries and each query
+// load 4 or 3 vectors, so the FMAs, not the loads, are the limit.
+void dot4_f32(const float* const* q, const float* x, size_t dim, size_t n, float* const* out) {
+    blocked_f32<4, 4>(q, x, dim, n, out);
+}
+void dot8_f32(const float* const* q, const float* x, size_t dim, size_t n, float* const* out) {
+    blocked_f32<8, 3>(q, x, dim, n, out);
+}
+
 // The single-vector kernels above, for the shared n-vector loops of scan_batch.hpp.
 struct Ops {
     template <class T>
@@ -101,13 +153,6 @@ inline void dot4_1(const float* const* q, const T* x, size_t dim, float* r) {
     for (int j = 0; j < 4; ++j) r[j] = _mm512_reduce_add_ps(_mm512_add_ps(a0[j], a1[j]));
 }
 
-void dot4_f32(const float* const* q, const float* x, size_t dim, size_t n, float* const* out) {
-    float r[4];
-    for (size_t v = 0; v < n; ++v) {
-        dot4_1(q, x + v * dim, dim, r);
-        for (int j = 0; j < 4; ++j) out[j][v] = r[j];
-    }
-}
 void dot4_f16(const float* const* q, const uint16_t* x, size_t dim, size_t n, float* const* out) {
     float r[4];
     for (size_t v = 0; v < n; ++v) {
@@ -115,13 +160,24 @@ void dot4_f16(const float* const* q, const uint16_t* x, size_t dim, size_t n, fl
         for (int j = 0; j < 4; ++j) out[j][v] = r[j];
     }
 }
-void dot4_i8(const float* const* q, const int8_t* x, const float* scale, size_t dim, size_t n, float* const* out) {
-    float r[4];
-    for (size_t v = 0; v < n; ++v) {
-        dot4_1(q, x + v * dim, dim, r);
-        for (int j = 0; j < 4; ++j) out[j][v] = r[j] * scale[v];
+// Exact int8 sums without VNNI (the VNNI ones are in scan_avx512_vnni.cpp): 32 codes and query
+// bytes sign-extended to int16, pairs multiplied and added to int32; masked tail (zeros add nothing).
+struct IntOps {
+    static void sums(const I8Query& q, const int8_t* x, size_t dim, int32_t* hi_dot, int32_t* lo_dot) {
+        __m512i ah = _mm512_setzero_si512(), al = ah;
+        for (size_t i = 0; i < dim; i += 32) {
+            const __mmask32 m = dim - i >= 32 ? ~__mmask32{0} : static_cast<__mmask32>((1u << (dim - i)) - 1u);
+            const __m512i xv = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, x + i));
+            ah =
+                _mm512_add_epi32(ah, _mm512_madd_epi16(xv, _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, q.hi + i))));
+            al =
+                _mm512_add_epi32(al, _mm512_madd_epi16(xv, _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, q.lo + i))));
+        }
+        *hi_dot = _mm512_reduce_add_epi32(ah);
+        *lo_dot = _mm512_reduce_add_epi32(al);
     }
-}
+};
+using I8 = I8Batch<IntOps>;
 
 inline __m256 reduce8(const __m256* a) {
     const __m256 t0 = _mm256_hadd_ps(_mm256_hadd_ps(a[0], a[1]), _mm256_hadd_ps(a[2], a[3]));
@@ -158,8 +214,8 @@ void adc_pq32(const float* table, const uint8_t* codes, size_t n, float* out) {
     }
 }
 
-const Kernels kAvx512 = {"avx512",     Batch::dot_f32, Batch::l2_f32, Batch::dot_f16, Batch::l2_f16, Batch::dot_i8,
-                         Batch::l2_i8, dot4_f32,       dot4_f16,      dot4_i8,        adc_pq32};
+const Kernels kAvx512 = {"avx512",     dot_f32,  Batch::l2_f32, Batch::dot_f16, Batch::l2_f16, I8::dot_i8,
+                         Batch::l2_i8, dot4_f32, dot4_f16,      dot8_f32,       I8::dot4_i8,   adc_pq32};
 
 }  // namespace
 

@@ -50,22 +50,29 @@ inline float dot1(const float* q, const T* x, size_t dim) {
     return s;
 }
 
-// int8: widen 16 codes at a time (one load) rather than 4 through a temporary.
-inline float dot1(const float* q, const int8_t* x, size_t dim) {
-    float32x4_t a0 = vdupq_n_f32(0.f), a1 = a0, a2 = a0, a3 = a0;
-    size_t i = 0;
-    for (; i + 16 <= dim; i += 16) {
-        const int8x16_t c = vld1q_s8(x + i);
-        const int16x8_t lo = vmovl_s8(vget_low_s8(c)), hi = vmovl_s8(vget_high_s8(c));
-        a0 = vfmaq_f32(a0, vld1q_f32(q + i), vcvtq_f32_s32(vmovl_s16(vget_low_s16(lo))));
-        a1 = vfmaq_f32(a1, vld1q_f32(q + i + 4), vcvtq_f32_s32(vmovl_s16(vget_high_s16(lo))));
-        a2 = vfmaq_f32(a2, vld1q_f32(q + i + 8), vcvtq_f32_s32(vmovl_s16(vget_low_s16(hi))));
-        a3 = vfmaq_f32(a3, vld1q_f32(q + i + 12), vcvtq_f32_s32(vmovl_s16(vget_high_s16(hi))));
+// Exact int8 sums: 8 × 8 widening multiplies to int16 (|product| ≤ 128 · 127 fits), pairwise
+// accumulated into int32 lanes; the tail is scalar.
+struct IntOps {
+    static void sums(const I8Query& q, const int8_t* x, size_t dim, int32_t* hi_dot, int32_t* lo_dot) {
+        int32x4_t ah = vdupq_n_s32(0), al = ah;
+        size_t i = 0;
+        for (; i + 16 <= dim; i += 16) {
+            const int8x16_t xv = vld1q_s8(x + i), hv = vld1q_s8(q.hi + i), lv = vld1q_s8(q.lo + i);
+            ah = vpadalq_s16(ah, vmull_s8(vget_low_s8(xv), vget_low_s8(hv)));
+            ah = vpadalq_s16(ah, vmull_high_s8(xv, hv));
+            al = vpadalq_s16(al, vmull_s8(vget_low_s8(xv), vget_low_s8(lv)));
+            al = vpadalq_s16(al, vmull_high_s8(xv, lv));
+        }
+        int32_t h = vaddvq_s32(ah), l = vaddvq_s32(al);
+        for (; i < dim; ++i) {
+            h += int32_t{q.hi[i]} * x[i];
+            l += int32_t{q.lo[i]} * x[i];
+        }
+        *hi_dot = h;
+        *lo_dot = l;
     }
-    float s = vaddvq_f32(vaddq_f32(vaddq_f32(a0, a1), vaddq_f32(a2, a3)));
-    for (; i < dim; ++i) s += q[i] * static_cast<float>(x[i]);
-    return s;
-}
+};
+using I8 = I8Batch<IntOps>;
 
 template <class T>
 inline float l21(const float* q, const T* x, size_t dim, float scale) {
@@ -123,8 +130,8 @@ void adc_pq32(const float* table, const uint8_t* codes, size_t n, float* out) {
     }
 }
 
-const Kernels kNeon = {"neon",       Batch::dot_f32,  Batch::l2_f32,   Batch::dot_f16, Batch::l2_f16, Batch::dot_i8,
-                       Batch::l2_i8, Batch::dot4_f32, Batch::dot4_f16, Batch::dot4_i8, adc_pq32};
+const Kernels kNeon = {"neon",       Batch::dot_f32,  Batch::l2_f32,   Batch::dot_f16,  Batch::l2_f16, I8::dot_i8,
+                       Batch::l2_i8, Batch::dot4_f32, Batch::dot4_f16, Batch::dot8_f32, I8::dot4_i8,   adc_pq32};
 
 }  // namespace
 

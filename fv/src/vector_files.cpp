@@ -214,9 +214,9 @@ void copy_rows(const uint8_t* data, const MatrixLayout& m, uint64_t first, uint6
         std::memcpy(out + r * m.cols, data + m.offset + (first + r) * m.row_stride, size_t{m.cols} * 4);
 }
 
-std::vector<uint8_t> npy_header(uint64_t rows, uint32_t cols) {
-    std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(rows) + ", " +
-                       std::to_string(cols) + "), }";
+std::vector<uint8_t> npy_header(uint64_t rows, uint32_t cols, const char* descr) {
+    std::string dict = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': (" +
+                       std::to_string(rows) + ", " + std::to_string(cols) + "), }";
     // Magic (6) + version (2) + length (2) + dict + padding + '\n' is a multiple of 64 (NEP 1).
     const size_t total = (10 + dict.size() + 1 + 63) / 64 * 64;
     dict.append(total - 10 - dict.size() - 1, ' ');

@@ -36,8 +36,9 @@ MatrixLayout parse_raw_f32(size_t size, uint32_t dim);
 // Copies rows [first, first + count) of a layout from the parsed buffer into out (count × cols).
 void copy_rows(const uint8_t* data, const MatrixLayout& m, uint64_t first, uint64_t count, float* out);
 
-// The bytes of a version 1.0 .npy header for a float32 C-order (rows, cols) array; the data follows.
-std::vector<uint8_t> npy_header(uint64_t rows, uint32_t cols);
+// The bytes of a version 1.0 .npy header for a C-order (rows, cols) array of `descr` elements
+// (default float32; "<u4" for the id maps); the data follows.
+std::vector<uint8_t> npy_header(uint64_t rows, uint32_t cols, const char* descr = "<f4");
 
 }  // namespace fv
 }  // namespace kes

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "fv_internal.hpp"
+#include "fv_kernels.hpp"
 #include "kestrel/fv.h"
 
 namespace fvt {
@@ -102,6 +103,15 @@ inline std::vector<Ref> brute_force(const kes_fv_repo* r, const float* query, co
             double n2 = 0;
             for (double v : q) n2 += v * v;
             for (double& v : q) v = n2 > 0 ? v / std::sqrt(n2) : 0.0;
+        }
+        if (c.storage == KES_I8 && c.metric != KES_FV_METRIC_L2) {
+            // int8 inner products use the 16-bit fixed-point query (fv.h): the reference does too,
+            // exactly, from the float query the search prepares (cosine: normalised in float).
+            std::vector<float> qf(q.begin(), q.end());
+            std::vector<int8_t> store;
+            kes::fv::I8Query qi;
+            kes::fv::quantize_query_i8(qf.data(), qf.size(), store, qi);
+            for (size_t i = 0; i < q.size(); ++i) q[i] = qi.step * (256.0 * qi.hi[i] + qi.lo[i]);
         }
     }
     std::vector<Ref> out;

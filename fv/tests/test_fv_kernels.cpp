@@ -40,6 +40,13 @@ TEST(FvKernels, EveryKernelMatchesScalarOnEveryTail) {
             S.dot_f32(q.data(), x.data(), dim, n, want.data());
             K->dot_f32(q.data(), x.data(), dim, n, got.data());
             expect_close(got, want, mag, K->name, "dot_f32", dim);
+            {  // the M:N kernels give the same scores (bit-identical: FourQueryKernels... below)
+                const float* q4[4] = {q.data(), q.data(), q.data(), q.data()};
+                std::vector<float> o4(4 * n);
+                float* out4[4] = {o4.data(), o4.data() + n, o4.data() + 2 * n, o4.data() + 3 * n};
+                K->dot4_f32(q4, x.data(), dim, n, out4);
+                expect_close(std::vector<float>(o4.begin() + 3 * n, o4.end()), want, mag, K->name, "dot4_f32", dim);
+            }
             S.l2_f32(q.data(), x.data(), dim, n, want.data());
             K->l2_f32(q.data(), x.data(), dim, n, got.data());
             expect_close(got, want, mag, K->name, "l2_f32", dim);
@@ -49,9 +56,13 @@ TEST(FvKernels, EveryKernelMatchesScalarOnEveryTail) {
             S.l2_f16(q.data(), h.data(), dim, n, want.data());
             K->l2_f16(q.data(), h.data(), dim, n, got.data());
             expect_close(got, want, mag, K->name, "l2_f16", dim);
-            S.dot_i8(q.data(), c.data(), sc.data(), dim, n, want.data());
-            K->dot_i8(q.data(), c.data(), sc.data(), dim, n, got.data());
-            expect_close(got, want, mag, K->name, "dot_i8", dim);
+            // int8 inner products are integer sums: every table gives the scalar kernel's bits.
+            std::vector<int8_t> qstore;
+            kes::fv::I8Query qi;
+            kes::fv::quantize_query_i8(q.data(), dim, qstore, qi);
+            S.dot_i8(qi, c.data(), sc.data(), dim, n, want.data());
+            K->dot_i8(qi, c.data(), sc.data(), dim, n, got.data());
+            for (size_t j = 0; j < n; ++j) ASSERT_EQ(got[j], want[j]) << K->name << " dot_i8 dim " << dim << " #" << j;
             S.l2_i8(q.data(), c.data(), sc.data(), dim, n, want.data());
             K->l2_i8(q.data(), c.data(), sc.data(), dim, n, got.data());
             expect_close(got, want, mag, K->name, "l2_i8", dim);
@@ -88,16 +99,82 @@ TEST(FvKernels, FourQueryKernelsAreBitIdenticalToSingleQueryOnes) {
                 K->dot_f32(q[j], x.data(), dim, n, one.data());
                 for (size_t v = 0; v < n; ++v) ASSERT_EQ(out[j][v], one[v]) << K->name << " f32 dim " << dim;
             }
+            {
+                const auto qa8 = random_floats(dim * 8, static_cast<uint32_t>(dim) + 9);
+                const float* q8[8];
+                std::vector<float> o8(8 * n);
+                float* out8[8];
+                for (int j = 0; j < 8; ++j) {
+                    q8[j] = qa8.data() + j * dim;
+                    out8[j] = o8.data() + j * n;
+                }
+                K->dot8_f32(q8, x.data(), dim, n, out8);
+                for (int j = 0; j < 8; ++j) {
+                    K->dot_f32(q8[j], x.data(), dim, n, one.data());
+                    for (size_t v = 0; v < n; ++v) ASSERT_EQ(out8[j][v], one[v]) << K->name << " f32 x8 dim " << dim;
+                }
+            }
             K->dot4_f16(q, h.data(), dim, n, out);
             for (int j = 0; j < 4; ++j) {
                 K->dot_f16(q[j], h.data(), dim, n, one.data());
                 for (size_t v = 0; v < n; ++v) ASSERT_EQ(out[j][v], one[v]) << K->name << " f16 dim " << dim;
             }
-            K->dot4_i8(q, c.data(), sc.data(), dim, n, out);
+            std::vector<int8_t> store[4];
+            kes::fv::I8Query qi[4];
+            for (int j = 0; j < 4; ++j) kes::fv::quantize_query_i8(q[j], dim, store[j], qi[j]);
+            const kes::fv::I8Query* qp[4] = {&qi[0], &qi[1], &qi[2], &qi[3]};
+            K->dot4_i8(qp, c.data(), sc.data(), dim, n, out);
             for (int j = 0; j < 4; ++j) {
-                K->dot_i8(q[j], c.data(), sc.data(), dim, n, one.data());
+                K->dot_i8(qi[j], c.data(), sc.data(), dim, n, one.data());
                 for (size_t v = 0; v < n; ++v) ASSERT_EQ(out[j][v], one[v]) << K->name << " i8 dim " << dim;
             }
+        }
+    }
+}
+
+// The integer query: q ≈ step · (256 · hi + lo) to 16-bit precision, hi and lo in int8 range, the
+// sums recorded; and the extreme values that could overflow the int32 lanes of VNNI / SDOT (all
+// codes −128 against query bytes −128 or 127, at the largest dimension) still give the exact sums.
+TEST(FvKernels, Int8QueryIsSixteenBitFixedPointAndSumsAreExact) {
+    const auto q = random_floats(300, 11, -3.f, 3.f);
+    std::vector<int8_t> store;
+    kes::fv::I8Query qi;
+    kes::fv::quantize_query_i8(q.data(), q.size(), store, qi);
+    float maxabs = 0;
+    for (float v : q) maxabs = std::max(maxabs, std::fabs(v));
+    EXPECT_DOUBLE_EQ(qi.step, maxabs / 32639.0);
+    int32_t hs = 0, ls = 0;
+    for (size_t i = 0; i < q.size(); ++i) {
+        const double back = qi.step * (256.0 * qi.hi[i] + qi.lo[i]);
+        EXPECT_NEAR(back, q[i], qi.step * 0.5 + 1e-12) << i;
+        EXPECT_GE(qi.hi[i], -127);
+        EXPECT_LE(qi.hi[i], 127);
+        hs += qi.hi[i];
+        ls += qi.lo[i];
+    }
+    EXPECT_EQ(qi.hi_sum, hs);
+    EXPECT_EQ(qi.lo_sum, ls);
+    // All-zero query: step 0, every score 0.
+    std::vector<float> zero(40, 0.f);
+    kes::fv::quantize_query_i8(zero.data(), zero.size(), store, qi);
+    EXPECT_EQ(qi.step, 0.0);
+
+    const size_t dim = KES_FV_DIM_MAX;
+    std::vector<int8_t> x(dim, -128), hi(dim), lo(dim, -128);
+    const float scale = 1.f;
+    for (int8_t h : {int8_t{127}, int8_t{-127}}) {
+        std::fill(hi.begin(), hi.end(), h);
+        kes::fv::I8Query big;
+        big.hi = hi.data();
+        big.lo = lo.data();
+        big.hi_sum = int32_t{h} * static_cast<int32_t>(dim);
+        big.lo_sum = -128 * static_cast<int32_t>(dim);
+        big.step = 1.0;
+        const float want = static_cast<float>(256.0 * (-128.0 * h * dim) + 128.0 * 128.0 * dim);
+        for (const kes::fv::Kernels* K : kes::fv::kernels_available()) {
+            float got = 0;
+            K->dot_i8(big, x.data(), &scale, dim, 1, &got);
+            EXPECT_EQ(got, want) << K->name << " hi " << int{h};
         }
     }
 }

@@ -275,7 +275,8 @@ void expect_batch_equals_single(kes_dtype storage, kes_fv_metric metric) {
     add_dense(r.get(), 0, 0, random_floats(48 * 500, 110), 48);
     add_dense(r.get(), 1, 0, random_floats(48 * 300, 111), 48);
     ASSERT_EQ(kes_fv_repo_delete(r.get(), 1, 0, 5), KES_OK);
-    for (uint32_t m : {1u, 3u, 17u}) {  // 17: the query-parallel path on any pool size ≤ 8, 4 + 1 blocks
+    // 17 and 29: the query-parallel path on any pool size ≤ 8, in blocks of 8, 4 and single queries
+    for (uint32_t m : {1u, 3u, 17u, 29u}) {
         const auto qs = random_floats(48 * m, 112 + m);
         const kes_fv_search_params p = params(25);
         size_t entries = 0;

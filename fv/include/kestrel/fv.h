@@ -35,12 +35,22 @@
  *         rather than per repository because embeddings from different models, or unnormalised ones,
  *         differ in range; it costs 4 bytes per vector and keeps the relative error ≤ 1/254 of the
  *         vector's largest component. For cosine the normalised vector is quantised.
- *   Scores are computed in float from the stored values, so f16 and int8 results are those of an
- *   exact search over the dequantised vectors. With kes_fv_config.keep_f32 an f16/int8 repository
- *   also keeps each vector in f32 (cosine: normalised) and a search may ask for an f32 re-rank of
- *   its shortlist (kes_fv_search_params.rerank): the quantised scan stays the fast pass and the
- *   final k are ranked by exact scores. SIMD paths sum in a different order than the scalar
- *   one, so a score may differ in its last bits between CPUs (never in the ordering rules below).
+ *   Scores are computed in float from the stored values, so f16 results (and int8 L2 ones) are
+ *   those of an exact search over the dequantised vectors.
+ *   int8 storage: integer scores. For IP and cosine an int8 repository also quantises the query,
+ *   once per search, to 16-bit fixed point: step = max|q| / 32639 and q[i] ≈ step · (256 · hi[i] +
+ *   lo[i]) with hi, lo int8 (|error| ≤ step / 2 per component, i.e. ≤ 1/65278 of the query's largest
+ *   component: negligible next to the codes' own 1/254). Then
+ *       score = float( (256 · Σ hi[i]·code[i] + Σ lo[i]·code[i]) · step · scale )      (in double)
+ *   where both sums are exact 32-bit integers: AVX-512 VNNI (VPDPBUSD), aarch64 SDOT (dotprod), or
+ *   widening multiplies on CPUs without them (AVX2, AVX-512BW, NEON, scalar), chosen at run time,
+ *   all give bit-identical int8 scores on every CPU and thread count. An all-zero query scores 0.
+ *   With kes_fv_config.keep_f32 an f16/int8 repository also keeps each vector in f32 (cosine:
+ *   normalised) and a search may ask for an f32 re-rank of its shortlist
+ *   (kes_fv_search_params.rerank): the quantised scan stays the fast pass and the final k are ranked
+ *   by exact scores. Float SIMD paths (f32, f16, int8 L2) sum in a different
+ *   order than the scalar one, so such a score may differ in its last bits between CPUs (never in
+ *   the ordering rules below).
  *   A score that overflows to NaN (+inf + −inf from huge inner products) ranks as the worst possible.
  *
  * Search: results are kes_fv_result {id0, id1, offset, distance}, "distance" being the metric's
@@ -68,7 +78,8 @@
  * PQ tools (bottom of this file): train a 32 × 256 product quantiser on float embeddings, encode them
  * to PQ36 records and turn a float query into the ADC table, so embeddings reach aclfv-format search
  * with Kestrel alone; the codebook can be kept in (and saved with) a PQ36 repository.
- * Not yet here (issue 6): loading by mmap, FAISS index export.
+ * Snapshots load by mmap (copy-on-write; see "Loading by mmap" below) and export as FAISS index files
+ * (kes_fv_repo_export_faiss: IndexFlatIP / IndexFlatL2 / IndexPQ plus an id map).
  * Command-line tool: kes-fv (fv/cli/kes_fv.cpp; `kes-fv --help`) creates, imports (.npy, .fvecs, raw
  * f32), trains PQ, encodes, searches, deletes and exports repository files.
  */
@@ -253,10 +264,58 @@ KES_API kes_status kes_fv_search_batch(const kes_fv_repo* repo, const float* que
  * KES_ERR_NOT_FOUND (no such file), KES_ERR_IO (cannot read), KES_ERR_INVALID_ARGUMENT (NULL).
  * A PQ36 repository's codebook (kes_fv_repo_set_pq) is saved with it, CRC'd like the rest; files of
  * format version 1 (no codebook) still load.
- * On failure *out_repo is NULL. Not yet: loading by mmap. */
+ * On failure *out_repo is NULL.
+ * Loading by mmap: kes_fv_repo_load maps the file privately (MAP_PRIVATE) and each library whose
+ * feature bytes start at an offset aligned for their type (always the first library; later ones
+ * unless an earlier one's byte-sized parts leave them misaligned) uses them in place instead of a
+ * copy: a loaded repository costs page cache, shared with other readers of the file, not heap. Every
+ * checksum and value is still verified at load (which reads the whole file once). Changes are
+ * copy-on-write: a modify writes into a private copy of the page it touches, an add copies that
+ * library into memory first (tombstones and int8 scales are always in memory); the file itself
+ * never changes. The mapping lives until kes_fv_repo_destroy. Because every
+ * Kestrel writer replaces files by rename, saving over the loaded path (kes_fv_repo_save,
+ * kes_fv_repo_checkpoint, another process) is safe; truncating or rewriting the file in place while
+ * a repository is loaded from it is not (reads past the new end would fault, SIGBUS). When the file
+ * cannot be mapped it is read into memory as before. kes_fv_repo_load_memory always copies. */
 KES_API kes_status kes_fv_repo_save(const kes_fv_repo* repo, const char* path);
 KES_API kes_status kes_fv_repo_load(const char* path, kes_fv_repo** out_repo);
 KES_API kes_status kes_fv_repo_load_memory(const void* data, size_t size, kes_fv_repo** out_repo);
+
+/* ---- FAISS export (issue 6 §8) ----------------------------------------------------------------
+ *
+ * kes_fv_repo_export_faiss writes the live features of the libraries in `range` (NULL = all) as a
+ * FAISS index file that faiss.read_index opens (FAISS's 1.7.x serialisation, layout in
+ * fv/src/fv_export.cpp; tested against Debian's python3-faiss 1.7.3), so a deployment that
+ * outgrows one board takes its data to a server-side engine:
+ *   dense IP       IndexFlatIP of the stored vectors as f32 (f16 widened exactly, int8 as code ·
+ *                  scale, as the search sees them)
+ *   dense cosine   IndexFlatIP of the stored unit vectors: FAISS does not normalise queries, so pass
+ *                  it normalised ones (faiss.normalize_L2) to get kes_fv_search's scores
+ *   dense L2       IndexFlatL2 (squared distances, as here)
+ *   PQ36           IndexPQ(d, 32, 8), metric L2, with the repository's codebook (kes_fv_repo_set_pq;
+ *                  its float[32][256][d/32] layout is FAISS's centroid table) and each feature's 32
+ *                  codes (the 4 zero header bytes dropped). FAISS's ADC distance for a float query is
+ *                  the PQ36 distance for the table kes_fv_pq_compute_table builds from that query.
+ * FAISS labels are 0 .. n−1 in export order, which is (id0, id1, offset) ascending; ids[label] (when
+ * ids is not NULL) gets the feature's address: that array is the id map. Scores agree with
+ * kes_fv_search up to float summation order (int8 inner products: and the query's 16-bit rounding),
+ * so top-k lists agree except among near-equal scores.
+ * The file is written like a snapshot (temporary file, fsync, rename): an interrupted export leaves
+ * the previous file. Holds the reader lock (searches go on, writers wait).
+ * *out_count (optional) gets n — also when ids_capacity is too small, as the size to allocate
+ * (kes_fv_repo_count_range gives it beforehand).
+ * Errors: KES_ERR_INVALID_ARGUMENT (NULL repo or path, empty path, bad range, ids_capacity < n),
+ * KES_ERR_NOT_FOUND (PQ36 repository without a codebook), KES_ERR_IO (as kes_fv_repo_save). */
+typedef struct kes_fv_feature_id {
+    uint32_t id0;
+    uint32_t id1;
+    uint32_t offset;
+} kes_fv_feature_id;
+
+/* Live features in the libraries of `range`. KES_ERR_INVALID_ARGUMENT on NULL or a bad range. */
+KES_API kes_status kes_fv_repo_count_range(const kes_fv_repo* repo, const kes_fv_range* range, uint64_t* out_live);
+KES_API kes_status kes_fv_repo_export_faiss(const kes_fv_repo* repo, const kes_fv_range* range, const char* path,
+                                            kes_fv_feature_id* ids, uint64_t ids_capacity, uint64_t* out_count);
 
 /* Append log: changes between snapshots survive a crash.
  *

@@ -1,0 +1,17 @@
+# fv benchmarks (issue 6, P8–P11): Kestrel's feature search beside FAISS 1.7.3 (Debian's libfaiss-dev,
+# a static library that needs BLAS, LAPACK and OpenMP) in the same process; bench/bench_fv.cpp.
+if(NOT TARGET kes_fv)
+  return()
+endif()
+find_path(KES_FAISS_INCLUDE_DIR faiss/IndexFlat.h)
+find_library(KES_FAISS_LIB faiss)
+find_library(KES_BLAS_LIB blas)
+find_library(KES_LAPACK_LIB lapack)
+find_package(OpenMP QUIET COMPONENTS CXX)
+if(NOT (KES_FAISS_INCLUDE_DIR AND KES_FAISS_LIB AND KES_BLAS_LIB AND KES_LAPACK_LIB AND OpenMP_CXX_FOUND))
+  message(STATUS "Kestrel bench: fv vs FAISS skipped (needs libfaiss-dev, libblas-dev, liblapack-dev, OpenMP)")
+  return()
+endif()
+target_sources(kes-bench PRIVATE ${CMAKE_CURRENT_LIST_DIR}/bench_fv.cpp)
+target_include_directories(kes-bench SYSTEM PRIVATE ${KES_FAISS_INCLUDE_DIR})
+target_link_libraries(kes-bench PRIVATE ${KES_FAISS_LIB} ${KES_LAPACK_LIB} ${KES_BLAS_LIB} OpenMP::OpenMP_CXX)
