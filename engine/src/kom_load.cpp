@@ -192,13 +192,16 @@ ModelInfo parse_kom(const uint8_t* data, size_t size) {
             CORRUPT("model: tensor %zu (%s) is NCHW/NHWC with %u dims", i, ti.name.c_str(), ndim);
         ti.shape.resize(ndim);
         ti.elements = 1;
+        uint64_t nonzero = 1;
         for (uint32_t d = 0; d < ndim; ++d) {
             ti.shape[d] = shape->Get(d);
             if (ti.shape[d] < 0 || ti.shape[d] > INT32_MAX)
                 CORRUPT("model: tensor %zu (%s) dim %u is %lld (must be 0..2^31-1)", i, ti.name.c_str(), d,
                         static_cast<long long>(ti.shape[d]));
-            if (!checked_mul(ti.elements, static_cast<uint64_t>(ti.shape[d]), &ti.elements) ||
-                ti.elements > kMaxTensorBytes)
+            ti.elements *= static_cast<uint64_t>(ti.shape[d]);
+            // Capped over the non-zero dims, so no stride of an empty tensor overflows either.
+            if (!checked_mul(nonzero, static_cast<uint64_t>(ti.shape[d] ? ti.shape[d] : 1), &nonzero) ||
+                nonzero > kMaxTensorBytes)
                 CORRUPT("model: tensor %zu (%s) has too many elements", i, ti.name.c_str());
         }
         ti.bytes = ti.elements * kes_dtype_size(ti.dtype);

@@ -38,11 +38,14 @@ std::unique_ptr<Kernel> create_kernel(const OpDef& def, const NodeDesc& node, st
 }
 
 int64_t shape_elements(const Shape& shape) {
-    uint64_t n = 1;
+    // The product of the non-zero dims is capped too, so strides (which skip a zero dim's factor)
+    // never overflow even for an empty tensor like [0, 2^31, 2^31].
+    uint64_t n = 1, nonzero = 1;
     for (int64_t d : shape) {
         if (d < 0) fail(KES_ERR_INVALID_ARGUMENT, "shape %s has a negative dimension", shape_string(shape).c_str());
-        if (!checked_mul(n, static_cast<uint64_t>(d), &n) || n > (uint64_t{1} << 40))
+        if (!checked_mul(nonzero, static_cast<uint64_t>(d ? d : 1), &nonzero) || nonzero > (uint64_t{1} << 40))
             fail(KES_ERR_INVALID_ARGUMENT, "shape %s has too many elements", shape_string(shape).c_str());
+        n *= static_cast<uint64_t>(d);
     }
     return static_cast<int64_t>(n);
 }
@@ -57,6 +60,7 @@ std::string shape_string(const Shape& shape) {
 }
 
 Shape contiguous_strides(const Shape& shape) {
+    shape_elements(shape);  // throws for negative dims or an element count past 2^40: no overflow below
     Shape strides(shape.size());
     int64_t s = 1;
     for (size_t d = shape.size(); d-- > 0;) {
@@ -104,7 +108,10 @@ std::vector<int64_t> const_ints(const TensorDesc& t, const char* what) {
         fail(KES_ERR_UNSUPPORTED, "%s must be a constant (shapes are static; freeze it when converting)", what);
     const int64_t n = t.elements();
     std::vector<int64_t> v(static_cast<size_t>(n));
-    if (t.dtype == KES_I64) {
+    if (n == 0) {
+        if (t.dtype != KES_I64 && t.dtype != KES_I32)
+            fail(KES_ERR_UNSUPPORTED, "%s must be int64 or int32 (is %s)", what, kes_dtype_name(t.dtype));
+    } else if (t.dtype == KES_I64) {
         std::memcpy(v.data(), t.data, v.size() * sizeof(int64_t));
     } else if (t.dtype == KES_I32) {
         for (int64_t i = 0; i < n; ++i) {
@@ -122,7 +129,7 @@ std::vector<float> const_floats(const TensorDesc& t, const char* what) {
     if (!t.is_const()) fail(KES_ERR_UNSUPPORTED, "%s must be a constant", what);
     require_dtype(t, KES_F32, what);
     std::vector<float> v(static_cast<size_t>(t.elements()));
-    std::memcpy(v.data(), t.data, v.size() * sizeof(float));
+    if (!v.empty()) std::memcpy(v.data(), t.data, v.size() * sizeof(float));
     return v;
 }
 

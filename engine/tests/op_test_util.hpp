@@ -53,14 +53,22 @@ TT make_tensor(kes_dtype dtype, Shape shape, const std::vector<V>& values, bool 
     t.is_const = is_const;
     return t;
 }
-inline TT f32(Shape s, const std::vector<float>& v, bool c = false) { return make_tensor(KES_F32, std::move(s), v, c); }
-inline TT i64(Shape s, const std::vector<int64_t>& v, bool c = true) { return make_tensor(KES_I64, std::move(s), v, c); }
-inline TT i32(Shape s, const std::vector<int32_t>& v, bool c = false) { return make_tensor(KES_I32, std::move(s), v, c); }
+inline TT f32(Shape s, const std::vector<float>& v, bool c = false) {
+    return make_tensor(KES_F32, std::move(s), v, c);
+}
+inline TT i64(Shape s, const std::vector<int64_t>& v, bool c = true) {
+    return make_tensor(KES_I64, std::move(s), v, c);
+}
+inline TT i32(Shape s, const std::vector<int32_t>& v, bool c = false) {
+    return make_tensor(KES_I32, std::move(s), v, c);
+}
 inline TT boolean(Shape s, const std::vector<uint8_t>& v, bool c = false) {
     return make_tensor(KES_BOOL, std::move(s), v, c);
 }
 // A 1-D constant int64 vector (shape-like inputs).
-inline TT ints(const std::vector<int64_t>& v) { return i64({static_cast<int64_t>(v.size())}, v, true); }
+inline TT ints(const std::vector<int64_t>& v) {
+    return i64({static_cast<int64_t>(v.size())}, v, true);
+}
 inline TT konst(TT t) {
     t.is_const = true;
     return t;
@@ -146,11 +154,11 @@ inline Failure create_failure(const std::string& op, const kes::Attrs& attrs, co
     return {};
 }
 
-#define EXPECT_CREATE_FAILS(status_, needle_, ...)                                                 \
-    do {                                                                                           \
-        const ::kes_test::Failure f_ = ::kes_test::create_failure(__VA_ARGS__);                    \
-        EXPECT_EQ(f_.status, status_) << f_.message;                                               \
-        EXPECT_NE(f_.message.find(needle_), std::string::npos) << "message: " << f_.message;       \
+#define EXPECT_CREATE_FAILS(status_, needle_, ...)                                           \
+    do {                                                                                     \
+        const ::kes_test::Failure f_ = ::kes_test::create_failure(__VA_ARGS__);              \
+        EXPECT_EQ(f_.status, status_) << f_.message;                                         \
+        EXPECT_NE(f_.message.find(needle_), std::string::npos) << "message: " << f_.message; \
     } while (0)
 
 inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {

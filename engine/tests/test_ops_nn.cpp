@@ -170,22 +170,23 @@ TEST(OpsConvTranspose, MatchesScatterReference) {
     struct P {
         int64_t c, m, group, k, s, d, pad, op;
     };
-    for (const P& p : {P{2, 3, 1, 3, 2, 1, 1, 1}, P{4, 4, 2, 2, 2, 1, 0, 0}, P{2, 2, 1, 3, 1, 2, 1, 0},
-                       P{3, 3, 3, 3, 2, 1, 1, 0}}) {
+    for (const P& p :
+         {P{2, 3, 1, 3, 2, 1, 1, 1}, P{4, 4, 2, 2, 2, 1, 0, 0}, P{2, 2, 1, 3, 1, 2, 1, 0}, P{3, 3, 3, 3, 2, 1, 1, 0}}) {
         const TT x = f32({1, p.c, 4, 5}, random_floats(static_cast<size_t>(p.c * 20), 21));
-        const TT w = konst(f32({p.c, p.m / p.group, p.k, p.k}, random_floats(static_cast<size_t>(p.c * p.m / p.group * p.k * p.k), 22)));
+        const TT w = konst(f32({p.c, p.m / p.group, p.k, p.k},
+                               random_floats(static_cast<size_t>(p.c * p.m / p.group * p.k * p.k), 22)));
         const TT b = konst(f32({p.m}, random_floats(static_cast<size_t>(p.m), 23)));
         Shape s;
         std::vector<double> want = conv_transpose_ref(x, w, p.group, p.s, p.d, p.pad, p.pad, p.op, &s);
-        const A attrs = A()
-                            .is("strides", {p.s, p.s})
+        const A attrs = A().is("strides", {p.s, p.s})
                             .is("dilations", {p.d, p.d})
                             .is("pads", {p.pad, p.pad, p.pad, p.pad})
                             .is("output_padding", {p.op, p.op})
                             .i("group", p.group);
         const TT y = run1("ConvTranspose", attrs, {&x, &w, &b});
         ASSERT_EQ(y.shape, s);
-        for (size_t i = 0; i < want.size(); ++i) want[i] += b.f()[static_cast<size_t>((int64_t(i) / (s[2] * s[3])) % s[1])];
+        for (size_t i = 0; i < want.size(); ++i)
+            want[i] += b.f()[static_cast<size_t>((int64_t(i) / (s[2] * s[3])) % s[1])];
         expect_near_all(y.f(), want, 1e-5, "conv_transpose");
 
         // NHWC: input transposed, weight [C, M/g, K, K] -> [M, K, K, C/g].
@@ -208,13 +209,12 @@ TEST(OpsConvTranspose, MatchesScatterReference) {
 }
 
 TEST(OpsConvTranspose, OutputShapeAndSamePadding) {
-    // ONNX doc example: 1x1x3x3 ones-weights 1x2x3x3, strides 3x2, output_shape 10x8 -> pads [1,0,1,1]? use totals.
+    // ONNX convtranspose_output_shape: strides 3x2, output_shape 10x8. The full transposed size is 9x7,
+    // so the output is extended at the end, exactly like output_padding 1x1.
     const TT x = f32({1, 1, 3, 3}, {0, 1, 2, 3, 4, 5, 6, 7, 8});
     const TT w = konst(f32({1, 2, 3, 3}, std::vector<float>(18, 1.0f)));
     const TT y = run1("ConvTranspose", A().is("strides", {3, 2}).is("output_shape", {10, 8}), {&x, &w});
     EXPECT_EQ(y.shape, (Shape{1, 2, 10, 8}));
-    // Same as explicit pads: total H = 3*2+1+3-10 = 0, W = 2*2+0+3-8 = -1 -> not possible; the test
-    // uses output_padding in the ONNX doc. Check instead against the reference with pads 0, op (1,1).
     const TT y2 = run1("ConvTranspose", A().is("strides", {3, 2}).is("output_padding", {1, 1}), {&x, &w});
     EXPECT_EQ(y2.shape, (Shape{1, 2, 10, 8}));
     EXPECT_EQ(y.f(), y2.f());
@@ -232,8 +232,8 @@ TEST(OpsGemm, TransposesAlphaBetaAndBroadcastC) {
                 const TT a = f32(ta ? Shape{K, M} : Shape{M, K}, random_floats(12, 31));
                 const TT b = f32(tb ? Shape{N, K} : Shape{K, N}, random_floats(20, 32));
                 const TT c = f32(cs, random_floats(static_cast<size_t>(product(cs)), 33));
-                const TT y = run1("Gemm", A().i("transA", ta).i("transB", tb).f("alpha", 0.5f).f("beta", 2.0f),
-                                  {&a, &b, &c});
+                const TT y =
+                    run1("Gemm", A().i("transA", ta).i("transB", tb).f("alpha", 0.5f).f("beta", 2.0f), {&a, &b, &c});
                 ASSERT_EQ(y.shape, (Shape{M, N}));
                 std::vector<double> want;
                 for (int64_t m = 0; m < M; ++m)
@@ -242,8 +242,7 @@ TEST(OpsGemm, TransposesAlphaBetaAndBroadcastC) {
                         for (int64_t k = 0; k < K; ++k)
                             acc += double(a.f()[static_cast<size_t>(ta ? k * M + m : m * K + k)]) *
                                    b.f()[static_cast<size_t>(tb ? n * K + k : k * N + n)];
-                        want.push_back(0.5 * acc + 2.0 * c.f()[static_cast<size_t>(
-                                                             broadcast_offset({m, n}, cs))]);
+                        want.push_back(0.5 * acc + 2.0 * c.f()[static_cast<size_t>(broadcast_offset({m, n}, cs))]);
                     }
                 expect_near_all(y.f(), want, 1e-5, "gemm");
             }
@@ -254,9 +253,8 @@ TEST(OpsGemm, TransposesAlphaBetaAndBroadcastC) {
 }
 
 TEST(OpsMatMul, BatchedBroadcastingAndVectors) {
-    const std::vector<std::pair<Shape, Shape>> cases = {{{3, 4}, {4, 5}},       {{2, 3, 4}, {4, 5}},
-                                                        {{2, 1, 3, 4}, {3, 4, 2}}, {{4}, {4, 5}},
-                                                        {{2, 3, 4}, {4}},       {{4}, {4}}};
+    const std::vector<std::pair<Shape, Shape>> cases = {
+        {{3, 4}, {4, 5}}, {{2, 3, 4}, {4, 5}}, {{2, 1, 3, 4}, {3, 4, 2}}, {{4}, {4, 5}}, {{2, 3, 4}, {4}}, {{4}, {4}}};
     for (const auto& c : cases) {
         const TT a = f32(c.first, random_floats(static_cast<size_t>(product(c.first)), 41));
         const TT b = f32(c.second, random_floats(static_cast<size_t>(product(c.second)), 42));
@@ -331,23 +329,21 @@ std::vector<double> pool_ref(const std::vector<float>& x, const PoolCase& p, boo
 }
 
 TEST(OpsPool, MaxAndAverageWithPadsCeilDilation) {
-    const std::vector<PoolCase> cases = {
-        {6, 6, 2, 2, 1, 0, 0, 0, 0}, {5, 5, 3, 2, 1, 1, 1, 0, 0}, {5, 5, 3, 2, 1, 1, 1, 0, 1},
-        {6, 6, 3, 2, 1, 0, 0, 1, 0}, {6, 6, 3, 2, 1, 0, 0, 1, 1}, {7, 7, 3, 2, 1, 1, 0, 1, 1},
-        {7, 7, 2, 1, 2, 0, 0, 0, 0}, {4, 4, 3, 3, 1, 1, 1, 1, 1}};
+    const std::vector<PoolCase> cases = {{6, 6, 2, 2, 1, 0, 0, 0, 0}, {5, 5, 3, 2, 1, 1, 1, 0, 0},
+                                         {5, 5, 3, 2, 1, 1, 1, 0, 1}, {6, 6, 3, 2, 1, 0, 0, 1, 0},
+                                         {6, 6, 3, 2, 1, 0, 0, 1, 1}, {7, 7, 3, 2, 1, 1, 0, 1, 1},
+                                         {7, 7, 2, 1, 2, 0, 0, 0, 0}, {4, 4, 3, 3, 1, 1, 1, 1, 1}};
     for (const PoolCase& p : cases) {
         const TT x = f32({1, 2, p.h, p.w}, random_floats(static_cast<size_t>(2 * p.h * p.w), 51));
-        const A attrs = A()
-                            .is("kernel_shape", {p.k, p.k})
+        const A attrs = A().is("kernel_shape", {p.k, p.k})
                             .is("strides", {p.s, p.s})
                             .is("dilations", {p.d, p.d})
                             .is("pads", {p.pb, p.pb, p.pe, p.pe})
                             .i("ceil_mode", p.ceil);
         for (bool is_max : {true, false}) {
             if (!is_max && p.d != 1) continue;
-            const TT y = run1(is_max ? "MaxPool" : "AveragePool", A(attrs).i("count_include_pad", p.include_pad)
-                                                                        .is("dilations", {p.d, p.d}),
-                              {&x});
+            const TT y = run1(is_max ? "MaxPool" : "AveragePool",
+                              A(attrs).i("count_include_pad", p.include_pad).is("dilations", {p.d, p.d}), {&x});
             std::vector<double> want;
             int64_t oh = 0, ow = 0;
             const std::vector<float> xv = x.f();
@@ -373,8 +369,8 @@ TEST(OpsPool, OnnxDocExamples) {
     std::vector<float> v25(25);
     for (int i = 0; i < 25; ++i) v25[static_cast<size_t>(i)] = float(i + 1);
     const TT x5 = f32({1, 1, 5, 5}, v25);
-    const TT a = run1("AveragePool",
-                      A().is("kernel_shape", {3, 3}).is("pads", {2, 2, 2, 2}).i("count_include_pad", 1), {&x5});
+    const TT a =
+        run1("AveragePool", A().is("kernel_shape", {3, 3}).is("pads", {2, 2, 2, 2}).i("count_include_pad", 1), {&x5});
     EXPECT_EQ(a.shape, (Shape{1, 1, 7, 7}));
     EXPECT_NEAR(a.f()[0], 1.0f / 9.0f, 1e-6);  // only the 1 at (0,0) is inside the window
     const TT an = run1("AveragePool", A().is("kernel_shape", {3, 3}).is("pads", {2, 2, 2, 2}), {&x5});
@@ -433,11 +429,71 @@ TEST(OpsBatchNorm, InferenceNchwAndNhwc) {
     expect_near_all(y.f(), want, 1e-5, "batchnorm");
     Shape xs, ys;
     const TT xh = f32(Shape{2, 2, 2, 3}, transpose_ref(x.f(), x.shape, {0, 2, 3, 1}, &xs));
-    const TT yh = run1("BatchNormalization", A().f("epsilon", 1e-3f).s("data_layout", "NHWC"),
-                       {&xh, &scale, &bias, &mean, &var});
+    const TT yh =
+        run1("BatchNormalization", A().f("epsilon", 1e-3f).s("data_layout", "NHWC"), {&xh, &scale, &bias, &mean, &var});
     expect_near_all(yh.f(), transpose_ref(y.f(), y.shape, {0, 2, 3, 1}, &ys), 1e-6, "batchnorm nhwc");
     EXPECT_CREATE_FAILS(KES_ERR_UNSUPPORTED, "training_mode", "BatchNormalization", A().i("training_mode", 1),
                         {&x, &scale, &bias, &mean, &var});
+}
+
+TEST(OpsNorm, LayerInstanceLrn) {
+    const TT x = f32({2, 3, 4}, random_floats(24, 101, -2, 2));
+    const TT sc = konst(f32({4}, random_floats(4, 102))), b = konst(f32({4}, random_floats(4, 103)));
+    const std::vector<TT> ln = run_op("LayerNormalization", A().f("epsilon", 1e-3f), {&x, &sc, &b}, 3);
+    std::vector<double> want, means, invs;
+    for (int64_t r = 0; r < 6; ++r) {
+        double m = 0, v = 0;
+        for (int64_t i = 0; i < 4; ++i) m += x.f()[static_cast<size_t>(r * 4 + i)];
+        m /= 4;
+        for (int64_t i = 0; i < 4; ++i) v += std::pow(x.f()[static_cast<size_t>(r * 4 + i)] - m, 2);
+        v /= 4;
+        means.push_back(m);
+        invs.push_back(1 / std::sqrt(v + 1e-3));
+        for (int64_t i = 0; i < 4; ++i)
+            want.push_back((x.f()[static_cast<size_t>(r * 4 + i)] - m) / std::sqrt(v + 1e-3) *
+                               sc.f()[static_cast<size_t>(i)] +
+                           b.f()[static_cast<size_t>(i)]);
+    }
+    expect_near_all(ln[0].f(), want, 1e-5, "layernorm");
+    EXPECT_EQ(ln[1].shape, (Shape{2, 3, 1}));
+    expect_near_all(ln[1].f(), means, 1e-5, "mean");
+    expect_near_all(ln[2].f(), invs, 1e-5, "invstddev");
+    // axis 1 normalises the last two dims; the scale broadcasts over them.
+    const TT sc2 = konst(f32({1, 4}, random_floats(4, 104)));
+    const TT ln2 = run1("LayerNormalization", A().i("axis", 1), {&x, &sc2});
+    double m = 0;
+    for (int64_t i = 0; i < 12; ++i) m += x.f()[static_cast<size_t>(i)];
+    m /= 12;
+    double v = 0;
+    for (int64_t i = 0; i < 12; ++i) v += std::pow(x.f()[static_cast<size_t>(i)] - m, 2);
+    v /= 12;
+    EXPECT_NEAR(ln2.f()[5], (x.f()[5] - m) / std::sqrt(v + 1e-5) * sc2.f()[1], 1e-5);
+
+    const TT xi = f32({1, 2, 2, 2}, {1, 2, 3, 4, -1, 0, 1, 6});
+    const TT s2 = konst(f32({2}, {1.0f, 2.0f})), b2 = konst(f32({2}, {0.0f, 1.0f}));
+    const TT in = run1("InstanceNormalization", A().f("epsilon", 0.0f), {&xi, &s2, &b2});
+    const double sd0 = std::sqrt(1.25);  // channel 0: 1..4, mean 2.5; channel 1: mean 1.5
+    EXPECT_NEAR(in.f()[0], (1 - 2.5) / sd0, 1e-5);
+    EXPECT_NEAR(in.f()[7], 2 * (6 - 1.5) / std::sqrt(((1 - 1.5) * 0 + 6.25 + 2.25 + 0.25 + 20.25) / 4) + 1, 1e-5);
+
+    const TT xl = f32({1, 5, 1, 2}, random_floats(10, 105));
+    const TT l = run1("LRN", A().i("size", 3).f("alpha", 0.1f).f("beta", 0.75f).f("bias", 2.0f), {&xl});
+    for (int64_t c = 0; c < 5; ++c)
+        for (int64_t s = 0; s < 2; ++s) {
+            double sum = 0;
+            for (int64_t k = std::max<int64_t>(0, c - 1); k <= std::min<int64_t>(4, c + 1); ++k)
+                sum += std::pow(xl.f()[static_cast<size_t>(k * 2 + s)], 2);
+            EXPECT_NEAR(l.f()[static_cast<size_t>(c * 2 + s)],
+                        xl.f()[static_cast<size_t>(c * 2 + s)] / std::pow(2.0 + 0.1 / 3 * sum, 0.75), 1e-5);
+        }
+}
+
+TEST(OpsPool, MaxPoolBytes) {
+    const TT x = make_tensor<uint8_t>(KES_U8, {1, 1, 2, 2}, {3, 250, 7, 1}, false);
+    const TT y = run1("MaxPool", A().is("kernel_shape", {2, 2}), {&x});
+    EXPECT_EQ(y.dtype, KES_U8);
+    EXPECT_EQ(y.values<uint8_t>(), (std::vector<uint8_t>{250}));
+    EXPECT_CREATE_FAILS(KES_ERR_UNSUPPORTED, "u8", "AveragePool", A().is("kernel_shape", {2, 2}), {&x});
 }
 
 }  // namespace

@@ -120,5 +120,31 @@ TEST(OpsReduce, ArgMaxArgMin) {
     EXPECT_EQ(y.values<int64_t>(), (std::vector<int64_t>{0, 1, 0}));
 }
 
+TEST(OpsReduce, HardmaxCumSumTopK) {
+    const TT x = f32({2, 3}, {1, 3, 3, -1, -2, -5});
+    EXPECT_EQ(run1("Hardmax", A(), {&x}).f(), (std::vector<float>{0, 1, 0, 1, 0, 0}));  // first max wins
+    EXPECT_EQ(run1("Hardmax", A().i("axis", 0), {&x}).f(), (std::vector<float>{1, 1, 1, 0, 0, 0}));
+    const TT ax1 = i64({}, {1}), ax0 = i32({}, {0}, true);
+    EXPECT_EQ(run1("CumSum", A(), {&x, &ax1}).f(), (std::vector<float>{1, 4, 7, -1, -3, -8}));
+    EXPECT_EQ(run1("CumSum", A().i("exclusive", 1).i("reverse", 1), {&x, &ax1}).f(),
+              (std::vector<float>{6, 3, 0, -7, -5, 0}));
+    EXPECT_EQ(run1("CumSum", A(), {&x, &ax0}).f(), (std::vector<float>{1, 3, 3, 0, 1, -2}));
+    const TT v = f32({1, 6}, {5, 1, 5, 9, -2, 0});
+    const TT k = ints({3});
+    std::vector<TT> r = run_op("TopK", A(), {&v, &k}, 2);
+    EXPECT_EQ(r[0].f(), (std::vector<float>{9, 5, 5}));
+    EXPECT_EQ(r[1].values<int64_t>(), (std::vector<int64_t>{3, 0, 2}));  // ties: lower index first
+    r = run_op("TopK", A().i("largest", 0), {&v, &k}, 2);
+    EXPECT_EQ(r[0].f(), (std::vector<float>{-2, 0, 1}));
+    EXPECT_EQ(r[1].values<int64_t>(), (std::vector<int64_t>{4, 5, 1}));
+    const TT col = f32({3, 2}, {1, 6, 3, 4, 2, 5});
+    const TT k1 = ints({1});
+    r = run_op("TopK", A().i("axis", 0), {&col, &k1}, 2);
+    EXPECT_EQ(r[0].shape, (Shape{1, 2}));
+    EXPECT_EQ(r[1].values<int64_t>(), (std::vector<int64_t>{1, 0}));
+    const TT k9 = ints({9});
+    EXPECT_CREATE_FAILS(KES_ERR_INVALID_ARGUMENT, "K = 9", "TopK", A(), {&v, &k9}, 2);
+}
+
 }  // namespace
 }  // namespace kes_test

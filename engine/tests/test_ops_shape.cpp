@@ -64,9 +64,9 @@ TEST(OpsTranspose, PermutationsAndDtypes) {
     for (const std::vector<size_t>& perm : std::vector<std::vector<size_t>>{{0, 2, 3, 1}, {3, 2, 1, 0}, {1, 0, 2, 3}}) {
         Shape s;
         const std::vector<float> want = transpose_ref(x.f(), x.shape, perm, &s);
-        const TT y = run1("Transpose", A().is("perm", {int64_t(perm[0]), int64_t(perm[1]), int64_t(perm[2]),
-                                                       int64_t(perm[3])}),
-                          {&x});
+        const TT y =
+            run1("Transpose", A().is("perm", {int64_t(perm[0]), int64_t(perm[1]), int64_t(perm[2]), int64_t(perm[3])}),
+                 {&x});
         EXPECT_EQ(y.shape, s);
         EXPECT_EQ(y.f(), want);
     }
@@ -185,6 +185,20 @@ TEST(OpsDepthSpace, OnnxDocExamples) {
     const TT back = run1("SpaceToDepth", A().i("blocksize", 2), {&dcr});
     EXPECT_EQ(back.shape, x.shape);
     EXPECT_EQ(back.f(), x.f());
+}
+
+TEST(OpsTrilu, UpperLowerWithK) {
+    const TT x = f32({2, 3, 3}, iota_f(18));
+    for (int upper = 0; upper < 2; ++upper)
+        for (int64_t k : {-1, 0, 2}) {
+            const TT kt = i64({}, {k});
+            const TT y = run1("Trilu", A().i("upper", upper), {&x, &kt});
+            for (int64_t i = 0; i < 18; ++i) {
+                const int64_t r = (i / 3) % 3, c = i % 3;
+                const bool keep = upper ? c - r >= k : c - r <= k;
+                EXPECT_EQ(y.f()[static_cast<size_t>(i)], keep ? float(i) : 0.0f) << upper << " " << k;
+            }
+        }
 }
 
 }  // namespace

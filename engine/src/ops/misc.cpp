@@ -8,8 +8,7 @@
 //   tf_crop_and_resize (roi must be constant; outside samples get extrapolation_value),
 //   half_pixel_symmetric. Output size from scales is floor(in × scale) computed in double from the f32
 //   scale; with sizes the scale is out / in. Linear/cubic sample with edge clamping (ONNX's edge
-//   padding). The opset-18 "axes" attribute is honoured; keep_aspect_ratio_policy other than "stretch"
-//   is KES_ERR_UNSUPPORTED.
+//   padding). The opset-18 "axes" attribute and keep_aspect_ratio_policy (with sizes) are honoured.
 // - Pad: modes constant, edge, reflect, wrap; any dtype; negative pads crop; constant_value may be a
 //   runtime scalar; the opset-18 axes input is honoured (constant).
 // - Cast: "to" is ONNX's TensorProto data type code (as in the .onnx file; onnx_to_kes_dtype below).
@@ -22,13 +21,23 @@
 // - Gather: any data dtype, int32/int64 indices; a negative index counts from the end; an index out of
 //   range at run time is KES_ERR_INVALID_ARGUMENT (nothing past the data is read).
 // - Range: start/limit/delta must be constant scalars (they set the output shape); f32, i32, i64.
+// - GatherElements: like Gather, indices checked at run time.
+// - DequantizeLinear (u8, i8, i32 → f32) and QuantizeLinear (f32 → u8/i8; rounding half to even,
+//   saturating): per-tensor (one-element scale) or per-axis (1-D scale along "axis", default 1); scale
+//   and zero point are read at run time.
+// - EyeLike's "dtype" and CastLike's target follow Cast's conventions.
+// - GatherND (batch_dims) and ScatterND (reduction none/add/mul/max/min): index tuples checked at run
+//   time; ScatterND applies updates in order.
+// - OneHot: depth must be a constant; an index outside [-depth, depth) gives an all-off row.
+// - ScatterElements (reduction none/add/mul/max/min): copies data, then applies the updates in index
+//   order (a repeated index with "none" keeps the last update); indices are range-checked at run time.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
 
-#include "ops.hpp"
 #include "op_util.hpp"
+#include "ops.hpp"
 
 namespace kes {
 
@@ -151,7 +160,8 @@ std::unique_ptr<Kernel> cast_kernel(int64_t n, Storage sf, Storage st) {
 
 std::unique_ptr<Kernel> create_cast(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
     const TensorDesc& x = *node.inputs[0];
-    const kes_dtype to = onnx_to_kes_dtype(node.attrs.require_int("to"));
+    const kes_dtype to =
+        node.op == "CastLike" ? node.inputs[1]->dtype : onnx_to_kes_dtype(node.attrs.require_int("to"));
     outputs[0].dtype = to;
     outputs[0].shape = x.shape;
     const int64_t n = x.elements();
@@ -205,7 +215,7 @@ std::unique_ptr<Kernel> create_size(const NodeDesc& node, std::vector<TensorDesc
 std::unique_ptr<Kernel> create_constant_of_shape(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
     const TensorDesc& s = *node.inputs[0];
     if (s.rank() != 1) fail(KES_ERR_INVALID_ARGUMENT, "input shape must be 1-D (is %s)", shape_string(s.shape).c_str());
-    const Shape shape = const_ints(s, "input shape");
+    const Shape shape = const_int_list(s, "input shape");
     const kes_dtype dtype = onnx_to_kes_dtype(node.attrs.get_int("dtype", 1));
     const Attr* value = node.attrs.find("value");
     if (value && value->kind != AttrKind::Int && value->kind != AttrKind::Float)
@@ -233,7 +243,8 @@ std::unique_ptr<Kernel> create_constant_of_shape(const NodeDesc& node, std::vect
     });
     return make_kernel([elem, n](const void* const*, void* const* out) {
         uint8_t* y = out_as<uint8_t>(out, 0);
-        for (int64_t i = 0; i < n; ++i) std::memcpy(y + i * static_cast<int64_t>(elem.size()), elem.data(), elem.size());
+        for (int64_t i = 0; i < n; ++i)
+            std::memcpy(y + i * static_cast<int64_t>(elem.size()), elem.data(), elem.size());
     });
 }
 
@@ -252,9 +263,11 @@ std::unique_ptr<Kernel> range_kernel(const NodeDesc& node, std::vector<TensorDes
     const T limit = const_scalar<T>(*node.inputs[1], "input limit");
     const T delta = const_scalar<T>(*node.inputs[2], "input delta");
     if (delta == T(0)) fail(KES_ERR_INVALID_ARGUMENT, "input delta is 0");
-    const double count = std::ceil((static_cast<double>(limit) - static_cast<double>(start)) / static_cast<double>(delta));
-    if (!(count < 1e12)) fail(KES_ERR_INVALID_ARGUMENT, "Range would have too many elements");
-    const int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
+    const double count =
+        std::ceil((static_cast<double>(limit) - static_cast<double>(start)) / static_cast<double>(delta));
+    if (std::isnan(count)) fail(KES_ERR_INVALID_ARGUMENT, "start, limit and delta must be finite");
+    if (!(count < 67108864.0)) fail(KES_ERR_UNSUPPORTED, "Range would have more than 2^26 elements");
+    const int64_t n = count > 0.0 ? static_cast<int64_t>(count) : 0;
     outputs[0].shape = {n};
     std::vector<T> values(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) values[static_cast<size_t>(i)] = static_cast<T>(start + static_cast<T>(i) * delta);
@@ -312,9 +325,451 @@ std::unique_ptr<Kernel> create_gather(const NodeDesc& node, std::vector<TensorDe
     const bool i64 = indices.dtype == KES_I64;
     return make_kernel([=](const void* const* in, void* const* outp) {
         if (i64)
-            gather_run(in_as<uint8_t>(in, 0), in_as<int64_t>(in, 1), out_as<uint8_t>(outp, 0), outer, dim, count, block);
+            gather_run(in_as<uint8_t>(in, 0), in_as<int64_t>(in, 1), out_as<uint8_t>(outp, 0), outer, dim, count,
+                       block);
         else
-            gather_run(in_as<uint8_t>(in, 0), in_as<int32_t>(in, 1), out_as<uint8_t>(outp, 0), outer, dim, count, block);
+            gather_run(in_as<uint8_t>(in, 0), in_as<int32_t>(in, 1), out_as<uint8_t>(outp, 0), outer, dim, count,
+                       block);
+    });
+}
+
+// ---- GatherElements ------------------------------------------------------------------------------------
+
+std::unique_ptr<Kernel> create_gather_elements(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
+    const TensorDesc& x = *node.inputs[0];
+    const TensorDesc& indices = *node.inputs[1];
+    if (indices.dtype != KES_I64 && indices.dtype != KES_I32)
+        unsupported_dtype("input indices", indices.dtype, "i32, i64");
+    if (x.rank() == 0 || indices.rank() != x.rank())
+        fail(KES_ERR_INVALID_ARGUMENT, "indices %s must have the rank of data %s", shape_string(indices.shape).c_str(),
+             shape_string(x.shape).c_str());
+    require_rank_at_most(x, kMaxRank, "input data");
+    const int64_t axis = normalize_axis(node.attrs.get_int("axis", 0), x.rank());
+    outputs[0].dtype = x.dtype;
+    outputs[0].shape = indices.shape;
+    struct Plan {
+        int rank, axis;
+        int64_t shape[kMaxRank], stride[kMaxRank];
+        int64_t dim, count;
+        size_t es;
+        bool i64;
+    } p{};
+    const Shape st = contiguous_strides(x.shape);
+    p.rank = static_cast<int>(x.rank());
+    p.axis = static_cast<int>(axis);
+    for (size_t d = 0; d < x.shape.size(); ++d) p.shape[d] = indices.shape[d], p.stride[d] = st[d];
+    p.dim = x.shape[static_cast<size_t>(axis)];
+    p.count = indices.elements();
+    p.es = kes_dtype_size(x.dtype);
+    p.i64 = indices.dtype == KES_I64;
+    return make_kernel([p](const void* const* in, void* const* outp) {
+        const uint8_t* src = in_as<uint8_t>(in, 0);
+        uint8_t* y = out_as<uint8_t>(outp, 0);
+        int64_t idx[kMaxRank] = {};
+        for (int64_t i = 0; i < p.count; ++i) {
+            int64_t k = p.i64 ? in_as<int64_t>(in, 1)[i] : in_as<int32_t>(in, 1)[i];
+            if (k < -p.dim || k >= p.dim)
+                fail(KES_ERR_INVALID_ARGUMENT, "GatherElements index %lld is out of range for an axis of %lld",
+                     static_cast<long long>(k), static_cast<long long>(p.dim));
+            if (k < 0) k += p.dim;
+            int64_t off = 0;
+            for (int d = 0; d < p.rank; ++d) off += (d == p.axis ? k : idx[d]) * p.stride[d];
+            std::memcpy(y + i * static_cast<int64_t>(p.es), src + off * static_cast<int64_t>(p.es), p.es);
+            for (int d = p.rank - 1; d >= 0; --d) {
+                if (++idx[d] < p.shape[d]) break;
+                idx[d] = 0;
+            }
+        }
+    });
+}
+
+// ---- DequantizeLinear / QuantizeLinear ------------------------------------------------------------------
+
+// Per-tensor (scalar scale) or per-axis (1-D scale along `axis`) parameters; read at run time.
+struct QuantPlan {
+    int64_t count = 0, inner = 1, channels = 1;  // channel of element i = (i / inner) % channels
+    bool has_zero_point = false;
+};
+
+QuantPlan quant_plan(const NodeDesc& node, const TensorDesc& x, const TensorDesc& scale, const TensorDesc* zp) {
+    require_dtype(scale, KES_F32, "input scale");
+    QuantPlan q;
+    q.count = x.elements();
+    q.has_zero_point = zp != nullptr;
+    if (scale.elements() != 1) {
+        if (scale.rank() != 1) fail(KES_ERR_INVALID_ARGUMENT, "input scale must be a scalar or 1-D");
+        const int64_t axis = normalize_axis(node.attrs.get_int("axis", 1), x.rank());
+        q.channels = x.shape[static_cast<size_t>(axis)];
+        if (scale.shape[0] != q.channels)
+            fail(KES_ERR_INVALID_ARGUMENT, "input scale has %lld values for %lld channels on axis %lld",
+                 static_cast<long long>(scale.shape[0]), static_cast<long long>(q.channels),
+                 static_cast<long long>(axis));
+        for (int64_t d = axis + 1; d < x.rank(); ++d) q.inner *= x.shape[static_cast<size_t>(d)];
+    }
+    if (zp && zp->elements() != scale.elements())
+        fail(KES_ERR_INVALID_ARGUMENT, "input zero_point shape %s differs from scale %s",
+             shape_string(zp->shape).c_str(), shape_string(scale.shape).c_str());
+    return q;
+}
+
+template <class Q>
+std::unique_ptr<Kernel> dequantize_kernel(const QuantPlan& q) {
+    return make_kernel([q](const void* const* in, void* const* out) {
+        const Q* x = in_as<Q>(in, 0);
+        const float* scale = in_as<float>(in, 1);
+        const Q* zp = q.has_zero_point && in[2] ? in_as<Q>(in, 2) : nullptr;
+        float* y = out_as<float>(out, 0);
+        for (int64_t i = 0; i < q.count; ++i) {
+            const int64_t c = (i / q.inner) % q.channels;
+            const double z = zp ? static_cast<double>(zp[c]) : 0.0;
+            y[i] = static_cast<float>((static_cast<double>(x[i]) - z) * scale[c]);
+        }
+    });
+}
+
+template <class Q>
+std::unique_ptr<Kernel> quantize_kernel(const QuantPlan& q) {
+    return make_kernel([q](const void* const* in, void* const* out) {
+        const float* x = in_as<float>(in, 0);
+        const float* scale = in_as<float>(in, 1);
+        const Q* zp = q.has_zero_point && in[2] ? in_as<Q>(in, 2) : nullptr;
+        Q* y = out_as<Q>(out, 0);
+        for (int64_t i = 0; i < q.count; ++i) {
+            const int64_t c = (i / q.inner) % q.channels;
+            // x / scale in float, as ONNX's reference and ONNX Runtime compute it (ties then round alike).
+            const double v = static_cast<double>(std::nearbyint(x[i] / scale[c])) + (zp ? zp[c] : 0);
+            y[i] = saturate_cast<Q>(v);
+        }
+    });
+}
+
+std::unique_ptr<Kernel> create_dequantize(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
+    const TensorDesc& x = *node.inputs[0];
+    const TensorDesc* zp = node.input(2);
+    if (zp && zp->dtype != x.dtype) fail(KES_ERR_INVALID_ARGUMENT, "zero_point dtype differs from x");
+    const QuantPlan q = quant_plan(node, x, *node.inputs[1], zp);
+    outputs[0].dtype = KES_F32;
+    outputs[0].shape = x.shape;
+    switch (x.dtype) {
+        case KES_U8: return dequantize_kernel<uint8_t>(q);
+        case KES_I8: return dequantize_kernel<int8_t>(q);
+        case KES_I32: return dequantize_kernel<int32_t>(q);
+        default: unsupported_dtype("input x", x.dtype, "u8, i8, i32");
+    }
+}
+
+std::unique_ptr<Kernel> create_quantize(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
+    const TensorDesc& x = *node.inputs[0];
+    require_dtype(x, KES_F32, "input x");
+    const TensorDesc* zp = node.input(2);
+    const QuantPlan q = quant_plan(node, x, *node.inputs[1], zp);
+    outputs[0].dtype = zp ? zp->dtype : KES_U8;
+    outputs[0].shape = x.shape;
+    switch (outputs[0].dtype) {
+        case KES_U8: return quantize_kernel<uint8_t>(q);
+        case KES_I8: return quantize_kernel<int8_t>(q);
+        default: unsupported_dtype("input zero_point", outputs[0].dtype, "u8, i8");
+    }
+}
+
+// ---- OneHot ---------------------------------------------------------------------------------------------
+
+std::unique_ptr<Kernel> create_one_hot(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
+    const TensorDesc& indices = *node.inputs[0];
+    const TensorDesc& depth_t = *node.inputs[1];
+    const TensorDesc& values = *node.inputs[2];
+    if (values.elements() != 2) fail(KES_ERR_INVALID_ARGUMENT, "input values must hold [off, on]");
+    if (!depth_t.is_const() || depth_t.elements() != 1)
+        fail(KES_ERR_UNSUPPORTED, "input depth must be a constant scalar (it sets the output shape)");
+    double depth_v = 0.0;
+    if (!dispatch_numeric(depth_t.dtype, [&](auto tag) {
+            using T = typename decltype(tag)::type;
+            T v;
+            std::memcpy(&v, depth_t.data, sizeof(T));
+            depth_v = static_cast<double>(v);
+        }))
+        unsupported_dtype("input depth", depth_t.dtype, kNumericTypes);
+    if (!(depth_v >= 1.0 && depth_v <= static_cast<double>(kMaxGeometry)))
+        fail(KES_ERR_INVALID_ARGUMENT, "input depth is %g; must be in [1, %lld]", depth_v,
+             static_cast<long long>(kMaxGeometry));
+    const int64_t depth = static_cast<int64_t>(depth_v);
+    const int64_t out_rank = indices.rank() + 1;
+    const int64_t axis = normalize_axis(node.attrs.get_int("axis", -1), out_rank);
+    Shape out = indices.shape;
+    out.insert(out.begin() + axis, depth);
+    shape_elements(out);
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < indices.rank(); ++d) (d < axis ? outer : inner) *= indices.shape[static_cast<size_t>(d)];
+    outputs[0].dtype = values.dtype;
+    outputs[0].shape = out;
+    const size_t es = kes_dtype_size(values.dtype);
+    const kes_dtype idt = indices.dtype;
+    if (!dispatch_numeric(idt, [](auto) {})) unsupported_dtype("input indices", idt, kNumericTypes);
+    return make_kernel([=](const void* const* in, void* const* outp) {
+        const uint8_t* vals = in_as<uint8_t>(in, 2);
+        uint8_t* y = out_as<uint8_t>(outp, 0);
+        for (int64_t o = 0; o < outer; ++o)
+            for (int64_t i = 0; i < inner; ++i) {
+                double raw = 0.0;
+                dispatch_numeric(idt, [&](auto tag) {
+                    using T = typename decltype(tag)::type;
+                    raw = static_cast<double>(in_as<T>(in, 0)[o * inner + i]);
+                });
+                int64_t hot = raw > -1e15 && raw < 1e15 ? static_cast<int64_t>(raw) : depth;  // NaN/huge: off
+                if (hot < 0) hot += depth;  // negative indices count from the end; others stay off
+                for (int64_t k = 0; k < depth; ++k)
+                    std::memcpy(y + ((o * depth + k) * inner + i) * static_cast<int64_t>(es),
+                                vals + (k == hot ? es : 0), es);
+            }
+    });
+}
+
+// ---- ScatterElements ------------------------------------------------------------------------------------
+
+template <class T>
+std::unique_ptr<Kernel> scatter_elements_kernel(const Shape& data_shape, const Shape& idx_shape, int64_t axis, bool i64,
+                                                int reduction) {
+    struct Plan {
+        int rank, axis;
+        int64_t shape[kMaxRank], stride[kMaxRank];
+        int64_t dim, count, total;
+    } p{};
+    const Shape st = contiguous_strides(data_shape);
+    p.rank = static_cast<int>(data_shape.size());
+    p.axis = static_cast<int>(axis);
+    for (size_t d = 0; d < data_shape.size(); ++d) p.shape[d] = idx_shape[d], p.stride[d] = st[d];
+    p.dim = data_shape[static_cast<size_t>(axis)];
+    p.count = shape_elements(idx_shape);
+    p.total = shape_elements(data_shape);
+    return make_kernel([p, i64, reduction](const void* const* in, void* const* out) {
+        const T* data = in_as<T>(in, 0);
+        const T* upd = in_as<T>(in, 2);
+        T* y = out_as<T>(out, 0);
+        if (y != data && p.total) std::memmove(y, data, static_cast<size_t>(p.total) * sizeof(T));
+        int64_t idx[kMaxRank] = {};
+        for (int64_t i = 0; i < p.count; ++i) {
+            int64_t k = i64 ? in_as<int64_t>(in, 1)[i] : in_as<int32_t>(in, 1)[i];
+            if (k < -p.dim || k >= p.dim)
+                fail(KES_ERR_INVALID_ARGUMENT, "ScatterElements index %lld is out of range for an axis of %lld",
+                     static_cast<long long>(k), static_cast<long long>(p.dim));
+            if (k < 0) k += p.dim;
+            int64_t off = 0;
+            for (int d = 0; d < p.rank; ++d) off += (d == p.axis ? k : idx[d]) * p.stride[d];
+            const T v = upd[i];
+            switch (reduction) {
+                case 0: y[off] = v; break;
+                case 1:
+                    if constexpr (std::is_integral<T>::value)
+                        y[off] = wrap_add(y[off], v);
+                    else
+                        y[off] = y[off] + v;
+                    break;
+                case 2:
+                    if constexpr (std::is_integral<T>::value)
+                        y[off] = wrap_mul(y[off], v);
+                    else
+                        y[off] = y[off] * v;
+                    break;
+                case 3: y[off] = v > y[off] ? v : y[off]; break;
+                default: y[off] = v < y[off] ? v : y[off]; break;
+            }
+            for (int d = p.rank - 1; d >= 0; --d) {
+                if (++idx[d] < p.shape[d]) break;
+                idx[d] = 0;
+            }
+        }
+    });
+}
+
+std::unique_ptr<Kernel> create_scatter_elements(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
+    const TensorDesc& x = *node.inputs[0];
+    const TensorDesc& indices = *node.inputs[1];
+    const TensorDesc& updates = *node.inputs[2];
+    if (indices.dtype != KES_I64 && indices.dtype != KES_I32)
+        unsupported_dtype("input indices", indices.dtype, "i32, i64");
+    if (x.rank() == 0 || indices.rank() != x.rank() || updates.shape != indices.shape || updates.dtype != x.dtype)
+        fail(KES_ERR_INVALID_ARGUMENT, "data %s, indices %s and updates %s do not match", shape_string(x.shape).c_str(),
+             shape_string(indices.shape).c_str(), shape_string(updates.shape).c_str());
+    require_rank_at_most(x, kMaxRank, "input data");
+    for (size_t d = 0; d < x.shape.size(); ++d)
+        if (indices.shape[d] > x.shape[d])
+            fail(KES_ERR_INVALID_ARGUMENT, "indices %s exceed data %s", shape_string(indices.shape).c_str(),
+                 shape_string(x.shape).c_str());
+    const int64_t axis = normalize_axis(node.attrs.get_int("axis", 0), x.rank());
+    const std::string red = get_choice(node.attrs, "reduction", "none", {"none", "add", "mul", "max", "min"});
+    const int reduction = red == "none" ? 0 : red == "add" ? 1 : red == "mul" ? 2 : red == "max" ? 3 : 4;
+    outputs[0].dtype = x.dtype;
+    outputs[0].shape = x.shape;
+    const bool i64 = indices.dtype == KES_I64;
+    std::unique_ptr<Kernel> k;
+    if (x.dtype == KES_BOOL && reduction == 0)
+        return scatter_elements_kernel<uint8_t>(x.shape, indices.shape, axis, i64, 0);
+    if (dispatch_numeric(x.dtype, [&](auto tag) {
+            k = scatter_elements_kernel<typename decltype(tag)::type>(x.shape, indices.shape, axis, i64, reduction);
+        }))
+        return k;
+    unsupported_dtype("input data", x.dtype, kNumericTypes);
+}
+
+// ---- GatherND / ScatterND -------------------------------------------------------------------------------
+
+// Index tuples of the last indices dim address blocks of data; checked at run time.
+struct NdPlan {
+    int64_t tuples = 0, k = 0, block = 0;                 // block: bytes per addressed slice
+    int64_t per_batch = 1, batch_stride = 0;              // tuples per batch, data bytes per batch
+    int64_t dims[kMaxRank] = {}, strides[kMaxRank] = {};  // extents and byte strides of the indexed dims
+    bool i64 = true;
+};
+
+NdPlan nd_plan(const TensorDesc& x, const TensorDesc& indices, int64_t batch_dims) {
+    if (indices.dtype != KES_I64 && indices.dtype != KES_I32)
+        unsupported_dtype("input indices", indices.dtype, "i32, i64");
+    if (indices.rank() < 1 || x.rank() < 1) fail(KES_ERR_INVALID_ARGUMENT, "data and indices must have rank >= 1");
+    require_rank_at_most(x, kMaxRank, "input data");
+    NdPlan p;
+    p.k = indices.shape.back();
+    if (batch_dims < 0 || batch_dims >= std::min(x.rank(), indices.rank()) || p.k < 1 || p.k > x.rank() - batch_dims)
+        fail(KES_ERR_INVALID_ARGUMENT, "indices %s cannot index data %s with batch_dims %lld",
+             shape_string(indices.shape).c_str(), shape_string(x.shape).c_str(), static_cast<long long>(batch_dims));
+    for (int64_t d = 0; d < batch_dims; ++d)
+        if (x.shape[static_cast<size_t>(d)] != indices.shape[static_cast<size_t>(d)])
+            fail(KES_ERR_INVALID_ARGUMENT, "batch dims of data %s and indices %s differ", shape_string(x.shape).c_str(),
+                 shape_string(indices.shape).c_str());
+    const int64_t es = static_cast<int64_t>(kes_dtype_size(x.dtype));
+    const Shape st = contiguous_strides(x.shape);
+    p.block = es;
+    for (int64_t d = batch_dims + p.k; d < x.rank(); ++d) p.block *= x.shape[static_cast<size_t>(d)];
+    for (int64_t j = 0; j < p.k; ++j) {
+        p.dims[j] = x.shape[static_cast<size_t>(batch_dims + j)];
+        p.strides[j] = st[static_cast<size_t>(batch_dims + j)] * es;
+    }
+    p.tuples = indices.elements() / p.k;
+    for (int64_t d = batch_dims; d < indices.rank() - 1; ++d) p.per_batch *= indices.shape[static_cast<size_t>(d)];
+    p.batch_stride = batch_dims > 0 ? st[static_cast<size_t>(batch_dims - 1)] * es : 0;
+    p.i64 = indices.dtype == KES_I64;
+    return p;
+}
+
+// Byte offset into data of index tuple t.
+inline int64_t nd_offset(const NdPlan& p, const void* indices, int64_t t) {
+    int64_t off = p.per_batch ? (t / p.per_batch) * p.batch_stride : 0;
+    for (int64_t j = 0; j < p.k; ++j) {
+        int64_t i = p.i64 ? static_cast<const int64_t*>(indices)[t * p.k + j]
+                          : static_cast<const int32_t*>(indices)[t * p.k + j];
+        if (i < -p.dims[j] || i >= p.dims[j])
+            fail(KES_ERR_INVALID_ARGUMENT, "index %lld is out of range for an axis of %lld", static_cast<long long>(i),
+                 static_cast<long long>(p.dims[j]));
+        if (i < 0) i += p.dims[j];
+        off += i * p.strides[j];
+    }
+    return off;
+}
+
+std::unique_ptr<Kernel> create_gather_nd(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
+    const TensorDesc& x = *node.inputs[0];
+    const TensorDesc& indices = *node.inputs[1];
+    const int64_t b = node.attrs.get_int("batch_dims", 0);
+    const NdPlan p = nd_plan(x, indices, b);
+    Shape out(indices.shape.begin(), indices.shape.end() - 1);
+    out.insert(out.end(), x.shape.begin() + b + p.k, x.shape.end());
+    outputs[0].dtype = x.dtype;
+    outputs[0].shape = out;
+    return make_kernel([p](const void* const* in, void* const* outp) {
+        const uint8_t* src = in_as<uint8_t>(in, 0);
+        uint8_t* y = out_as<uint8_t>(outp, 0);
+        for (int64_t t = 0; t < p.tuples; ++t)
+            std::memcpy(y + t * p.block, src + nd_offset(p, in[1], t), static_cast<size_t>(p.block));
+    });
+}
+
+template <class T>
+void scatter_block(T* y, const T* u, int64_t n, int reduction) {
+    for (int64_t i = 0; i < n; ++i) {
+        switch (reduction) {
+            case 0: y[i] = u[i]; break;
+            case 1:
+                if constexpr (std::is_integral<T>::value)
+                    y[i] = wrap_add(y[i], u[i]);
+                else
+                    y[i] = y[i] + u[i];
+                break;
+            case 2:
+                if constexpr (std::is_integral<T>::value)
+                    y[i] = wrap_mul(y[i], u[i]);
+                else
+                    y[i] = y[i] * u[i];
+                break;
+            case 3: y[i] = u[i] > y[i] ? u[i] : y[i]; break;
+            default: y[i] = u[i] < y[i] ? u[i] : y[i]; break;
+        }
+    }
+}
+
+std::unique_ptr<Kernel> create_scatter_nd(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
+    const TensorDesc& x = *node.inputs[0];
+    const TensorDesc& indices = *node.inputs[1];
+    const TensorDesc& updates = *node.inputs[2];
+    const NdPlan p = nd_plan(x, indices, 0);
+    Shape want(indices.shape.begin(), indices.shape.end() - 1);
+    want.insert(want.end(), x.shape.begin() + p.k, x.shape.end());
+    if (updates.shape != want || updates.dtype != x.dtype)
+        fail(KES_ERR_INVALID_ARGUMENT, "updates %s %s; expected %s %s", kes_dtype_name(updates.dtype),
+             shape_string(updates.shape).c_str(), kes_dtype_name(x.dtype), shape_string(want).c_str());
+    const std::string red = get_choice(node.attrs, "reduction", "none", {"none", "add", "mul", "max", "min"});
+    const int reduction = red == "none" ? 0 : red == "add" ? 1 : red == "mul" ? 2 : red == "max" ? 3 : 4;
+    outputs[0].dtype = x.dtype;
+    outputs[0].shape = x.shape;
+    const size_t bytes = x.bytes();
+    const kes_dtype dt = x.dtype;
+    if (reduction != 0 && !dispatch_numeric(dt, [](auto) {})) unsupported_dtype("input data", dt, kNumericTypes);
+    return make_kernel([p, bytes, dt, reduction](const void* const* in, void* const* outp) {
+        uint8_t* y = out_as<uint8_t>(outp, 0);
+        const uint8_t* u = in_as<uint8_t>(in, 2);
+        if (in[0] != outp[0] && bytes) std::memmove(y, in[0], bytes);
+        for (int64_t t = 0; t < p.tuples; ++t) {
+            uint8_t* dst = y + nd_offset(p, in[1], t);
+            const uint8_t* src = u + t * p.block;
+            if (reduction == 0) {
+                std::memcpy(dst, src, static_cast<size_t>(p.block));
+                continue;
+            }
+            dispatch_numeric(dt, [&](auto tag) {
+                using T = typename decltype(tag)::type;
+                scatter_block(reinterpret_cast<T*>(dst), reinterpret_cast<const T*>(src),
+                              p.block / static_cast<int64_t>(sizeof(T)), reduction);
+            });
+        }
+    });
+}
+
+// ---- EyeLike --------------------------------------------------------------------------------------------
+
+std::unique_ptr<Kernel> create_eye_like(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
+    const TensorDesc& x = *node.inputs[0];
+    if (x.rank() != 2) fail(KES_ERR_INVALID_ARGUMENT, "input must be 2-D (is %s)", shape_string(x.shape).c_str());
+    const kes_dtype dtype = node.attrs.has("dtype") ? onnx_to_kes_dtype(node.attrs.get_int("dtype", 1)) : x.dtype;
+    const int64_t k = node.attrs.get_int("k", 0);
+    check_geometry("attribute 'k'", k, -kMaxGeometry);
+    outputs[0].dtype = dtype;
+    outputs[0].shape = x.shape;
+    std::vector<uint8_t> one(kes_dtype_size(dtype));
+    with_dtype(dtype, [&](auto tag, Storage st) {
+        using T = typename decltype(tag)::type;
+        if (st == Storage::Half) {
+            const uint16_t h = kes_fp16_from_float(1.0f);
+            std::memcpy(one.data(), &h, 2);
+        } else {
+            const T v = T(1);
+            std::memcpy(one.data(), &v, sizeof(T));
+        }
+    });
+    const int64_t rows = x.shape[0], cols = x.shape[1];
+    return make_kernel([one, rows, cols, k](const void* const*, void* const* out) {
+        uint8_t* y = out_as<uint8_t>(out, 0);
+        const int64_t es = static_cast<int64_t>(one.size());
+        if (rows > 0 && cols > 0) std::memset(y, 0, static_cast<size_t>(rows * cols * es));
+        for (int64_t r = 0; r < rows; ++r)
+            if (r + k >= 0 && r + k < cols) std::memcpy(y + (r * cols + r + k) * es, one.data(), one.size());
     });
 }
 
@@ -325,12 +780,12 @@ std::unique_ptr<Kernel> create_pad(const NodeDesc& node, std::vector<TensorDesc>
     const std::string mode = get_choice(node.attrs, "mode", "constant", {"constant", "edge", "reflect", "wrap"});
     std::vector<int64_t> pads_in;
     if (const TensorDesc* p = node.input(1))
-        pads_in = const_ints(*p, "input pads");
+        pads_in = const_int_list(*p, "input pads");
     else
         pads_in = node.attrs.get_ints("pads");  // opset < 11
     std::vector<int64_t> axes;
     if (const TensorDesc* a = node.input(3)) {
-        axes = const_ints(*a, "input axes");
+        axes = const_int_list(*a, "input axes");
         for (int64_t& v : axes) v = normalize_axis(v, x.rank());
     } else {
         for (int64_t d = 0; d < x.rank(); ++d) axes.push_back(d);
@@ -339,6 +794,7 @@ std::unique_ptr<Kernel> create_pad(const NodeDesc& node, std::vector<TensorDesc>
         fail(KES_ERR_INVALID_ARGUMENT, "input pads has %zu values; expected %zu", pads_in.size(), 2 * axes.size());
     const size_t r = x.shape.size();
     std::vector<int64_t> begin(r, 0), end(r, 0);
+    for (int64_t p : pads_in) check_geometry("a pad", p, -kMaxGeometry);
     for (size_t i = 0; i < axes.size(); ++i) {
         begin[static_cast<size_t>(axes[i])] = pads_in[i];
         end[static_cast<size_t>(axes[i])] = pads_in[i + axes.size()];
@@ -348,13 +804,17 @@ std::unique_ptr<Kernel> create_pad(const NodeDesc& node, std::vector<TensorDesc>
         fail(KES_ERR_INVALID_ARGUMENT, "input constant_value must be a %s scalar", kes_dtype_name(x.dtype));
     if (r > static_cast<size_t>(kMaxRank)) fail(KES_ERR_UNSUPPORTED, "rank %zu exceeds %d", r, kMaxRank);
     Shape out(r);
+    for (size_t d = 0; d < r; ++d) {
+        out[d] = x.shape[d] + begin[d] + end[d];
+        if (out[d] < 0) fail(KES_ERR_INVALID_ARGUMENT, "pads crop axis %zu below zero", d);
+    }
+    // An empty output needs no tables (and a huge extent next to a 0 must not build one).
+    const bool empty_out = shape_elements(out) == 0;
     // Per axis and output index: the source index, or -1 for the constant.
     std::vector<int64_t> table;
     std::vector<int64_t> table_at(r);
-    for (size_t d = 0; d < r; ++d) {
+    for (size_t d = 0; d < r && !empty_out; ++d) {
         const int64_t dim = x.shape[d];
-        out[d] = dim + begin[d] + end[d];
-        if (out[d] < 0) fail(KES_ERR_INVALID_ARGUMENT, "pads crop axis %zu below zero", d);
         if (dim == 0 && out[d] > 0 && mode != "constant")
             fail(KES_ERR_INVALID_ARGUMENT, "mode '%s' cannot pad an empty axis %zu", mode.c_str(), d);
         table_at[d] = static_cast<int64_t>(table.size());
@@ -443,10 +903,8 @@ std::unique_ptr<Kernel> create_resize(const NodeDesc& node, std::vector<TensorDe
                                         "tf_half_pixel_for_nn", "tf_crop_and_resize", "half_pixel_symmetric"});
     const std::string nearest_mode = get_choice(node.attrs, "nearest_mode", "round_prefer_floor",
                                                 {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"});
-    const std::string policy = get_choice(node.attrs, "keep_aspect_ratio_policy", "stretch",
-                                          {"stretch", "not_larger", "not_smaller"});
-    if (policy != "stretch")
-        fail(KES_ERR_UNSUPPORTED, "attribute 'keep_aspect_ratio_policy' = '%s' is not supported", policy.c_str());
+    const std::string policy =
+        get_choice(node.attrs, "keep_aspect_ratio_policy", "stretch", {"stretch", "not_larger", "not_smaller"});
     const double cubic_a = node.attrs.get_float("cubic_coeff_a", -0.75f);
     const bool exclude_outside = node.attrs.get_int("exclude_outside", 0) != 0;
     const float extrapolation = node.attrs.get_float("extrapolation_value", 0.0f);
@@ -474,14 +932,29 @@ std::unique_ptr<Kernel> create_resize(const NodeDesc& node, std::vector<TensorDe
             scale[d] = s[i];
         }
     } else {
-        const std::vector<int64_t> s = const_ints(*sizes_t, "input sizes");
+        const std::vector<int64_t> s = const_int_list(*sizes_t, "input sizes");
         if (s.size() != axes.size())
             fail(KES_ERR_INVALID_ARGUMENT, "input sizes has %zu values; expected %zu", s.size(), axes.size());
         for (size_t i = 0; i < axes.size(); ++i) {
             const size_t d = static_cast<size_t>(axes[i]);
-            if (s[i] < 0) fail(KES_ERR_INVALID_ARGUMENT, "input sizes has a negative value");
+            check_geometry("an entry of input sizes", s[i], 0);
             out[d] = s[i];
             scale[d] = x.shape[d] ? static_cast<double>(s[i]) / static_cast<double>(x.shape[d]) : 1.0;
+        }
+        if (policy != "stretch" && !axes.empty()) {
+            // One scale for all listed axes (the smallest / largest), sizes rounded half up (ONNX).
+            double common = scale[static_cast<size_t>(axes[0])];
+            for (int64_t a : axes)
+                common = policy == "not_larger" ? std::min(common, scale[static_cast<size_t>(a)])
+                                                : std::max(common, scale[static_cast<size_t>(a)]);
+            for (int64_t a : axes) {
+                const size_t d = static_cast<size_t>(a);
+                scale[d] = common;
+                const double size = std::floor(common * static_cast<double>(x.shape[d]) + 0.5);
+                if (!(size >= 0.0 && size <= static_cast<double>(kMaxGeometry)))
+                    fail(KES_ERR_UNSUPPORTED, "Resize output extent %g along axis %zu is out of range", size, d);
+                out[d] = static_cast<int64_t>(size);
+            }
         }
     }
     std::vector<double> roi_start(r, 0.0), roi_end(r, 1.0);
@@ -498,11 +971,19 @@ std::unique_ptr<Kernel> create_resize(const NodeDesc& node, std::vector<TensorDe
     if (scales_t)
         for (size_t d = 0; d < r; ++d) {
             const double extent = ctm == "tf_crop_and_resize" ? (roi_end[d] - roi_start[d]) : 1.0;
-            out[d] = static_cast<int64_t>(std::floor(static_cast<double>(x.shape[d]) * extent * scale[d]));
+            const double size = std::floor(static_cast<double>(x.shape[d]) * extent * scale[d]);
+            if (!(size >= 0.0 && size <= static_cast<double>(kMaxGeometry)))
+                fail(KES_ERR_UNSUPPORTED, "Resize output extent %g along axis %zu is out of range", size, d);
+            out[d] = static_cast<int64_t>(size);
         }
-    shape_elements(out);
     outputs[0].dtype = KES_F32;
     outputs[0].shape = out;
+    if (shape_elements(out) == 0) return make_kernel([](const void* const*, void* const*) {});
+    if (x.elements() == 0) fail(KES_ERR_INVALID_ARGUMENT, "cannot resize an empty tensor to a non-empty one");
+    int64_t table_entries = 0;
+    for (int64_t o : out) table_entries += o * 4;
+    if (table_entries > kMaxGeometry)
+        fail(KES_ERR_UNSUPPORTED, "Resize output %s is too large for this reference kernel", shape_string(out).c_str());
 
     // Tap tables per axis. Axes whose mapping is the identity get one tap of weight 1.
     std::vector<int64_t> tap_index;  // -1: outside (extrapolation value)
@@ -512,17 +993,10 @@ std::unique_ptr<Kernel> create_resize(const NodeDesc& node, std::vector<TensorDe
     for (size_t d = 0; d < r; ++d) {
         const int64_t in = x.shape[d], on = out[d];
         const double s = scale[d];
-        const bool identity = in == on && ctm != "tf_crop_and_resize" && s == 1.0;
-        const int taps = identity || mode == "nearest" ? 1 : (mode == "linear" ? 2 : 4);
-        if (!identity) ++changing;
+        const int taps = mode == "nearest" ? 1 : (mode == "linear" ? 2 : 4);
         axis[d].first = static_cast<int64_t>(tap_index.size());
         axis[d].taps = taps;
         for (int64_t o = 0; o < on; ++o) {
-            if (identity) {
-                tap_index.push_back(o);
-                tap_weight.push_back(1.0f);
-                continue;
-            }
             double xo = 0.0;
             const double fo = static_cast<double>(o);
             if (ctm == "half_pixel") {
@@ -543,7 +1017,7 @@ std::unique_ptr<Kernel> create_resize(const NodeDesc& node, std::vector<TensorDe
                 const double span = (roi_end[d] - roi_start[d]) * static_cast<double>(in - 1);
                 xo = on > 1 ? roi_start[d] * static_cast<double>(in - 1) + fo * span / static_cast<double>(on - 1)
                             : 0.5 * (roi_start[d] + roi_end[d]) * static_cast<double>(in - 1);
-                if (xo < 0.0 || xo > static_cast<double>(in - 1)) {
+                if (!(xo >= 0.0 && xo <= static_cast<double>(in - 1))) {  // also NaN (hostile roi)
                     for (int t = 0; t < taps; ++t) tap_index.push_back(-1), tap_weight.push_back(0.0f);
                     continue;
                 }
@@ -586,9 +1060,38 @@ std::unique_ptr<Kernel> create_resize(const NodeDesc& node, std::vector<TensorDe
             }
         }
     }
-    if (changing > 3)
-        fail(KES_ERR_UNSUPPORTED, "Resize changes %d axes; at most 3 are supported", changing);
-    if (x.elements() == 0 && shape_elements(out) != 0) fail(KES_ERR_INVALID_ARGUMENT, "cannot resize an empty tensor");
+    // An axis whose taps reduce to "output o reads input o" (scale 1 in most modes) gets one tap: only
+    // the axes that really change cost interpolation work.
+    {
+        std::vector<int64_t> index2;
+        std::vector<float> weight2;
+        for (size_t d = 0; d < r; ++d) {
+            const int64_t first = axis[d].first, n = axis[d].taps;
+            bool identity = out[d] == x.shape[d];
+            for (int64_t o = 0; identity && o < out[d]; ++o) {
+                float w = 0.0f;
+                for (int64_t t = 0; t < n; ++t) {
+                    const size_t k = static_cast<size_t>(first + o * n + t);
+                    if (tap_index[k] < 0 || (tap_index[k] != o && tap_weight[k] != 0.0f)) identity = false;
+                    if (tap_index[k] == o) w += tap_weight[k];
+                }
+                if (w != 1.0f) identity = false;
+            }
+            const int64_t new_first = static_cast<int64_t>(index2.size());
+            if (identity) {
+                for (int64_t o = 0; o < out[d]; ++o) index2.push_back(o), weight2.push_back(1.0f);
+                axis[d].taps = 1;
+            } else {
+                ++changing;
+                index2.insert(index2.end(), tap_index.begin() + first, tap_index.begin() + first + out[d] * n);
+                weight2.insert(weight2.end(), tap_weight.begin() + first, tap_weight.begin() + first + out[d] * n);
+            }
+            axis[d].first = new_first;
+        }
+        tap_index.swap(index2);
+        tap_weight.swap(weight2);
+    }
+    if (changing > 3) fail(KES_ERR_UNSUPPORTED, "Resize changes %d axes; at most 3 are supported", changing);
     struct Plan {
         int rank;
         int64_t out[kMaxRank], stride[kMaxRank], first[kMaxRank];
@@ -639,6 +1142,15 @@ std::unique_ptr<Kernel> create_resize(const NodeDesc& node, std::vector<TensorDe
 
 void add_misc_ops(OpList& ops) {
     ops.push_back({"Cast", 1, 1, 1, 1, create_cast});
+    ops.push_back({"CastLike", 2, 2, 1, 1, create_cast});
+    ops.push_back({"GatherElements", 2, 2, 1, 1, create_gather_elements});
+    ops.push_back({"DequantizeLinear", 2, 3, 1, 1, create_dequantize});
+    ops.push_back({"QuantizeLinear", 2, 3, 1, 1, create_quantize});
+    ops.push_back({"EyeLike", 1, 1, 1, 1, create_eye_like});
+    ops.push_back({"OneHot", 3, 3, 1, 1, create_one_hot});
+    ops.push_back({"ScatterElements", 3, 3, 1, 1, create_scatter_elements});
+    ops.push_back({"GatherND", 2, 2, 1, 1, create_gather_nd});
+    ops.push_back({"ScatterND", 3, 3, 1, 1, create_scatter_nd});
     ops.push_back({"Shape", 1, 1, 1, 1, create_shape});
     ops.push_back({"Size", 1, 1, 1, 1, create_size});
     ops.push_back({"ConstantOfShape", 1, 1, 1, 1, create_constant_of_shape});

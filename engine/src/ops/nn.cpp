@@ -13,11 +13,15 @@
 //   (storage_order 1: column-major within each channel's H×W plane, as ONNX Runtime).
 // - Conv, ConvTranspose, Gemm and MatMul apply the fused "activation" attributes (op.hpp).
 // - BatchNormalization is inference only (one output); the channel axis is 1 (NCHW) or the last (NHWC).
+// - MaxPool also runs on u8/i8 (its padding never wins); AveragePool is f32.
+// - LayerNormalization (opset 17; Scale/B broadcast over the normalised dims; optional Mean and
+//   InvStdDev outputs), InstanceNormalization and LRN (NCHW, channel window floor/ceil((size-1)/2))
+//   accumulate mean and variance in double.
 #include <cmath>
 #include <limits>
 
-#include "ops.hpp"
 #include "op_util.hpp"
+#include "ops.hpp"
 
 namespace kes {
 
@@ -223,9 +227,7 @@ std::unique_ptr<Kernel> create_conv_transpose(const NodeDesc& node, std::vector<
         std::vector<int64_t> v = node.attrs.get_ints(name, std::vector<int64_t>(ns, fallback));
         if (v.size() != ns)
             fail(KES_ERR_INVALID_ARGUMENT, "attribute '%s' has %zu values; expected %zu", name, v.size(), ns);
-        for (int64_t e : v)
-            if (e < min_value)
-                fail(KES_ERR_INVALID_ARGUMENT, "attribute '%s' has value %lld", name, static_cast<long long>(e));
+        for (int64_t e : v) check_geometry(format("attribute '%s'", name).c_str(), e, min_value);
         return v;
     };
     const std::vector<int64_t> strides = per_axis("strides", 1, 1), dil = per_axis("dilations", 1, 1);
@@ -233,6 +235,7 @@ std::unique_ptr<Kernel> create_conv_transpose(const NodeDesc& node, std::vector<
     std::vector<int64_t> pads = node.attrs.get_ints("pads", std::vector<int64_t>(2 * ns, 0));
     if (pads.size() != 2 * ns)
         fail(KES_ERR_INVALID_ARGUMENT, "attribute 'pads' has %zu values; expected %zu", pads.size(), 2 * ns);
+    for (int64_t p : pads) check_geometry("attribute 'pads'", p, 0);
     const std::string auto_pad =
         get_choice(node.attrs, "auto_pad", "NOTSET", {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"});
     std::vector<int64_t> out_shape_attr = node.attrs.get_ints("output_shape");
@@ -244,14 +247,16 @@ std::unique_ptr<Kernel> create_conv_transpose(const NodeDesc& node, std::vector<
             fail(KES_ERR_INVALID_ARGUMENT, "attribute 'output_shape' has %zu values; expected %zu",
                  out_shape_attr.size(), ns);
     }
+    for (int64_t v : out_shape_attr) check_geometry("attribute 'output_shape'", v, 0);
     std::vector<Window> win(ns);
     for (size_t i = 0; i < ns; ++i) {
         Window& a = win[i];
+        check_geometry("the kernel extent", kernel[i], 1);
         a.in = spatial[i], a.kernel = kernel[i], a.stride = strides[i], a.dilation = dil[i];
         if (out_pad[i] >= std::max(a.stride, a.dilation))
             fail(KES_ERR_INVALID_ARGUMENT, "attribute 'output_padding' %lld must be < stride or dilation",
                  static_cast<long long>(out_pad[i]));
-        const int64_t full = a.stride * (a.in - 1) + out_pad[i] + a.extent();
+        const int64_t full = shape_elements({a.stride, a.in - 1}) + out_pad[i] + a.extent();  // overflow-checked
         if (!out_shape_attr.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
             const int64_t target = !out_shape_attr.empty() ? out_shape_attr[i] : a.in * a.stride;
             // A negative total (output_shape beyond the full size) extends the end with bias-only
@@ -412,7 +417,9 @@ struct PoolGeom {
 
 PoolGeom pool_geometry(const NodeDesc& node, std::vector<TensorDesc>& outputs, bool allow_ceil) {
     const TensorDesc& x = *node.inputs[0];
-    require_dtype(x, KES_F32, "input X");
+    const bool bytes_ok = node.op == "MaxPool" && (x.dtype == KES_U8 || x.dtype == KES_I8);
+    if (x.dtype != KES_F32 && !bytes_ok)
+        unsupported_dtype("input X", x.dtype, node.op == "MaxPool" ? "f32, u8, i8" : "f32");
     require_image(x, "input X");
     const Layout layout = get_layout(node.attrs);
     PoolGeom g;
@@ -424,10 +431,43 @@ PoolGeom pool_geometry(const NodeDesc& node, std::vector<TensorDesc>& outputs, b
              spatial.size());
     const std::vector<Window> win = resolve_windows(node.attrs, spatial, kernel, allow_ceil);
     split_windows(win, g.wh, g.ww);
-    outputs[0].dtype = KES_F32;
+    outputs[0].dtype = x.dtype;
     outputs[0].shape = image_shape(g.x.n, g.x.c, g.wh.out, g.ww.out, x.shape.size(), layout);
     g.y = image_dims(outputs[0].shape, layout);
     return g;
+}
+
+template <class T>
+std::unique_ptr<Kernel> max_pool_kernel(const PoolGeom& g, bool indices, int64_t storage_order) {
+    return make_kernel([g, indices, storage_order](const void* const* in, void* const* out) {
+        const T* px = in_as<T>(in, 0);
+        T* py = out_as<T>(out, 0);
+        int64_t* pi = indices ? out_as<int64_t>(out, 1) : nullptr;
+        for (int64_t n = 0; n < g.x.n; ++n)
+            for (int64_t c = 0; c < g.x.c; ++c)
+                for (int64_t oh = 0; oh < g.y.h; ++oh)
+                    for (int64_t ow = 0; ow < g.y.w; ++ow) {
+                        T best = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                                      : std::numeric_limits<T>::lowest();
+                        int64_t best_h = -1, best_w = -1;
+                        for (int64_t kh = 0; kh < g.wh.kernel; ++kh) {
+                            const int64_t ih = oh * g.wh.stride - g.wh.pad_begin + kh * g.wh.dilation;
+                            if (ih < 0 || ih >= g.x.h) continue;
+                            for (int64_t kw = 0; kw < g.ww.kernel; ++kw) {
+                                const int64_t iw = ow * g.ww.stride - g.ww.pad_begin + kw * g.ww.dilation;
+                                if (iw < 0 || iw >= g.x.w) continue;
+                                const T v = px[g.x.at(n, c, ih, iw)];
+                                if (v > best || best_h < 0) best = v, best_h = ih, best_w = iw;
+                            }
+                        }
+                        const int64_t o = g.y.at(n, c, oh, ow);
+                        py[o] = best;
+                        if (pi) {
+                            const int64_t plane = (n * g.x.c + c) * g.x.h * g.x.w;
+                            pi[o] = plane + (storage_order ? best_w * g.x.h + best_h : best_h * g.x.w + best_w);
+                        }
+                    }
+    });
 }
 
 std::unique_ptr<Kernel> create_max_pool(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
@@ -443,34 +483,10 @@ std::unique_ptr<Kernel> create_max_pool(const NodeDesc& node, std::vector<Tensor
         outputs[1].dtype = KES_I64;
         outputs[1].shape = outputs[0].shape;
     }
-    return make_kernel([g, indices, storage_order](const void* const* in, void* const* out) {
-        const float* px = in_as<float>(in, 0);
-        float* py = out_as<float>(out, 0);
-        int64_t* pi = indices ? out_as<int64_t>(out, 1) : nullptr;
-        for (int64_t n = 0; n < g.x.n; ++n)
-            for (int64_t c = 0; c < g.x.c; ++c)
-                for (int64_t oh = 0; oh < g.y.h; ++oh)
-                    for (int64_t ow = 0; ow < g.y.w; ++ow) {
-                        float best = -std::numeric_limits<float>::infinity();
-                        int64_t best_h = -1, best_w = -1;
-                        for (int64_t kh = 0; kh < g.wh.kernel; ++kh) {
-                            const int64_t ih = oh * g.wh.stride - g.wh.pad_begin + kh * g.wh.dilation;
-                            if (ih < 0 || ih >= g.x.h) continue;
-                            for (int64_t kw = 0; kw < g.ww.kernel; ++kw) {
-                                const int64_t iw = ow * g.ww.stride - g.ww.pad_begin + kw * g.ww.dilation;
-                                if (iw < 0 || iw >= g.x.w) continue;
-                                const float v = px[g.x.at(n, c, ih, iw)];
-                                if (v > best || best_h < 0) best = v, best_h = ih, best_w = iw;
-                            }
-                        }
-                        const int64_t o = g.y.at(n, c, oh, ow);
-                        py[o] = best;
-                        if (pi) {
-                            const int64_t plane = (n * g.x.c + c) * g.x.h * g.x.w;
-                            pi[o] = plane + (storage_order ? best_w * g.x.h + best_h : best_h * g.x.w + best_w);
-                        }
-                    }
-    });
+    const kes_dtype dt = node.inputs[0]->dtype;
+    if (dt == KES_U8) return max_pool_kernel<uint8_t>(g, indices, storage_order);
+    if (dt == KES_I8) return max_pool_kernel<int8_t>(g, indices, storage_order);
+    return max_pool_kernel<float>(g, indices, storage_order);
 }
 
 std::unique_ptr<Kernel> create_average_pool(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
@@ -575,6 +591,124 @@ std::unique_ptr<Kernel> create_batch_norm(const NodeDesc& node, std::vector<Tens
     });
 }
 
+// ---- LayerNormalization, InstanceNormalization, LRN -----------------------------------------------------
+
+std::unique_ptr<Kernel> create_layer_norm(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
+    const TensorDesc& x = *node.inputs[0];
+    const TensorDesc& scale = *node.inputs[1];
+    const TensorDesc* bias = node.input(2);
+    require_dtype(x, KES_F32, "input X");
+    require_dtype(scale, KES_F32, "input Scale");
+    if (x.rank() == 0) fail(KES_ERR_INVALID_ARGUMENT, "input X must have rank >= 1");
+    const int64_t axis = normalize_axis(node.attrs.get_int("axis", -1), x.rank());
+    const float eps = node.attrs.get_float("epsilon", 1e-5f);
+    const Shape norm_shape(x.shape.begin() + axis, x.shape.end());
+    auto check = [&](const TensorDesc& t, const char* what) {
+        if (broadcast_shapes(t.shape, norm_shape) != norm_shape)
+            fail(KES_ERR_INVALID_ARGUMENT, "input %s of shape %s does not broadcast to %s", what,
+                 shape_string(t.shape).c_str(), shape_string(norm_shape).c_str());
+    };
+    check(scale, "Scale");
+    if (bias) {
+        require_dtype(*bias, KES_F32, "input B");
+        check(*bias, "B");
+    }
+    const BroadcastPlan plan = make_broadcast_plan(norm_shape, {scale.shape, bias ? bias->shape : Shape{}});
+    const int64_t inner = shape_elements(norm_shape), outer = inner ? x.elements() / inner : 0;
+    outputs[0].dtype = KES_F32;
+    outputs[0].shape = x.shape;
+    Shape stat_shape = x.shape;
+    for (size_t d = static_cast<size_t>(axis); d < stat_shape.size(); ++d) stat_shape[d] = 1;
+    for (size_t i = 1; i < outputs.size(); ++i) outputs[i].dtype = KES_F32, outputs[i].shape = stat_shape;
+    const bool has_bias = bias != nullptr;
+    const size_t n_out = outputs.size();
+    return make_kernel([=](const void* const* in, void* const* out) {
+        const float* px = in_as<float>(in, 0);
+        const float* ps = in_as<float>(in, 1);
+        const float* pb = has_bias ? in_as<float>(in, 2) : nullptr;
+        float* py = out_as<float>(out, 0);
+        for (int64_t o = 0; o < outer; ++o) {
+            const float* xr = px + o * inner;
+            float* yr = py + o * inner;
+            double mean = 0.0, var = 0.0;
+            for (int64_t i = 0; i < inner; ++i) mean += xr[i];
+            mean /= static_cast<double>(inner);
+            for (int64_t i = 0; i < inner; ++i) var += (xr[i] - mean) * (xr[i] - mean);
+            var /= static_cast<double>(inner);
+            const double inv = 1.0 / std::sqrt(var + eps);
+            for_each_broadcast(plan, [&](int64_t i, int64_t is, int64_t ib, int64_t) {
+                yr[i] = static_cast<float>((xr[i] - mean) * inv * ps[is] + (pb ? pb[ib] : 0.0f));
+            });
+            if (n_out > 1 && out[1]) out_as<float>(out, 1)[o] = static_cast<float>(mean);
+            if (n_out > 2 && out[2]) out_as<float>(out, 2)[o] = static_cast<float>(inv);
+        }
+    });
+}
+
+std::unique_ptr<Kernel> create_instance_norm(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
+    const TensorDesc& x = *node.inputs[0];
+    require_dtype(x, KES_F32, "input");
+    if (x.rank() < 3) fail(KES_ERR_INVALID_ARGUMENT, "input must have rank >= 3");
+    const int64_t n = x.shape[0], c = x.shape[1];
+    for (size_t i = 1; i < 3; ++i) {
+        require_dtype(*node.inputs[i], KES_F32, i == 1 ? "scale" : "B");
+        if (node.inputs[i]->shape != Shape{c})
+            fail(KES_ERR_INVALID_ARGUMENT, "input %s must have shape [%lld]", i == 1 ? "scale" : "B",
+                 static_cast<long long>(c));
+    }
+    const float eps = node.attrs.get_float("epsilon", 1e-5f);
+    const int64_t spatial = n * c != 0 ? x.elements() / (n * c) : 0;
+    outputs[0].dtype = KES_F32;
+    outputs[0].shape = x.shape;
+    return make_kernel([=](const void* const* in, void* const* out) {
+        const float* px = in_as<float>(in, 0);
+        const float* ps = in_as<float>(in, 1);
+        const float* pb = in_as<float>(in, 2);
+        float* py = out_as<float>(out, 0);
+        for (int64_t p = 0; p < n * c; ++p) {
+            const float* xr = px + p * spatial;
+            double mean = 0.0, var = 0.0;
+            for (int64_t i = 0; i < spatial; ++i) mean += xr[i];
+            mean /= static_cast<double>(spatial);
+            for (int64_t i = 0; i < spatial; ++i) var += (xr[i] - mean) * (xr[i] - mean);
+            var /= static_cast<double>(spatial);
+            const double k = ps[p % c] / std::sqrt(var + eps);
+            for (int64_t i = 0; i < spatial; ++i)
+                py[p * spatial + i] = static_cast<float>((xr[i] - mean) * k + pb[p % c]);
+        }
+    });
+}
+
+std::unique_ptr<Kernel> create_lrn(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
+    const TensorDesc& x = *node.inputs[0];
+    require_dtype(x, KES_F32, "input X");
+    if (x.rank() < 3) fail(KES_ERR_INVALID_ARGUMENT, "input X must have rank >= 3 (NCHW)");
+    const int64_t size = node.attrs.require_int("size");
+    if (size < 1) fail(KES_ERR_INVALID_ARGUMENT, "attribute 'size' must be >= 1");
+    const float alpha = node.attrs.get_float("alpha", 1e-4f), beta = node.attrs.get_float("beta", 0.75f);
+    const float bias = node.attrs.get_float("bias", 1.0f);
+    const int64_t n = x.shape[0], c = x.shape[1], spatial = n * c != 0 ? x.elements() / (n * c) : 0;
+    const int64_t before = (size - 1) / 2, after = size - 1 - before;
+    outputs[0].dtype = KES_F32;
+    outputs[0].shape = x.shape;
+    return make_kernel([=](const void* const* in, void* const* out) {
+        const float* px = in_as<float>(in, 0);
+        float* py = out_as<float>(out, 0);
+        for (int64_t b = 0; b < n; ++b)
+            for (int64_t ch = 0; ch < c; ++ch)
+                for (int64_t s = 0; s < spatial; ++s) {
+                    double sum = 0.0;
+                    for (int64_t k = std::max<int64_t>(0, ch - before); k <= std::min(c - 1, ch + after); ++k) {
+                        const double v = px[(b * c + k) * spatial + s];
+                        sum += v * v;
+                    }
+                    const int64_t at = (b * c + ch) * spatial + s;
+                    py[at] =
+                        static_cast<float>(px[at] / std::pow(bias + alpha / static_cast<double>(size) * sum, beta));
+                }
+    });
+}
+
 }  // namespace
 
 void add_nn_ops(OpList& ops) {
@@ -587,6 +721,9 @@ void add_nn_ops(OpList& ops) {
     ops.push_back({"GlobalAveragePool", 1, 1, 1, 1, create_global_pool<false>});
     ops.push_back({"GlobalMaxPool", 1, 1, 1, 1, create_global_pool<true>});
     ops.push_back({"BatchNormalization", 5, 5, 1, 3, create_batch_norm});
+    ops.push_back({"LayerNormalization", 2, 3, 1, 3, create_layer_norm});
+    ops.push_back({"InstanceNormalization", 3, 3, 1, 1, create_instance_norm});
+    ops.push_back({"LRN", 1, 1, 1, 1, create_lrn});
 }
 
 }  // namespace kes

@@ -5,6 +5,20 @@
 
 namespace kes {
 
+void check_geometry(const char* name, int64_t value, int64_t min_value) {
+    if (value < min_value)
+        fail(KES_ERR_INVALID_ARGUMENT, "%s is %lld; must be >= %lld", name, static_cast<long long>(value),
+             static_cast<long long>(min_value));
+    if (value > kMaxGeometry || value < -kMaxGeometry)
+        fail(KES_ERR_UNSUPPORTED, "%s is %lld; at most %lld in magnitude is supported", name,
+             static_cast<long long>(value), static_cast<long long>(kMaxGeometry));
+}
+
+std::vector<int64_t> const_int_list(const TensorDesc& t, const char* what) {
+    if (t.is_const() && t.elements() == 0 && (t.dtype == KES_I64 || t.dtype == KES_I32)) return {};
+    return const_ints(t, what);
+}
+
 void require_rank_at_most(const TensorDesc& t, int64_t max_rank, const char* what) {
     if (t.rank() > max_rank)
         fail(KES_ERR_UNSUPPORTED, "%s has rank %lld; at most %lld is supported", what, static_cast<long long>(t.rank()),
@@ -106,22 +120,21 @@ std::vector<Window> resolve_windows(const Attrs& attrs, const Shape& spatial_in,
         if (v.size() != n)
             fail(KES_ERR_INVALID_ARGUMENT, "attribute '%s' has %zu values; expected %zu (one per spatial axis)", name,
                  v.size(), n);
-        for (int64_t x : v)
-            if (x < 1) fail(KES_ERR_INVALID_ARGUMENT, "attribute '%s' has value %lld; must be >= 1", name,
-                            static_cast<long long>(x));
+        for (int64_t x : v) check_geometry(format("attribute '%s'", name).c_str(), x, 1);
         return v;
     };
     const std::vector<int64_t> strides = per_axis("strides", 1);
     const std::vector<int64_t> dilations = per_axis("dilations", 1);
-    const std::string auto_pad = get_choice(attrs, "auto_pad", "NOTSET", {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"});
+    const std::string auto_pad =
+        get_choice(attrs, "auto_pad", "NOTSET", {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"});
     std::vector<int64_t> pads = attrs.get_ints("pads", std::vector<int64_t>(2 * n, 0));
     if (pads.size() != 2 * n)
         fail(KES_ERR_INVALID_ARGUMENT, "attribute 'pads' has %zu values; expected %zu", pads.size(), 2 * n);
-    for (int64_t p : pads)
-        if (p < 0) fail(KES_ERR_INVALID_ARGUMENT, "attribute 'pads' has a negative value %lld", static_cast<long long>(p));
+    for (int64_t p : pads) check_geometry("attribute 'pads'", p, 0);
     const int64_t ceil_mode = attrs.get_int("ceil_mode", 0);
     if (ceil_mode != 0 && ceil_mode != 1)
-        fail(KES_ERR_INVALID_ARGUMENT, "attribute 'ceil_mode' is %lld; expected 0 or 1", static_cast<long long>(ceil_mode));
+        fail(KES_ERR_INVALID_ARGUMENT, "attribute 'ceil_mode' is %lld; expected 0 or 1",
+             static_cast<long long>(ceil_mode));
     if (ceil_mode && !allow_ceil_mode) fail(KES_ERR_INVALID_ARGUMENT, "attribute 'ceil_mode' is not valid for this op");
 
     std::vector<Window> w(n);
@@ -131,9 +144,7 @@ std::vector<Window> resolve_windows(const Attrs& attrs, const Shape& spatial_in,
         a.kernel = kernel[i];
         a.stride = strides[i];
         a.dilation = dilations[i];
-        if (a.kernel < 1)
-            fail(KES_ERR_INVALID_ARGUMENT, "kernel extent %lld along spatial axis %zu must be >= 1",
-                 static_cast<long long>(a.kernel), i);
+        check_geometry("the kernel extent", a.kernel, 1);
         if (auto_pad == "NOTSET") {
             a.pad_begin = pads[i];
             a.pad_end = pads[i + n];

@@ -5,8 +5,10 @@
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -43,6 +45,69 @@ template <class T>
 inline T* out_as(void* const* outputs, size_t i) {
     return static_cast<T*>(outputs[i]);
 }
+
+// const_ints (op.hpp) that also accepts an empty constant (e.g. Reshape to a scalar, empty axes):
+// op.cpp's version would pass a null destination to memcpy for 0 elements.
+std::vector<int64_t> const_int_list(const TensorDesc& t, const char* what);
+
+template <class T>
+struct TypeTag {
+    using type = T;
+};
+// Calls f(TypeTag<T>{}) with the C++ type of a plain numeric dtype (not f16, not bool) and returns
+// true; false for other dtypes.
+constexpr const char* kNumericTypes = "f32, f64, i8, u8, i16, u16, i32, u32, i64, u64";
+template <class F>
+bool dispatch_numeric(kes_dtype dtype, F&& f) {
+    switch (dtype) {
+        case KES_F32: f(TypeTag<float>{}); return true;
+        case KES_F64: f(TypeTag<double>{}); return true;
+        case KES_I8: f(TypeTag<int8_t>{}); return true;
+        case KES_U8: f(TypeTag<uint8_t>{}); return true;
+        case KES_I16: f(TypeTag<int16_t>{}); return true;
+        case KES_U16: f(TypeTag<uint16_t>{}); return true;
+        case KES_I32: f(TypeTag<int32_t>{}); return true;
+        case KES_U32: f(TypeTag<uint32_t>{}); return true;
+        case KES_I64: f(TypeTag<int64_t>{}); return true;
+        case KES_U64: f(TypeTag<uint64_t>{}); return true;
+        default: return false;
+    }
+}
+
+// double → T: integers truncate toward zero and saturate, NaN → 0 (no undefined conversions).
+template <class T>
+inline T saturate_cast(double v) {
+    if constexpr (std::is_floating_point<T>::value) {
+        return static_cast<T>(v);
+    } else {
+        if (v != v) return T(0);
+        if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+        if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+        return static_cast<T>(v);
+    }
+}
+
+// Wrapping (two's complement) integer arithmetic without undefined overflow: computed in an unsigned
+// type at least as wide as unsigned int (narrower types would promote to signed int).
+template <class T>
+using WrapType = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+template <class T>
+inline T wrap_add(T a, T b) {
+    return static_cast<T>(static_cast<WrapType<T>>(a) + static_cast<WrapType<T>>(b));
+}
+template <class T>
+inline T wrap_sub(T a, T b) {
+    return static_cast<T>(static_cast<WrapType<T>>(a) - static_cast<WrapType<T>>(b));
+}
+template <class T>
+inline T wrap_mul(T a, T b) {
+    return static_cast<T>(static_cast<WrapType<T>>(a) * static_cast<WrapType<T>>(b));
+}
+
+// Geometry attributes (pads, strides, dilations, kernel extents, block sizes) above this are rejected
+// (KES_ERR_UNSUPPORTED) so that hostile files cannot overflow the shape arithmetic.
+constexpr int64_t kMaxGeometry = int64_t{1} << 24;
+void check_geometry(const char* name, int64_t value, int64_t min_value);
 
 void require_rank_at_most(const TensorDesc& t, int64_t max_rank, const char* what);  // else UNSUPPORTED
 // Throws KES_ERR_UNSUPPORTED naming `what`, the dtype and the accepted list (e.g. "f32, i32, i64").

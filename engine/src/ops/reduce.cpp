@@ -11,12 +11,16 @@
 //   overflows to inf for inputs above ~88. ReduceMax/Min of an empty set give -inf/+inf (f32) or the
 //   type's lowest/highest value.
 // - ArgMax/ArgMin: first index of the extreme unless select_last_index = 1; NaN is never selected.
+// - Reduce* on f32 and f64 (Sum/Mean/Max/Min/Prod also i32, i64).
+// - Hardmax (opset 13, one axis): the first maximum gets 1. CumSum: axis is a constant input; integer
+//   sums wrap. TopK: K must be constant; output always sorted (value, then lower index first for ties),
+//   also when sorted = 0; O(K·n) selection so run() needs no scratch memory.
 #include <cmath>
 #include <limits>
 #include <type_traits>
 
-#include "ops.hpp"
 #include "op_util.hpp"
+#include "ops.hpp"
 
 namespace kes {
 
@@ -84,9 +88,8 @@ T reduce_init() {
 template <Red K, class T>
 inline T reduce_step(T acc, T v) {
     if constexpr (std::is_integral<T>::value) {
-        using U = std::make_unsigned_t<T>;
-        if constexpr (K == Red::Sum || K == Red::Mean) return static_cast<T>(static_cast<U>(acc) + static_cast<U>(v));
-        if constexpr (K == Red::Prod) return static_cast<T>(static_cast<U>(acc) * static_cast<U>(v));
+        if constexpr (K == Red::Sum || K == Red::Mean) return wrap_add(acc, v);
+        if constexpr (K == Red::Prod) return wrap_mul(acc, v);
         if constexpr (K == Red::Max) return v > acc ? v : acc;
         if constexpr (K == Red::Min) return v < acc ? v : acc;
         return acc;
@@ -110,7 +113,8 @@ std::unique_ptr<Kernel> reduce_kernel(const BroadcastPlan& plan, int64_t out_cou
         const T* x = in_as<T>(in, 0);
         T* y = out_as<T>(out, 0);
         for (int64_t i = 0; i < out_count; ++i) y[i] = reduce_init<K, T>();
-        for_each_broadcast(plan, [&](int64_t i, int64_t io, int64_t, int64_t) { y[io] = reduce_step<K, T>(y[io], x[i]); });
+        for_each_broadcast(plan,
+                           [&](int64_t i, int64_t io, int64_t, int64_t) { y[io] = reduce_step<K, T>(y[io], x[i]); });
         if constexpr (std::is_floating_point<T>::value) {
             for (int64_t i = 0; i < out_count; ++i) {
                 if constexpr (K == Red::Mean) y[i] /= static_cast<T>(group);
@@ -127,7 +131,7 @@ std::unique_ptr<Kernel> reduce_kernel(const BroadcastPlan& plan, int64_t out_cou
 std::vector<int64_t> reduce_axes(const NodeDesc& node, int64_t rank) {
     std::vector<int64_t> axes;
     if (const TensorDesc* t = node.input(1)) {
-        axes = const_ints(*t, "input axes");
+        axes = const_int_list(*t, "input axes");
     } else {
         axes = node.attrs.get_ints("axes");
     }
@@ -142,8 +146,9 @@ std::unique_ptr<Kernel> create_reduce(const NodeDesc& node, std::vector<TensorDe
     const bool noop_empty = node.attrs.get_int("noop_with_empty_axes", 0) != 0;
     std::vector<int64_t> axes = reduce_axes(node, x.rank());
     const bool is_float_only = K != Red::Sum && K != Red::Max && K != Red::Min && K != Red::Prod && K != Red::Mean;
-    if (x.dtype != KES_F32 && (is_float_only || (x.dtype != KES_I32 && x.dtype != KES_I64)))
-        unsupported_dtype("input data", x.dtype, is_float_only ? "f32" : "f32, i32, i64");
+    const bool is_float = x.dtype == KES_F32 || x.dtype == KES_F64;
+    if (!is_float && (is_float_only || (x.dtype != KES_I32 && x.dtype != KES_I64)))
+        unsupported_dtype("input data", x.dtype, is_float_only ? "f32, f64" : "f32, f64, i32, i64");
     outputs[0].dtype = x.dtype;
     if (axes.empty() && noop_empty) {
         outputs[0].shape = x.shape;
@@ -166,6 +171,7 @@ std::unique_ptr<Kernel> create_reduce(const NodeDesc& node, std::vector<TensorDe
     const BroadcastPlan plan = make_broadcast_plan(x.shape, {kept});
     const int64_t out_count = shape_elements(out);
     if (x.dtype == KES_I32) return reduce_kernel<K, int32_t>(plan, out_count, group);
+    if (x.dtype == KES_F64) return reduce_kernel<K, double>(plan, out_count, group);
     if (x.dtype == KES_I64) return reduce_kernel<K, int64_t>(plan, out_count, group);
     return reduce_kernel<K, float>(plan, out_count, group);
 }
@@ -204,8 +210,10 @@ std::unique_ptr<Kernel> create_arg(const NodeDesc& node, std::vector<TensorDesc>
         const int64_t e = x.shape[static_cast<size_t>(d)];
         if (d < axis) outer *= e;
         if (d > axis) inner *= e;
-        if (d != axis) out.push_back(e);
-        else if (keepdims) out.push_back(1);
+        if (d != axis)
+            out.push_back(e);
+        else if (keepdims)
+            out.push_back(1);
     }
     const int64_t dim = x.shape[static_cast<size_t>(axis)];
     if (dim == 0) fail(KES_ERR_INVALID_ARGUMENT, "cannot take the arg-extreme of an empty axis");
@@ -219,6 +227,144 @@ std::unique_ptr<Kernel> create_arg(const NodeDesc& node, std::vector<TensorDesc>
         case KES_I8: return arg_kernel<kMax, int8_t>(outer, dim, inner, last);
         default: unsupported_dtype("input data", x.dtype, "f32, i32, i64, u8, i8");
     }
+}
+
+// ---- Hardmax, CumSum, TopK ------------------------------------------------------------------------------
+
+std::unique_ptr<Kernel> create_hardmax(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
+    const TensorDesc& x = *node.inputs[0];
+    require_dtype(x, KES_F32, "input");
+    if (x.rank() == 0) fail(KES_ERR_INVALID_ARGUMENT, "input must have rank >= 1");
+    const int64_t axis = normalize_axis(node.attrs.get_int("axis", -1), x.rank());
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < x.rank(); ++d) {
+        if (d < axis) outer *= x.shape[static_cast<size_t>(d)];
+        if (d > axis) inner *= x.shape[static_cast<size_t>(d)];
+    }
+    const int64_t dim = x.shape[static_cast<size_t>(axis)];
+    outputs[0].dtype = KES_F32;
+    outputs[0].shape = x.shape;
+    return make_kernel([outer, inner, dim](const void* const* in, void* const* out) {
+        const float* px = in_as<float>(in, 0);
+        float* py = out_as<float>(out, 0);
+        for (int64_t o = 0; o < outer; ++o)
+            for (int64_t i = 0; i < inner; ++i) {
+                const int64_t base = o * dim * inner + i;
+                int64_t best = 0;
+                for (int64_t k = 0; k < dim; ++k) {
+                    if (px[base + k * inner] > px[base + best * inner]) best = k;
+                    py[base + k * inner] = 0.0f;
+                }
+                if (dim) py[base + best * inner] = 1.0f;
+            }
+    });
+}
+
+template <class T>
+std::unique_ptr<Kernel> cumsum_kernel(int64_t outer, int64_t dim, int64_t inner, bool exclusive, bool reverse) {
+    return make_kernel([=](const void* const* in, void* const* out) {
+        const T* px = in_as<T>(in, 0);
+        T* py = out_as<T>(out, 0);
+        for (int64_t o = 0; o < outer; ++o)
+            for (int64_t i = 0; i < inner; ++i) {
+                T acc = T(0);
+                for (int64_t j = 0; j < dim; ++j) {
+                    const int64_t k = reverse ? dim - 1 - j : j;
+                    const int64_t at = (o * dim + k) * inner + i;
+                    const T v = px[at];
+                    if (exclusive) py[at] = acc;
+                    if constexpr (std::is_integral<T>::value)
+                        acc = wrap_add(acc, v);
+                    else
+                        acc += v;
+                    if (!exclusive) py[at] = acc;
+                }
+            }
+    });
+}
+
+std::unique_ptr<Kernel> create_cumsum(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
+    const TensorDesc& x = *node.inputs[0];
+    const std::vector<int64_t> axis_v = const_int_list(*node.inputs[1], "input axis");
+    if (axis_v.size() != 1) fail(KES_ERR_INVALID_ARGUMENT, "input axis must be a scalar");
+    if (x.rank() == 0) fail(KES_ERR_INVALID_ARGUMENT, "input must have rank >= 1");
+    const int64_t axis = normalize_axis(axis_v[0], x.rank());
+    const bool exclusive = node.attrs.get_int("exclusive", 0) != 0, reverse = node.attrs.get_int("reverse", 0) != 0;
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < x.rank(); ++d) {
+        if (d < axis) outer *= x.shape[static_cast<size_t>(d)];
+        if (d > axis) inner *= x.shape[static_cast<size_t>(d)];
+    }
+    const int64_t dim = x.shape[static_cast<size_t>(axis)];
+    outputs[0].dtype = x.dtype;
+    outputs[0].shape = x.shape;
+    std::unique_ptr<Kernel> k;
+    if (dispatch_numeric(x.dtype, [&](auto tag) {
+            k = cumsum_kernel<typename decltype(tag)::type>(outer, dim, inner, exclusive, reverse);
+        }))
+        return k;
+    unsupported_dtype("input x", x.dtype, kNumericTypes);
+}
+
+// Selection without scratch memory: step j picks the first element (in the order value desc/asc, then
+// index asc) that comes after the one step j-1 picked. O(k·n), fine for a reference.
+template <class T>
+std::unique_ptr<Kernel> topk_kernel(int64_t outer, int64_t dim, int64_t inner, int64_t k, bool largest) {
+    return make_kernel([=](const void* const* in, void* const* out) {
+        const T* px = in_as<T>(in, 0);
+        T* pv = out_as<T>(out, 0);
+        int64_t* pi = out_as<int64_t>(out, 1);
+        auto before = [largest](T va, int64_t ia, T vb, int64_t ib) {
+            if (va != vb) return largest ? va > vb : va < vb;
+            return ia < ib;
+        };
+        for (int64_t o = 0; o < outer; ++o)
+            for (int64_t i = 0; i < inner; ++i) {
+                const T* row = px + o * dim * inner + i;
+                int64_t prev = -1;
+                for (int64_t j = 0; j < k; ++j) {
+                    int64_t best = -1;
+                    for (int64_t c = 0; c < dim; ++c) {
+                        if (prev >= 0 && !before(row[prev * inner], prev, row[c * inner], c)) continue;
+                        if (best < 0 || before(row[c * inner], c, row[best * inner], best)) best = c;
+                    }
+                    const int64_t at = (o * k + j) * inner + i;
+                    pv[at] = row[best * inner];
+                    pi[at] = best;
+                    prev = best;
+                }
+            }
+    });
+}
+
+std::unique_ptr<Kernel> create_topk(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
+    const TensorDesc& x = *node.inputs[0];
+    const std::vector<int64_t> kv = const_int_list(*node.inputs[1], "input K");
+    if (kv.size() != 1) fail(KES_ERR_INVALID_ARGUMENT, "input K must have one element");
+    if (x.rank() == 0) fail(KES_ERR_INVALID_ARGUMENT, "input must have rank >= 1");
+    const int64_t axis = normalize_axis(node.attrs.get_int("axis", -1), x.rank());
+    const bool largest = node.attrs.get_int("largest", 1) != 0;
+    const int64_t dim = x.shape[static_cast<size_t>(axis)], k = kv[0];
+    if (k < 0 || k > dim)
+        fail(KES_ERR_INVALID_ARGUMENT, "K = %lld is outside [0, %lld]", static_cast<long long>(k),
+             static_cast<long long>(dim));
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < x.rank(); ++d) {
+        if (d < axis) outer *= x.shape[static_cast<size_t>(d)];
+        if (d > axis) inner *= x.shape[static_cast<size_t>(d)];
+    }
+    Shape out = x.shape;
+    out[static_cast<size_t>(axis)] = k;
+    outputs[0].dtype = x.dtype;
+    outputs[0].shape = out;
+    outputs[1].dtype = KES_I64;
+    outputs[1].shape = out;
+    std::unique_ptr<Kernel> kern;
+    if (dispatch_numeric(x.dtype, [&](auto tag) {
+            kern = topk_kernel<typename decltype(tag)::type>(outer, dim, inner, k, largest);
+        }))
+        return kern;
+    unsupported_dtype("input X", x.dtype, kNumericTypes);
 }
 
 }  // namespace
@@ -237,6 +383,9 @@ void add_reduce_ops(OpList& ops) {
     ops.push_back({"ReduceLogSum", 1, 2, 1, 1, create_reduce<Red::LogSum>});
     ops.push_back({"ReduceLogSumExp", 1, 2, 1, 1, create_reduce<Red::LogSumExp>});
     ops.push_back({"ArgMax", 1, 1, 1, 1, create_arg<true>});
+    ops.push_back({"Hardmax", 1, 1, 1, 1, create_hardmax});
+    ops.push_back({"CumSum", 2, 2, 1, 1, create_cumsum});
+    ops.push_back({"TopK", 2, 2, 2, 2, create_topk});
     ops.push_back({"ArgMin", 1, 1, 1, 1, create_arg<false>});
 }
 

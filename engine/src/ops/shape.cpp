@@ -1,5 +1,5 @@
 // shape.cpp — ops that move data without arithmetic: Reshape, Flatten, Squeeze, Unsqueeze, Transpose,
-// Concat, Split, Slice, Expand, Tile, DepthToSpace, SpaceToDepth. All of them work on any dtype (they
+// Concat, Split, Slice, Expand, Tile, Trilu, DepthToSpace, SpaceToDepth. All of them work on any dtype (they
 // copy elements by size).
 //
 // Choices:
@@ -17,8 +17,8 @@
 #include <algorithm>
 #include <limits>
 
-#include "ops.hpp"
 #include "op_util.hpp"
+#include "ops.hpp"
 
 namespace kes {
 
@@ -51,7 +51,7 @@ std::unique_ptr<Kernel> strided_kernel(size_t elem_size, const Shape& out_shape,
 std::vector<int64_t> axes_input_or_attr(const NodeDesc& node, size_t input_index, const char* attr, bool* given) {
     const TensorDesc* t = node.input(input_index);
     *given = true;
-    if (t) return const_ints(*t, "input axes");
+    if (t) return const_int_list(*t, "input axes");
     if (node.attrs.has(attr)) return node.attrs.get_ints(attr);
     *given = false;
     return {};
@@ -70,7 +70,7 @@ std::vector<int64_t> normalize_axes(std::vector<int64_t> axes, int64_t rank, con
 
 std::unique_ptr<Kernel> create_reshape(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
     const TensorDesc& x = *node.inputs[0];
-    const std::vector<int64_t> spec = const_ints(*node.inputs[1], "input shape");
+    const std::vector<int64_t> spec = const_int_list(*node.inputs[1], "input shape");
     if (node.inputs[1]->rank() != 1) fail(KES_ERR_INVALID_ARGUMENT, "input shape must be 1-D");
     const bool allow_zero = node.attrs.get_int("allowzero", 0) != 0;
     Shape out(spec.size());
@@ -201,7 +201,7 @@ std::unique_ptr<Kernel> create_depth_space(const NodeDesc& node, std::vector<Ten
     const TensorDesc& x = *node.inputs[0];
     if (x.rank() != 4) fail(KES_ERR_INVALID_ARGUMENT, "input has rank %lld; expected 4 (NCHW)", (long long)x.rank());
     const int64_t b = node.attrs.require_int("blocksize");
-    if (b < 1) fail(KES_ERR_INVALID_ARGUMENT, "attribute 'blocksize' is %lld; must be >= 1", static_cast<long long>(b));
+    check_geometry("attribute 'blocksize'", b, 1);
     const int64_t n = x.shape[0], c = x.shape[1], h = x.shape[2], w = x.shape[3];
     Shape view;
     std::vector<int64_t> perm;
@@ -290,7 +290,7 @@ std::unique_ptr<Kernel> create_split(const NodeDesc& node, std::vector<TensorDes
     const int64_t parts = static_cast<int64_t>(outputs.size());
     std::vector<int64_t> split;
     if (const TensorDesc* s = node.input(1)) {
-        split = const_ints(*s, "input split");
+        split = const_int_list(*s, "input split");
     } else if (node.attrs.has("split")) {
         split = node.attrs.get_ints("split");
     } else {
@@ -306,7 +306,7 @@ std::unique_ptr<Kernel> create_split(const NodeDesc& node, std::vector<TensorDes
              static_cast<long long>(parts));
     int64_t sum = 0;
     for (int64_t s : split) {
-        if (s < 0) fail(KES_ERR_INVALID_ARGUMENT, "split has a negative entry");
+        if (s < 0 || s > dim) fail(KES_ERR_INVALID_ARGUMENT, "split has an entry outside [0, %lld]", (long long)dim);
         sum += s;
     }
     if (sum != dim)
@@ -343,16 +343,16 @@ std::unique_ptr<Kernel> create_split(const NodeDesc& node, std::vector<TensorDes
 
 std::unique_ptr<Kernel> create_slice(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
     const TensorDesc& x = *node.inputs[0];
-    const std::vector<int64_t> starts = const_ints(*node.inputs[1], "input starts");
-    const std::vector<int64_t> ends = const_ints(*node.inputs[2], "input ends");
+    const std::vector<int64_t> starts = const_int_list(*node.inputs[1], "input starts");
+    const std::vector<int64_t> ends = const_int_list(*node.inputs[2], "input ends");
     std::vector<int64_t> axes;
     if (const TensorDesc* a = node.input(3)) {
-        axes = const_ints(*a, "input axes");
+        axes = const_int_list(*a, "input axes");
     } else {
         for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
     }
     std::vector<int64_t> steps(starts.size(), 1);
-    if (const TensorDesc* s = node.input(4)) steps = const_ints(*s, "input steps");
+    if (const TensorDesc* s = node.input(4)) steps = const_int_list(*s, "input steps");
     if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
         fail(KES_ERR_INVALID_ARGUMENT, "starts, ends, axes and steps have different lengths (%zu, %zu, %zu, %zu)",
              starts.size(), ends.size(), axes.size(), steps.size());
@@ -374,11 +374,12 @@ std::unique_ptr<Kernel> create_slice(const NodeDesc& node, std::vector<TensorDes
             s = std::clamp<int64_t>(s, 0, dim - 1);
             e = std::clamp<int64_t>(e, -1, dim - 1);
         }
+        // Written so that no step (even INT64_MIN) overflows: e - s and s - e are at most dim + 1.
         int64_t n = 0;
-        if (step > 0 && e > s) n = (e - s + step - 1) / step;
-        if (step < 0 && s > e) n = (s - e + (-step) - 1) / (-step);
+        if (step > 0 && e > s) n = 1 + (e - s - 1) / step;
+        if (step < 0 && s > e) n = step < -dim ? 1 : 1 + (s - e - 1) / -step;
         out[d] = n;
-        strides[d] = st[d] * step;
+        strides[d] = n > 1 ? st[d] * step : 0;  // n > 1 implies |step| < dim
         if (n > 0) offset += s * st[d];
     }
     outputs[0].dtype = x.dtype;
@@ -388,7 +389,7 @@ std::unique_ptr<Kernel> create_slice(const NodeDesc& node, std::vector<TensorDes
 
 std::unique_ptr<Kernel> create_expand(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
     const TensorDesc& x = *node.inputs[0];
-    const std::vector<int64_t> shape = const_ints(*node.inputs[1], "input shape");
+    const std::vector<int64_t> shape = const_int_list(*node.inputs[1], "input shape");
     const Shape out = broadcast_shapes(x.shape, shape);
     shape_elements(out);
     outputs[0].dtype = x.dtype;
@@ -398,7 +399,7 @@ std::unique_ptr<Kernel> create_expand(const NodeDesc& node, std::vector<TensorDe
 
 std::unique_ptr<Kernel> create_tile(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
     const TensorDesc& x = *node.inputs[0];
-    const std::vector<int64_t> repeats = const_ints(*node.inputs[1], "input repeats");
+    const std::vector<int64_t> repeats = const_int_list(*node.inputs[1], "input repeats");
     if (static_cast<int64_t>(repeats.size()) != x.rank())
         fail(KES_ERR_INVALID_ARGUMENT, "input repeats has %zu entries for rank %lld", repeats.size(),
              static_cast<long long>(x.rank()));
@@ -408,6 +409,7 @@ std::unique_ptr<Kernel> create_tile(const NodeDesc& node, std::vector<TensorDesc
     Shape view, strides, out;
     for (size_t d = 0; d < repeats.size(); ++d) {
         if (repeats[d] < 0) fail(KES_ERR_INVALID_ARGUMENT, "input repeats has a negative entry");
+        shape_elements({repeats[d], x.shape[d]});  // overflow check
         view.push_back(repeats[d]);
         strides.push_back(0);
         view.push_back(x.shape[d]);
@@ -418,6 +420,39 @@ std::unique_ptr<Kernel> create_tile(const NodeDesc& node, std::vector<TensorDesc
     outputs[0].dtype = x.dtype;
     outputs[0].shape = out;
     return strided_kernel(kes_dtype_size(x.dtype), view, strides, 0);
+}
+
+// ---- Trilu ----------------------------------------------------------------------------------------------
+
+std::unique_ptr<Kernel> create_trilu(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
+    const TensorDesc& x = *node.inputs[0];
+    if (x.rank() < 2) fail(KES_ERR_INVALID_ARGUMENT, "input must have rank >= 2");
+    int64_t k = 0;
+    if (const TensorDesc* kt = node.input(1)) {
+        const std::vector<int64_t> kv = const_int_list(*kt, "input k");
+        if (kv.size() != 1) fail(KES_ERR_INVALID_ARGUMENT, "input k must be a scalar");
+        k = kv[0];
+    }
+    const bool upper = node.attrs.get_int("upper", 1) != 0;
+    const int64_t rows = x.shape[x.shape.size() - 2], cols = x.shape.back();
+    const int64_t mats = rows * cols != 0 ? x.elements() / (rows * cols) : 0;
+    const size_t es = kes_dtype_size(x.dtype);
+    outputs[0].dtype = x.dtype;
+    outputs[0].shape = x.shape;
+    return make_kernel([=](const void* const* in, void* const* out) {
+        const uint8_t* src = in_as<uint8_t>(in, 0);
+        uint8_t* y = out_as<uint8_t>(out, 0);
+        for (int64_t m = 0; m < mats; ++m)
+            for (int64_t r = 0; r < rows; ++r)
+                for (int64_t c = 0; c < cols; ++c) {
+                    const int64_t at = ((m * rows + r) * cols + c) * static_cast<int64_t>(es);
+                    const bool keep = upper ? c - r >= k : c - r <= k;
+                    if (keep)
+                        std::memcpy(y + at, src + at, es);
+                    else
+                        std::memset(y + at, 0, es);
+                }
+    });
 }
 
 }  // namespace
@@ -435,6 +470,7 @@ void add_shape_ops(OpList& ops) {
     ops.push_back({"Slice", 3, 5, 1, 1, create_slice});
     ops.push_back({"Expand", 2, 2, 1, 1, create_expand});
     ops.push_back({"Tile", 2, 2, 1, 1, create_tile});
+    ops.push_back({"Trilu", 1, 2, 1, 1, create_trilu});
 }
 
 }  // namespace kes
