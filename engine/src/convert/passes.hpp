@@ -1,5 +1,7 @@
-// passes.hpp — graph rewrites run by the converter between import and kom_writer, in this order
-// (convert.cpp): infer_shapes → fold_constants → fuse_* → remove_dead_nodes → infer_shapes again.
+// passes.hpp — graph rewrites run by the converter between import and kom_writer, in the order
+// convert.cpp documents: fold_constants first (it infers shapes as it goes, so a Reshape fed by
+// Shape → Gather → Concat sees a constant), then the fusions, remove_dead_nodes and a final
+// infer_shapes.
 // Each pass keeps the graph's observable outputs exactly (up to float rounding where it folds
 // arithmetic, e.g. BatchNorm into Conv weights) and is tested on its own.
 #pragma once

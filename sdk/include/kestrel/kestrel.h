@@ -11,11 +11,13 @@
 
 #if KES_HAVE_DVPP
 #include "kestrel/dvpp.h"
+#include "kestrel/dvpp_video.h"
 #endif
 #if KES_HAVE_AIPP
 #include "kestrel/aipp.h"
 #endif
 #if KES_HAVE_ENGINE
+#include "kestrel/convert.h"
 #include "kestrel/engine.h"
 #endif
 #if KES_HAVE_FV

@@ -1,0 +1,95 @@
+/* kestrel/convert.h — convert an ONNX or TFLite model into a .kom file (Kestrel's ATC).
+ *
+ * The converter reads the model (ONNX opsets 1–18 with its own protobuf reader; TFLite flatbuffers),
+ * rewrites it into Kestrel's op set (ONNX names, opset-17 semantics), then runs, in this order:
+ *   input overrides (--input-shape, --freeze-input, --dynamic-batch) → constant folding with shape
+ *   inference (Shape/Gather/ConstantOfShape chains disappear) → shape inference → fusions (explicit
+ *   padding for auto_pad SAME, BatchNorm and per-channel Mul/Add/Sub/Div folded into Conv/Gemm
+ *   weights, activations fused into Conv/ConvTranspose/Gemm/MatMul/Add/Sub/Mul/Div, TFLite's spelled-out
+ *   PReLU) → dead-node removal → weight storage type → AIPP configs → the .kom writer (static memory
+ *   plan, 128-byte aligned weights).
+ * kes-convert (engine/tools) is this API on the command line; its options mirror the fields below.
+ *
+ * Errors: KES_ERR_CORRUPT_DATA for a malformed model file (naming what and where), KES_ERR_UNSUPPORTED
+ * for an op or feature Kestrel cannot convert (naming the op, the node and, for ONNX, the opset),
+ * KES_ERR_INVALID_ARGUMENT for bad options (an unknown input name, a malformed shape list, an input whose
+ * shape stays unknown), KES_ERR_NOT_FOUND / KES_ERR_IO for files. On any error nothing is written:
+ * kes_convert_file writes a temporary file beside the output and renames it only when complete.
+ *
+ * Weight type KES_CONVERT_WEIGHTS_F16: every f32 weight of at least 256 elements that feeds Conv,
+ * ConvTranspose, Gemm or MatMul is stored as f16 and turned back into f32 by a Cast node placed just
+ * before its consumer. Weight bytes (file and weight memory) roughly halve; the arena grows by the
+ * largest such weight (each Cast output lives only until its consumer has run); results change by
+ * f16 rounding of the weights (about 1e-3 relative). Other constants stay f32.
+ *
+ * Thread-safety: the calls keep no state between calls; any number may run at once on different
+ * threads (each converts its own model). Ownership: the caller owns the options, the strings they
+ * point to and the summary; kes_convert_memory returns a buffer the caller frees with kes_convert_free.
+ */
+#ifndef KESTREL_CONVERT_H
+#define KESTREL_CONVERT_H
+
+#include "kestrel/status.h"
+
+KES_BEGIN_DECLS
+
+typedef enum kes_convert_format {
+    KES_CONVERT_FORMAT_AUTO = 0, /* TFLite when bytes 4..7 are "TFL3", else ONNX */
+    KES_CONVERT_FORMAT_ONNX = 1,
+    KES_CONVERT_FORMAT_TFLITE = 2
+} kes_convert_format;
+
+typedef enum kes_convert_weights {
+    KES_CONVERT_WEIGHTS_F32 = 0, /* weights stored as the model has them */
+    KES_CONVERT_WEIGHTS_F16 = 1  /* large matmul/conv weights stored as f16 (see above) */
+} kes_convert_weights;
+
+/* Progress: stage is "import", "fold", "fuse", "plan" or "write"; done/total count graph nodes. Called
+ * on the converting thread. */
+typedef void (*kes_convert_progress_fn)(const char* stage, size_t done, size_t total, void* user_data);
+
+typedef struct kes_convert_options {
+    uint32_t struct_size;             /* sizeof(kes_convert_options), set by kes_convert_options_init */
+    kes_convert_format format;        /* AUTO by default */
+    const char* input_shape;          /* "name:1,3,224,224;name2:1,10" (ATC --input_shape), or NULL */
+    const char* dynamic_batch;        /* "1,2,4,8" (ATC --dynamic_batch_size): batch gears, or NULL */
+    const char* insert_op_conf;       /* path of an ATC aipp_op config (--insert_op_conf), or NULL */
+    kes_convert_weights weight_type;  /* F32 by default */
+    const char* board;                /* "310", "310B" or "host" (default): the target profile recorded */
+    const char* freeze_input;         /* "name=file.npy;name2=file.pb": graph inputs made constants */
+    kes_convert_progress_fn progress; /* NULL: no progress reports */
+    void* progress_user_data;
+} kes_convert_options;
+
+typedef struct kes_convert_summary {
+    uint32_t struct_size;   /* set by the caller to sizeof(kes_convert_summary) */
+    uint64_t ops;           /* nodes in the written model */
+    uint64_t parameters;    /* elements of all constant tensors (weights) */
+    uint64_t arena_bytes;   /* activation arena of the memory plan */
+    uint64_t ideal_bytes;   /* the most activation bytes live at one step (lower bound of the arena) */
+    uint64_t weight_bytes;  /* weight region, 128-byte aligned sections */
+    uint64_t file_bytes;    /* size of the .kom image */
+    uint64_t nodes_folded;  /* nodes evaluated at conversion time */
+    uint64_t nodes_fused;   /* nodes merged into others */
+    uint64_t nodes_removed; /* nodes removed in total (folded, fused, identities, dead) */
+} kes_convert_summary;
+
+/* Fills *options with the defaults (struct_size set, everything else AUTO/NULL/0). */
+KES_API kes_status kes_convert_options_init(kes_convert_options* options);
+
+/* Converts the model file at model_path into output_path. options NULL: defaults. summary may be NULL;
+ * when given, its struct_size must be set. */
+KES_API kes_status kes_convert_file(const char* model_path, const char* output_path, const kes_convert_options* options,
+                                    kes_convert_summary* summary);
+
+/* Converts model bytes in memory. On success *out_kom holds the .kom image (*out_size bytes), to be
+ * freed with kes_convert_free; on failure *out_kom is NULL and *out_size 0. */
+KES_API kes_status kes_convert_memory(const void* model, size_t model_size, const kes_convert_options* options,
+                                      void** out_kom, size_t* out_size, kes_convert_summary* summary);
+
+/* Frees a buffer from kes_convert_memory. NULL is a no-op. */
+KES_API void kes_convert_free(void* kom);
+
+KES_END_DECLS
+
+#endif /* KESTREL_CONVERT_H */

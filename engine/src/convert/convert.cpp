@@ -1,0 +1,536 @@
+// convert.cpp — the conversion pipeline (convert.hpp) and the C API of kestrel/convert.h.
+#include "convert.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+
+#include "fusion.hpp"
+#include "importers.hpp"
+#include "kes/error.hpp"
+#include "kes/file.hpp"
+#include "kes/math.hpp"
+#include "kestrel/convert.h"
+#include "kestrel/version.h"
+#ifdef KES_HAVE_TFLITE_IMPORT
+#include "pass_prelu.hpp"
+#endif
+
+namespace kes::convert {
+
+namespace {
+
+std::vector<std::string> split(const std::string& s, char sep) {
+    std::vector<std::string> parts;
+    size_t start = 0;
+    while (start <= s.size()) {
+        const size_t end = s.find(sep, start);
+        const std::string part = s.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        if (!part.empty()) parts.push_back(part);
+        if (end == std::string::npos) break;
+        start = end + 1;
+    }
+    return parts;
+}
+
+std::string trim(const std::string& s) {
+    const size_t b = s.find_first_not_of(" \t\r\n");
+    if (b == std::string::npos) return {};
+    const size_t e = s.find_last_not_of(" \t\r\n");
+    return s.substr(b, e - b + 1);
+}
+
+int64_t parse_int(const std::string& text, const char* what) {
+    const std::string t = trim(text);
+    char* end = nullptr;
+    errno = 0;
+    const long long v = std::strtoll(t.c_str(), &end, 10);
+    if (t.empty() || *end != '\0' || errno == ERANGE)
+        fail(KES_ERR_INVALID_ARGUMENT, "%s: '%s' is not an integer", what, text.c_str());
+    return v;
+}
+
+int32_t find_input(const ir::Graph& g, const std::string& name, const char* option) {
+    for (int32_t t : g.inputs)
+        if (g.tensors[static_cast<size_t>(t)].name == name) return t;
+    std::string names;
+    for (int32_t t : g.inputs) names += (names.empty() ? "'" : ", '") + g.tensors[static_cast<size_t>(t)].name + "'";
+    fail(KES_ERR_INVALID_ARGUMENT, "%s: the model has no input '%s' (inputs: %s)", option, name.c_str(),
+         names.empty() ? "none" : names.c_str());
+}
+
+// ATC aipp_op blocks: one per model input, chosen by related_input_rank (default 0).
+void attach_aipp(ir::Graph& g, const std::string& text) {
+    std::string clean;  // '#' comments removed
+    for (const std::string& line : split(text, '\n')) clean += line.substr(0, line.find('#')) + "\n";
+    std::set<int64_t> ranks;
+    size_t pos = 0;
+    while ((pos = clean.find("aipp_op", pos)) != std::string::npos) {
+        const size_t open = clean.find('{', pos);
+        const size_t close = open == std::string::npos ? open : clean.find('}', open);
+        if (close == std::string::npos)
+            fail(KES_ERR_INVALID_ARGUMENT, "--insert-op-conf: an aipp_op block is not closed with '}'");
+        const std::string block = clean.substr(pos, close + 1 - pos);
+        int64_t rank = 0;
+        const size_t r = block.find("related_input_rank");
+        if (r != std::string::npos) {
+            const size_t colon = block.find(':', r);
+            size_t end = colon == std::string::npos ? colon : block.find_first_of("\n}", colon);
+            if (colon == std::string::npos)
+                fail(KES_ERR_INVALID_ARGUMENT, "--insert-op-conf: related_input_rank has no ':' value");
+            rank = parse_int(block.substr(colon + 1, end - colon - 1), "--insert-op-conf related_input_rank");
+        }
+        if (rank < 0 || rank >= static_cast<int64_t>(g.inputs.size()))
+            fail(KES_ERR_INVALID_ARGUMENT, "--insert-op-conf: related_input_rank %lld, but the model has %zu inputs",
+                 static_cast<long long>(rank), g.inputs.size());
+        if (!ranks.insert(rank).second)
+            fail(KES_ERR_INVALID_ARGUMENT, "--insert-op-conf: two aipp_op blocks for input %lld",
+                 static_cast<long long>(rank));
+        g.aipp.push_back({g.inputs[static_cast<size_t>(rank)], block});
+        pos = close + 1;
+    }
+    if (ranks.empty()) fail(KES_ERR_INVALID_ARGUMENT, "--insert-op-conf: no aipp_op block in the file");
+}
+
+void freeze_input(ir::Graph& g, const std::string& name, const ir::Tensor& value) {
+    const int32_t t = find_input(g, name, "--freeze-input");
+    ir::Tensor& in = g.tensors[static_cast<size_t>(t)];
+    if (value.dtype != in.dtype)
+        fail(KES_ERR_INVALID_ARGUMENT, "--freeze-input %s: the value is %s, the input is %s", name.c_str(),
+             kes_dtype_name(value.dtype), kes_dtype_name(in.dtype));
+    bool fits = !in.has_shape || in.shape.size() == value.shape.size();
+    for (size_t d = 0; fits && in.has_shape && d < in.shape.size(); ++d)
+        fits = in.shape[d] < 0 || in.shape[d] == value.shape[d];
+    if (!fits)
+        fail(KES_ERR_INVALID_ARGUMENT, "--freeze-input %s: the value has shape %s, the input %s", name.c_str(),
+             shape_string(value.shape).c_str(), shape_string(in.shape).c_str());
+    in.shape = value.shape;
+    in.has_shape = true;
+    in.is_const = true;
+    in.data = value.data;
+    g.inputs.erase(std::find(g.inputs.begin(), g.inputs.end(), t));
+    g.aipp.erase(std::remove_if(g.aipp.begin(), g.aipp.end(), [&](const ir::InputAipp& a) { return a.input == t; }),
+                 g.aipp.end());
+}
+
+// --weight-type f16 (kestrel/convert.h): W → Cast(W_f16) right before the consumer.
+size_t store_weights_f16(ir::Graph& g) {
+    constexpr int64_t kMinElements = 256;
+    size_t converted = 0;
+    for (size_t ni = 0; ni < g.nodes.size(); ++ni) {
+        const std::string op = g.nodes[ni].op;
+        if (op != "Conv" && op != "ConvTranspose" && op != "Gemm" && op != "MatMul") continue;
+        if (g.nodes[ni].inputs.size() < 2) continue;
+        const int32_t w = g.nodes[ni].inputs[1];
+        if (w < 0) continue;
+        const ir::Tensor& wt = g.tensors[static_cast<size_t>(w)];
+        if (!wt.is_const || wt.dtype != KES_F32 || wt.elements() < kMinElements) continue;
+        std::vector<uint16_t> half(static_cast<size_t>(wt.elements()));
+        kes_fp16_from_f32(wt.as<float>(), half.data(), half.size());
+        const std::string name = wt.name;
+        const Shape shape = wt.shape;
+        const int32_t h = g.add_constant(name + "_f16", KES_F16, shape, half.data());
+        const int32_t f = g.add_activation(name + "_f32", KES_F32, shape, true);
+        // Only this consumer switches to the Cast; other readers keep the f32 constant (if any).
+        g.nodes[ni].inputs[1] = f;
+        ir::Node cast;
+        cast.name = g.nodes[ni].name + "_weight_cast";
+        cast.op = "Cast";
+        cast.inputs = {h};
+        cast.outputs = {f};
+        cast.attrs.set_int("to", 1);  // ONNX FLOAT (misc.cpp: Cast takes TensorProto codes)
+        g.nodes.insert(g.nodes.begin() + static_cast<std::ptrdiff_t>(ni), std::move(cast));
+        ++ni;
+        ++converted;
+    }
+    g.compact();
+    return converted;
+}
+
+void add_stats(ir::PassStats& total, const ir::PassStats& s) {
+    total.nodes_folded += s.nodes_folded;
+    total.nodes_fused += s.nodes_fused;
+    total.nodes_removed += s.nodes_removed;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, Shape>> parse_input_shapes(const std::string& text) {
+    std::vector<std::pair<std::string, Shape>> out;
+    for (const std::string& item : split(text, ';')) {
+        const size_t colon = item.rfind(':');  // names may hold ':' themselves ("input:0")
+        if (colon == std::string::npos || colon == 0)
+            fail(KES_ERR_INVALID_ARGUMENT, "--input-shape: '%s' is not name:d0,d1,...", item.c_str());
+        Shape dims;
+        for (const std::string& d : split(item.substr(colon + 1), ',')) {
+            const int64_t v = parse_int(d, "--input-shape");
+            if (v < 0)
+                fail(KES_ERR_INVALID_ARGUMENT, "--input-shape: dimension %lld of '%s' must be >= 0",
+                     static_cast<long long>(v), item.c_str());
+            dims.push_back(v);
+        }
+        out.emplace_back(trim(item.substr(0, colon)), dims);
+    }
+    if (out.empty()) fail(KES_ERR_INVALID_ARGUMENT, "--input-shape: no shapes in '%s'", text.c_str());
+    return out;
+}
+
+std::vector<int64_t> parse_batch_gears(const std::string& text) {
+    std::vector<int64_t> gears;
+    for (const std::string& part : split(text, ',')) {
+        const int64_t v = parse_int(part, "--dynamic-batch");
+        if (v < 1 || v > 65536)
+            fail(KES_ERR_INVALID_ARGUMENT, "--dynamic-batch: gear %lld must be in 1..65536", static_cast<long long>(v));
+        gears.push_back(v);
+    }
+    std::sort(gears.begin(), gears.end());
+    gears.erase(std::unique(gears.begin(), gears.end()), gears.end());
+    if (gears.empty() || gears.size() > 100)
+        fail(KES_ERR_INVALID_ARGUMENT, "--dynamic-batch: give 1 to 100 batch sizes (got '%s')", text.c_str());
+    return gears;
+}
+
+Format detect_format(const uint8_t* data, size_t size) {
+    return size >= 8 && std::memcmp(data + 4, "TFL3", 4) == 0 ? Format::Tflite : Format::Onnx;
+}
+
+std::vector<std::pair<std::string, ir::Tensor>> parse_freeze_inputs(const std::string& text) {
+    std::vector<std::pair<std::string, ir::Tensor>> out;
+    for (const std::string& item : split(text, ';')) {
+        const size_t eq = item.rfind('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+            fail(KES_ERR_INVALID_ARGUMENT, "--freeze-input: '%s' is not name=file", item.c_str());
+        out.emplace_back(item.substr(0, eq), read_tensor_file(item.substr(eq + 1)));
+    }
+    return out;
+}
+
+ir::Tensor parse_npy(const uint8_t* data, size_t size) {
+    if (size < 10 || std::memcmp(data, "\x93NUMPY", 6) != 0) fail(KES_ERR_CORRUPT_DATA, "npy: no \\x93NUMPY magic");
+    const uint8_t major = data[6];
+    size_t header_len, offset;
+    if (major == 1) {
+        header_len = data[8] | (size_t{data[9]} << 8), offset = 10;
+    } else if (major == 2 || major == 3) {
+        if (size < 12) fail(KES_ERR_CORRUPT_DATA, "npy: truncated header");
+        header_len = data[8] | (size_t{data[9]} << 8) | (size_t{data[10]} << 16) | (size_t{data[11]} << 24);
+        offset = 12;
+    } else {
+        fail(KES_ERR_UNSUPPORTED, "npy: format version %u", major);
+    }
+    if (header_len > size - offset) fail(KES_ERR_CORRUPT_DATA, "npy: header runs past the end of the file");
+    const std::string header(reinterpret_cast<const char*>(data + offset), header_len);
+    auto value_of = [&](const char* key) {
+        const size_t k = header.find(key);
+        if (k == std::string::npos) fail(KES_ERR_CORRUPT_DATA, "npy: header has no %s", key);
+        const size_t colon = header.find(':', k);
+        if (colon == std::string::npos) fail(KES_ERR_CORRUPT_DATA, "npy: malformed header");
+        return header.substr(colon + 1);
+    };
+    std::string descr = trim(value_of("'descr'"));
+    if (descr.size() < 5 || (descr[0] != '\'' && descr[0] != '"')) fail(KES_ERR_CORRUPT_DATA, "npy: malformed descr");
+    descr = descr.substr(1, descr.find(descr[0], 1) - 1);
+    if (trim(value_of("'fortran_order'")).rfind("False", 0) != 0)
+        fail(KES_ERR_UNSUPPORTED, "npy: Fortran-order arrays are not supported");
+    const std::string shape_text = value_of("'shape'");
+    const size_t open = shape_text.find('('), close = shape_text.find(')');
+    if (open == std::string::npos || close == std::string::npos || close < open)
+        fail(KES_ERR_CORRUPT_DATA, "npy: malformed shape");
+    ir::Tensor t;
+    for (const std::string& d : split(shape_text.substr(open + 1, close - open - 1), ',')) {
+        if (trim(d).empty()) continue;
+        const int64_t v = parse_int(d, "npy shape");
+        if (v < 0) fail(KES_ERR_CORRUPT_DATA, "npy: negative dimension");
+        t.shape.push_back(v);
+    }
+    static const struct {
+        const char* code;
+        kes_dtype dtype;
+    } kTypes[] = {{"f4", KES_F32}, {"f2", KES_F16}, {"f8", KES_F64}, {"i1", KES_I8},
+                  {"i2", KES_I16}, {"i4", KES_I32}, {"i8", KES_I64}, {"u1", KES_U8},
+                  {"u2", KES_U16}, {"u4", KES_U32}, {"u8", KES_U64}, {"b1", KES_BOOL}};
+    if (descr.size() != 3 || descr[0] == '>')
+        fail(KES_ERR_UNSUPPORTED, "npy: dtype '%s' is not supported (little-endian numbers and bools only)",
+             descr.c_str());
+    bool found = false;
+    for (const auto& k : kTypes)
+        if (descr.compare(1, 2, k.code) == 0) t.dtype = k.dtype, found = true;
+    if (!found) fail(KES_ERR_UNSUPPORTED, "npy: dtype '%s' is not supported", descr.c_str());
+    const uint64_t bytes = static_cast<uint64_t>(shape_elements(t.shape)) * kes_dtype_size(t.dtype);
+    const size_t start = offset + header_len;
+    if (bytes != size - start)
+        fail(KES_ERR_CORRUPT_DATA, "npy: %zu data bytes for shape %s of %s (expected %llu)", size - start,
+             shape_string(t.shape).c_str(), kes_dtype_name(t.dtype), static_cast<unsigned long long>(bytes));
+    t.data.assign(data + start, data + size);
+    t.has_shape = true;
+    t.is_const = true;
+    return t;
+}
+
+ir::Tensor read_tensor_file(const std::string& path) {
+    const std::vector<uint8_t> bytes = read_file(path.c_str());
+    try {
+        if (bytes.size() >= 6 && std::memcmp(bytes.data(), "\x93NUMPY", 6) == 0)
+            return parse_npy(bytes.data(), bytes.size());
+        return import_onnx_tensor(bytes.data(), bytes.size());
+    } catch (const Error& e) {
+        throw Error(e.status(), format("%s: %s", path.c_str(), e.what()));
+    }
+}
+
+ir::Graph build_graph(const uint8_t* data, size_t size, const Options& options, ir::PassStats* stats_out) {
+    auto progress = [&](const char* stage, size_t done, size_t total) {
+        if (options.progress) options.progress(stage, done, total);
+    };
+    if (options.board != "host" && options.board != "310" && options.board != "310B")
+        fail(KES_ERR_INVALID_ARGUMENT, "--board: '%s' is not 310, 310B or host", options.board.c_str());
+    const Format format = options.format == Format::Auto ? detect_format(data, size) : options.format;
+    progress("import", 0, 0);
+    ir::Graph g;
+    if (format == Format::Tflite) {
+#ifdef KES_HAVE_TFLITE_IMPORT
+        g = ir::import_tflite(data, size);
+#else
+        fail(KES_ERR_UNSUPPORTED, "this build of Kestrel has no TFLite importer");
+#endif
+    } else {
+        g = ir::import_onnx(data, size);
+    }
+    const size_t imported_nodes = g.nodes.size();
+    progress("import", imported_nodes, imported_nodes);
+
+    if (!options.aipp_config.empty()) attach_aipp(g, options.aipp_config);
+    for (const auto& [name, value] : options.frozen) freeze_input(g, name, value);
+    for (const auto& [name, shape] : options.input_shapes) {
+        ir::Tensor& in = g.tensors[static_cast<size_t>(find_input(g, name, "--input-shape"))];
+        if (in.has_shape && !in.shape.empty() && in.shape.size() != shape.size())
+            fail(KES_ERR_INVALID_ARGUMENT, "--input-shape %s: %s has rank %zu, the model's input has rank %zu",
+                 name.c_str(), shape_string(shape).c_str(), shape.size(), in.shape.size());
+        in.shape = shape;
+        in.has_shape = true;
+    }
+    if (!options.dynamic_batch.empty()) {
+        // The graph is described at the largest gear (kestrel/engine.h); every input's dim 0 is the batch.
+        for (int32_t t : g.inputs) {
+            ir::Tensor& in = g.tensors[static_cast<size_t>(t)];
+            if (!in.has_shape || in.shape.empty())
+                fail(KES_ERR_INVALID_ARGUMENT, "--dynamic-batch: input '%s' has no batch dimension", in.name.c_str());
+            in.shape[0] = options.dynamic_batch.back();
+        }
+        g.dynamic_batch = options.dynamic_batch;
+    }
+
+    ir::PassStats stats;
+    progress("fold", 0, g.nodes.size());
+    add_stats(stats, ir::fold_constants(g));
+    ir::infer_shapes(g);
+    progress("fuse", 0, g.nodes.size());
+#ifdef KES_HAVE_TFLITE_IMPORT
+    add_stats(stats, ir::fuse_prelu_pattern(g));
+#endif
+    add_stats(stats, ir::run_fusions(g));
+    add_stats(stats, ir::remove_dead_nodes(g));
+    if (options.f16_weights) store_weights_f16(g);
+    ir::infer_shapes(g);
+    stats.nodes_removed = imported_nodes >= g.nodes.size() ? imported_nodes - g.nodes.size() : 0;
+
+    g.metadata.source_format = format == Format::Tflite ? "tflite" : "onnx";
+    g.metadata.source_hash = sha256_hex(data, size);
+    g.metadata.converter_version = std::string("kes-convert ") + kes_version_string();
+    g.metadata.target_board = options.board;
+    if (stats_out) *stats_out = stats;
+    return g;
+}
+
+Result convert(const uint8_t* data, size_t size, const Options& options) {
+    Result r;
+    ir::Graph g = build_graph(data, size, options, &r.stats);
+    if (options.progress) options.progress("write", 0, g.nodes.size());
+    r.image = ir::write_kom(g);
+    if (options.progress) options.progress("write", g.nodes.size(), g.nodes.size());
+    r.ops = g.nodes.size();
+    for (const ir::Tensor& t : g.tensors)
+        if (t.is_const) r.parameters += static_cast<uint64_t>(t.elements());
+    return r;
+}
+
+void write_file_atomically(const std::string& path, const std::vector<uint8_t>& bytes) {
+    const std::string tmp = path + ".tmp" + std::to_string(static_cast<long>(getpid()));
+    FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (!f) fail(KES_ERR_IO, "cannot create '%s': %s", tmp.c_str(), std::strerror(errno));
+    const bool ok =
+        (bytes.empty() || std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size()) && std::fflush(f) == 0;
+    const int saved = errno;
+    const bool closed = std::fclose(f) == 0;
+    if (!ok || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
+        const int err = ok && closed ? errno : saved;
+        std::remove(tmp.c_str());
+        fail(KES_ERR_IO, "cannot write '%s': %s", path.c_str(), std::strerror(err));
+    }
+}
+
+// FIPS 180-4 SHA-256 (metadata source hash; not security relevant).
+std::string sha256_hex(const uint8_t* data, size_t size) {
+    static const uint32_t k[64] = {
+        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+        0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+        0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+        0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+        0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+        0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+        0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+    uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+    auto rotr = [](uint32_t x, int n) { return (x >> n) | (x << (32 - n)); };
+    auto block = [&](const uint8_t* p) {
+        uint32_t w[64];
+        for (int i = 0; i < 16; ++i)
+            w[i] = uint32_t{p[4 * i]} << 24 | uint32_t{p[4 * i + 1]} << 16 | uint32_t{p[4 * i + 2]} << 8 | p[4 * i + 3];
+        for (int i = 16; i < 64; ++i) {
+            const uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+            const uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+            w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+        }
+        uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+        for (int i = 0; i < 64; ++i) {
+            const uint32_t t1 = hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + k[i] + w[i];
+            const uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+            hh = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
+        }
+        h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += hh;
+    };
+    size_t i = 0;
+    for (; i + 64 <= size; i += 64) block(data + i);
+    uint8_t tail[128] = {};
+    const size_t rest = size - i;
+    if (rest) std::memcpy(tail, data + i, rest);
+    tail[rest] = 0x80;
+    const size_t tail_len = rest + 9 <= 64 ? 64 : 128;
+    const uint64_t bits = static_cast<uint64_t>(size) * 8;
+    for (int b = 0; b < 8; ++b) tail[tail_len - 1 - b] = static_cast<uint8_t>(bits >> (8 * b));
+    block(tail);
+    if (tail_len == 128) block(tail + 64);
+    std::string hex;
+    char buf[9];
+    for (uint32_t v : h) {
+        std::snprintf(buf, sizeof buf, "%08x", v);
+        hex += buf;
+    }
+    return hex;
+}
+
+}  // namespace kes::convert
+
+// ---- C API ------------------------------------------------------------------------------------------------
+
+namespace {
+
+kes::convert::Options to_options(const kes_convert_options* o) {
+    using kes::convert::Format;
+    kes::convert::Options opt;
+    if (!o) return opt;
+    KES_REQUIRE(o->struct_size >= sizeof(uint32_t) && o->struct_size <= sizeof(kes_convert_options),
+                "options->struct_size %u is not sizeof(kes_convert_options) (call kes_convert_options_init)",
+                o->struct_size);
+    const int64_t format = kes::enum_value(o->format);
+    KES_REQUIRE(format >= 0 && format <= 2, "options->format %lld is not a kes_convert_format",
+                static_cast<long long>(format));
+    opt.format = format == 1 ? Format::Onnx : (format == 2 ? Format::Tflite : Format::Auto);
+    if (o->input_shape && *o->input_shape) opt.input_shapes = kes::convert::parse_input_shapes(o->input_shape);
+    if (o->dynamic_batch && *o->dynamic_batch) opt.dynamic_batch = kes::convert::parse_batch_gears(o->dynamic_batch);
+    if (o->insert_op_conf && *o->insert_op_conf) {
+        const std::vector<uint8_t> text = kes::read_file(o->insert_op_conf);
+        opt.aipp_config.assign(text.begin(), text.end());
+        KES_REQUIRE(!opt.aipp_config.empty(), "--insert-op-conf: '%s' is empty", o->insert_op_conf);
+    }
+    const int64_t weights = kes::enum_value(o->weight_type);
+    KES_REQUIRE(weights == 0 || weights == 1, "options->weight_type %lld is not a kes_convert_weights",
+                static_cast<long long>(weights));
+    opt.f16_weights = weights == 1;
+    if (o->board) opt.board = o->board;
+    if (o->freeze_input && *o->freeze_input) opt.frozen = kes::convert::parse_freeze_inputs(o->freeze_input);
+    if (o->progress) {
+        const kes_convert_progress_fn fn = o->progress;
+        void* user = o->progress_user_data;
+        opt.progress = [fn, user](const char* stage, size_t done, size_t total) { fn(stage, done, total, user); };
+    }
+    return opt;
+}
+
+void fill_summary(const kes::convert::Result& r, kes_convert_summary* s) {
+    if (!s) return;
+    kes_convert_summary full = {};
+    full.struct_size = s->struct_size;
+    full.ops = r.ops;
+    full.parameters = r.parameters;
+    full.arena_bytes = r.image.arena_size;
+    full.ideal_bytes = r.image.ideal_size;
+    full.weight_bytes = r.image.weights_size;
+    full.file_bytes = r.image.bytes.size();
+    full.nodes_folded = r.stats.nodes_folded;
+    full.nodes_fused = r.stats.nodes_fused;
+    full.nodes_removed = r.stats.nodes_removed;
+    std::memcpy(s, &full, std::min<size_t>(s->struct_size, sizeof full));
+}
+
+void check_summary(const kes_convert_summary* s) {
+    if (s)
+        KES_REQUIRE(s->struct_size >= sizeof(uint32_t) && s->struct_size <= sizeof(kes_convert_summary),
+                    "summary->struct_size %u is not sizeof(kes_convert_summary)", s->struct_size);
+}
+
+}  // namespace
+
+kes_status kes_convert_options_init(kes_convert_options* options) {
+    return kes::guard(__func__, [&] {
+        KES_REQUIRE_NOT_NULL(options);
+        *options = kes_convert_options{};
+        options->struct_size = sizeof(kes_convert_options);
+        return KES_OK;
+    });
+}
+
+kes_status kes_convert_file(const char* model_path, const char* output_path, const kes_convert_options* options,
+                            kes_convert_summary* summary) {
+    return kes::guard(__func__, [&] {
+        KES_REQUIRE_NOT_NULL(model_path);
+        KES_REQUIRE_NOT_NULL(output_path);
+        check_summary(summary);
+        const kes::convert::Options opt = to_options(options);
+        const std::vector<uint8_t> bytes = kes::read_file(model_path);
+        const kes::convert::Result r = kes::convert::convert(bytes.data(), bytes.size(), opt);
+        kes::convert::write_file_atomically(output_path, r.image.bytes);
+        fill_summary(r, summary);
+        return KES_OK;
+    });
+}
+
+kes_status kes_convert_memory(const void* model, size_t model_size, const kes_convert_options* options, void** out_kom,
+                              size_t* out_size, kes_convert_summary* summary) {
+    if (out_kom) *out_kom = nullptr;
+    if (out_size) *out_size = 0;
+    return kes::guard(__func__, [&] {
+        KES_REQUIRE_NOT_NULL(model);
+        KES_REQUIRE_NOT_NULL(out_kom);
+        KES_REQUIRE_NOT_NULL(out_size);
+        check_summary(summary);
+        const kes::convert::Options opt = to_options(options);
+        const kes::convert::Result r = kes::convert::convert(static_cast<const uint8_t*>(model), model_size, opt);
+        void* buf = std::malloc(std::max<size_t>(r.image.bytes.size(), 1));
+        if (!buf) kes::fail(KES_ERR_OUT_OF_MEMORY, "no memory for a %zu-byte .kom image", r.image.bytes.size());
+        if (!r.image.bytes.empty()) std::memcpy(buf, r.image.bytes.data(), r.image.bytes.size());
+        *out_kom = buf;
+        *out_size = r.image.bytes.size();
+        fill_summary(r, summary);
+        return KES_OK;
+    });
+}
+
+void kes_convert_free(void* kom) {
+    std::free(kom);
+}

@@ -1,0 +1,31 @@
+// fusion.hpp — the converter's fusion passes (run by convert.cpp after fold_constants, before
+// remove_dead_nodes; see passes.hpp). Each needs inferred shapes, keeps every tensor's shape, and keeps
+// the graph's outputs (up to float rounding where weights are rescaled). A fusion applies only when
+// the intermediate tensor has exactly one consumer and is not a graph output, and only to f32 data.
+#pragma once
+
+#include "passes.hpp"
+
+namespace kes::ir {
+
+// BatchNormalization (inference) and per-channel affine "scale" ops — Mul, Add, Sub, Div by a constant
+// that is a scalar or varies along the channel axis only — after a Conv (NCHW: channel axis 1, NHWC:
+// the last; the filter's dim 0 is the output channel in both layouts) or a Gemm (axis 1) are folded
+// into the weights and bias (Gemm: B and C; beta becomes 1). The producer must have constant weights
+// and no fused activation yet. Repeats until nothing changes (Conv → BN → Mul → Add fold in one call).
+PassStats fuse_channel_affine(Graph& g);
+
+// Relu, Clip (constant bounds), LeakyRelu, HardSwish, HardSigmoid, Sigmoid, Tanh after Conv,
+// ConvTranspose, Gemm, MatMul, Add, Sub, Mul or Div become the producer's "activation" attributes
+// (op.hpp's Activation). A producer already carrying an activation is left alone.
+PassStats fuse_activations(Graph& g);
+
+// Conv, MaxPool, AveragePool and LpPool with auto_pad SAME_UPPER / SAME_LOWER / VALID get the explicit
+// "pads" those modes compute (TF's SAME), and auto_pad is removed, so the file never depends on an
+// input-shape-derived padding rule.
+PassStats make_padding_explicit(Graph& g);
+
+// All of the above in the order convert.cpp runs them: padding, channel affine, activations.
+PassStats run_fusions(Graph& g);
+
+}  // namespace kes::ir

