@@ -12,4 +12,4 @@ out=$("$here/../deploy.sh" --host tester@emulated --build-dir "$build_dir" --run
 echo "$out"
 grep -q -- "-- ok: kes-info" <<<"$out"
 grep -q -- "-- ok: kes_sdk_tests" <<<"$out"
-test -f "$KES_FAKE_BOARD_HOME/kestrel/lib/libkestrel.a"
+test -f "$KES_FAKE_BOARD_HOME/kestrel/kestrel/lib/libkestrel.a"  # --dir kestrel, then the tarball's kestrel/
