@@ -13,21 +13,16 @@ set(engine_ops_test_sources
   tests/test_ops_nn.cpp
   tests/test_ops_shape.cpp
   tests/test_ops_reduce.cpp
-  tests/test_ops_misc.cpp
-  tests/alloc_counter.cpp)
+  tests/test_ops_misc.cpp)
 
 # The ops get their own test binary (kes_engine_ops_tests, label "engine"): every test runs each
 # kernel under the allocation counter, so the binary links alloc_counter.cpp as well.
 function(engine_ops_after_module)
   if(KES_BUILD_TESTS)
-    set(existing)
-    foreach(src IN LISTS engine_ops_test_sources)
-      if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${src})
-        list(APPEND existing ${src})
-      endif()
-    endforeach()
-    kes_add_test(engine TARGET kes_engine_ops_tests SOURCES ${existing})
+    kes_add_test(engine TARGET kes_engine_ops_tests
+                 SOURCES ${engine_ops_test_sources} ${PROJECT_SOURCE_DIR}/tests/common/alloc_counter.cpp)
     target_include_directories(kes_engine_ops_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src
-                                                            ${CMAKE_CURRENT_SOURCE_DIR}/tests)
+                                                            ${CMAKE_CURRENT_SOURCE_DIR}/tests
+                                                            ${PROJECT_SOURCE_DIR}/tests/common)
   endif()
 endfunction()
