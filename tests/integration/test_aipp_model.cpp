@@ -108,6 +108,7 @@ TEST(AippModel, AippModelOnNv12EqualsPlainModelOnTheSameTensor) {
     kes_aipp_config* parsed = nullptr;
     ASSERT_EQ(kes_aipp_config_parse(text, std::strlen(text), "model", &parsed), KES_OK) << kes_last_error();
     kes_aipp_params from_model;
+    kes_aipp_params_init(&from_model);  // sets struct_size, which find_input checks
     ASSERT_EQ(kes_aipp_config_find_input(parsed, 0, &from_model), KES_OK) << kes_last_error();
     kes_aipp_config_destroy(parsed);
     const char* none = nullptr;
