@@ -64,16 +64,10 @@ bool fold_shape_node(Graph& g, const Node& n) {
 PassStats fold_constants(Graph& g, size_t max_folded_bytes) {
     PassStats stats;
     g.toposort();
-    for (int32_t t : g.inputs) {
-        const Tensor& in = g.tensors[static_cast<size_t>(t)];
-        if (!shape_known(in))
-            fail(KES_ERR_INVALID_ARGUMENT, "graph input '%s' has an unknown shape %s: give it (--input-shape)",
-                 in.name.c_str(), shape_string(in.shape).c_str());
-    }
+    require_input_shapes(g);
     size_t folded_bytes = 0;
     std::vector<Node> kept;
     kept.reserve(g.nodes.size());
-    std::vector<TensorDesc> descs, outs;
     std::vector<const void*> in_ptrs;
     std::vector<void*> out_ptrs;
     for (Node& n : g.nodes) {
@@ -84,46 +78,23 @@ PassStats fold_constants(Graph& g, size_t max_folded_bytes) {
             ++stats.nodes_folded;
             continue;
         }
-        const OpDef* def = find_op(n.op);
-        if (!def)
-            fail(KES_ERR_UNSUPPORTED, "node %s: op '%s' is not supported by Kestrel", n.name.c_str(), n.op.c_str());
-        // Shape inference of this node (as infer_shapes), with every folded value visible to it.
-        descs.assign(n.inputs.size(), TensorDesc{});
-        NodeDesc nd{n.name, n.op, n.attrs, {}, n.outputs.size()};
-        for (size_t i = 0; i < n.inputs.size(); ++i) {
-            const int32_t t = n.inputs[i];
-            if (t < 0) {
-                nd.inputs.push_back(nullptr);
-                continue;
-            }
-            const Tensor& in = g.tensors[static_cast<size_t>(t)];
-            if (!in.has_shape)
-                fail(KES_ERR_INTERNAL, "node %s: input '%s' has no shape after its producer", n.name.c_str(),
-                     in.name.c_str());
-            descs[i] = in.desc();
-            nd.inputs.push_back(&descs[i]);
-        }
         bool all_const = !n.inputs.empty();
         for (int32_t t : n.inputs)
             if (t >= 0 && !g.tensors[static_cast<size_t>(t)].is_const) all_const = false;
         if (std::all_of(n.inputs.begin(), n.inputs.end(), [](int32_t t) { return t < 0; })) all_const = false;
-        std::unique_ptr<Kernel> kernel = create_kernel(*def, nd, outs);
+        // Shape inference of this node, with every value folded so far visible to it.
+        std::unique_ptr<Kernel> kernel = infer_node(g, n);
         size_t bytes = 0;
-        for (size_t i = 0; i < n.outputs.size(); ++i) {
-            Tensor& out = g.tensors[static_cast<size_t>(n.outputs[i])];
-            out.dtype = outs[i].dtype;
-            out.shape = outs[i].shape;
-            out.has_shape = true;
-            if (out.quant.empty()) out.quant = outs[i].quant;
-            bytes += outs[i].bytes();
-        }
+        for (int32_t o : n.outputs) bytes += g.tensors[static_cast<size_t>(o)].desc().bytes();
         if (!all_const || produces_output || folded_bytes + bytes > max_folded_bytes) {
             kept.push_back(std::move(n));
             continue;
         }
         folded_bytes += bytes;
-        for (size_t i = 0; i < n.outputs.size(); ++i)
-            g.tensors[static_cast<size_t>(n.outputs[i])].data.assign(outs[i].bytes(), 0);
+        for (int32_t o : n.outputs) {
+            Tensor& out = g.tensors[static_cast<size_t>(o)];
+            out.data.assign(out.desc().bytes(), 0);
+        }
         in_ptrs.assign(n.inputs.size(), nullptr);
         for (size_t i = 0; i < n.inputs.size(); ++i)
             if (n.inputs[i] >= 0) in_ptrs[i] = g.tensors[static_cast<size_t>(n.inputs[i])].data.data();

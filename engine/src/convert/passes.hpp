@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 
 #include "ir.hpp"
 
@@ -22,6 +23,13 @@ struct PassStats {
 // inputs are given to create() with their data). Throws kes::Error naming the node: KES_ERR_UNSUPPORTED
 // for an op not in the registry (naming the op), else the op's own error.
 void infer_shapes(Graph& g);
+
+// The two steps infer_shapes is made of, for passes that interleave their own work with it
+// (fold_constants): every graph input must have a known shape (else INVALID_ARGUMENT naming it);
+// infer_node creates node n's kernel from the graph's current tensors, stores its output dtypes and
+// shapes in the graph and returns the kernel (ready to run on constant inputs).
+void require_input_shapes(const Graph& g);
+std::unique_ptr<Kernel> infer_node(Graph& g, const Node& n);
 
 // Evaluates nodes whose inputs are all constant with the reference kernels and turns their outputs
 // into constants (Shape → Gather → Concat → Reshape chains disappear). Needs inferred shapes.
