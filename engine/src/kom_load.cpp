@@ -39,10 +39,6 @@ bool known_dtype(int64_t v) {
     return (v >= 0 && v <= 4) || (v >= 6 && v <= 12);
 }
 
-bool is_view_op(const std::string& op) {
-    return op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity";
-}
-
 // The plan must never give two tensors live at the same step overlapping bytes, or a kernel would read
 // what another just wrote. The one sharing allowed is a Reshape whose output sits exactly on its
 // input (the no-copy alias the writer plans for views: Reshape, Flatten, Squeeze, Unsqueeze,

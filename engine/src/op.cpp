@@ -37,6 +37,10 @@ std::unique_ptr<Kernel> create_kernel(const OpDef& def, const NodeDesc& node, st
     }
 }
 
+bool is_view_op(std::string_view op) {
+    return op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity";
+}
+
 int64_t shape_elements(const Shape& shape) {
     // The product of the non-zero dims is capped too, so strides (which skip a zero dim's factor)
     // never overflow even for an empty tensor like [0, 2^31, 2^31].

@@ -89,6 +89,10 @@ std::vector<std::string> registered_op_names();  // sorted
 // Checks the counts, calls def->create and re-throws its errors with the node named (status kept).
 std::unique_ptr<Kernel> create_kernel(const OpDef& def, const NodeDesc& node, std::vector<TensorDesc>& outputs);
 
+// Ops whose output is their first input's bytes reinterpreted (Reshape, Flatten, Squeeze, Unsqueeze,
+// Identity): the memory plan may give both one buffer, and the loader accepts that overlap.
+bool is_view_op(std::string_view op);
+
 // ---- helpers for op implementations -----------------------------------------------------------------
 
 int64_t shape_elements(const Shape& shape);    // throws INVALID_ARGUMENT on a negative dim or overflow

@@ -14,11 +14,6 @@ namespace kes::ir {
 
 namespace {
 
-// Ops whose output is their first input's bytes reinterpreted: the plan gives both one buffer.
-bool is_view_op(const std::string& op) {
-    return op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity";
-}
-
 uint64_t tensor_bytes(const Tensor& t) {
     return static_cast<uint64_t>(shape_elements(t.shape)) * kes_dtype_size(t.dtype);
 }
