@@ -159,7 +159,12 @@ void kes_thread_pool::worker_main(uint32_t index) {
                 if (--job->helpers_active == 0) helper_left.notify_all();
                 continue;
             }
-            if (queue.empty()) return;  // stopping, and everything queued has run
+            if (queue.empty()) {
+                if (stopping) return;  // everything queued has run
+                // Woken for a job whose chunks were all claimed meanwhile (`next` moves outside the
+                // lock): wait again.
+                continue;
+            }
             task = std::move(queue.front());
             queue.pop_front();
         }
