@@ -9,7 +9,8 @@ list(APPEND engine_sources
 set(engine_convert_test_sources
   tests/test_onnx_import.cpp
   tests/test_passes.cpp
-  tests/test_convert.cpp)
+  tests/test_convert.cpp
+  tests/test_dynamic_gears.cpp)
 
 # libonnx-testdata lives on the build machine; an emulated (qemu) run reads the host's files too (the
 # whole list takes a few seconds there in Release), so the conformance ctest runs in every build.

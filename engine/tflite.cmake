@@ -20,7 +20,8 @@ list(APPEND engine_sources
   ${tflite_header})
 list(APPEND engine_test_sources
   tests/test_tflite_import.cpp
-  tests/test_tflite_prelu.cpp)
+  tests/test_tflite_prelu.cpp
+  tests/test_tflite_gears.cpp)
 
 function(engine_tflite_after_module)
   add_dependencies(kes_engine_obj kes_engine_tflite_schema)

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "kes/error.hpp"
@@ -37,9 +38,9 @@ struct kes_model {
         kes_mem_free(owned_weights);
         if (map) munmap(map, map_size);
     }
-    const kes::Program* program_for(int64_t batch) const {
+    const kes::Program* program_for(const kes::Gear& gear) const {
         for (const kes::Program& p : programs)
-            if (p.batch == batch) return &p;
+            if (p.gear.batch == gear.batch && p.gear.height == gear.height && p.gear.width == gear.width) return &p;
         return nullptr;
     }
 };
@@ -104,9 +105,15 @@ void check_region(const char* what, const void* ptr, size_t size, size_t needed)
 // The kernels of every gear: the largest (as written) first.
 void build_programs(kes_model& model) {
     const kes::ModelInfo& m = model.info;
-    model.programs.push_back(kes::build_program(m, model.weights, m.batch_gears.empty() ? 0 : m.batch_gears.back()));
+    kes::Gear largest;
+    if (!m.batch_gears.empty()) largest.batch = m.batch_gears.back();
+    if (!m.image_sizes.empty()) std::tie(largest.height, largest.width) = m.image_sizes.back();
+    model.programs.push_back(kes::build_program(m, model.weights, largest));
     for (size_t g = 0; g + 1 < m.batch_gears.size(); ++g)
-        model.programs.push_back(kes::build_program(m, model.weights, m.batch_gears[g]));
+        model.programs.push_back(kes::build_program(m, model.weights, kes::Gear{m.batch_gears[g], 0, 0}));
+    for (size_t g = 0; g + 1 < m.image_sizes.size(); ++g)
+        model.programs.push_back(
+            kes::build_program(m, model.weights, kes::Gear{0, m.image_sizes[g].first, m.image_sizes[g].second}));
 }
 
 // Verifies the bytes and copies the weights into `weight` (or engine memory when NULL).
@@ -155,18 +162,19 @@ std::unique_ptr<kes_model> load_mapped(const char* path) {
     return model;
 }
 
-void describe(const kes::TensorInfo& t, kes_tensor* out) {
+// `shape` and `bytes`: the tensor at a gear (the file's shapes, or a program's).
+void describe(const kes::TensorInfo& t, const kes::Shape& shape, uint64_t bytes, kes_tensor* out) {
     std::memset(out, 0, sizeof *out);
     out->dtype = t.dtype;
     out->layout = t.layout;
-    out->ndim = static_cast<uint32_t>(t.shape.size());
+    out->ndim = static_cast<uint32_t>(shape.size());
     int64_t stride = 1;
-    for (size_t d = t.shape.size(); d-- > 0;) {
-        out->shape[d] = t.shape[d];
+    for (size_t d = shape.size(); d-- > 0;) {
+        out->shape[d] = shape[d];
         out->strides[d] = stride;
-        stride *= t.shape[d] > 1 ? t.shape[d] : 1;
+        stride *= shape[d] > 1 ? shape[d] : 1;
     }
-    out->size = static_cast<size_t>(t.bytes);
+    out->size = static_cast<size_t>(bytes);
 }
 
 // Checks a caller tensor against the model's tensor `t` at the selected gear, without allocating
@@ -418,7 +426,8 @@ kes_status kes_model_output_name(const kes_model* model, size_t index, const cha
 kes_status kes_model_input_desc(const kes_model* model, size_t index, kes_tensor* out_desc) {
     return kes::guard(__func__, [&] {
         KES_REQUIRE_NOT_NULL(out_desc);
-        describe(io_tensor(model, true, index), out_desc);
+        const kes::TensorInfo& t = io_tensor(model, true, index);
+        describe(t, t.shape, t.bytes, out_desc);
         return KES_OK;
     });
 }
@@ -426,7 +435,8 @@ kes_status kes_model_input_desc(const kes_model* model, size_t index, kes_tensor
 kes_status kes_model_output_desc(const kes_model* model, size_t index, kes_tensor* out_desc) {
     return kes::guard(__func__, [&] {
         KES_REQUIRE_NOT_NULL(out_desc);
-        describe(io_tensor(model, false, index), out_desc);
+        const kes::TensorInfo& t = io_tensor(model, false, index);
+        describe(t, t.shape, t.bytes, out_desc);
         return KES_OK;
     });
 }
@@ -543,6 +553,14 @@ kes_status kes_model_batch_gears(const kes_model* model, int64_t* out_gears, siz
     });
 }
 
+// Selects a program for the context (no allocation): refused while asynchronous work is queued.
+static kes_status select_program(kes_model_context* context, const kes::Program* p) {
+    std::lock_guard<std::mutex> lock(context->mutex);
+    KES_REQUIRE(context->count == 0, "the context has asynchronous work queued: kes_model_context_wait first");
+    context->program = p;
+    return KES_OK;
+}
+
 kes_status kes_model_context_set_batch(kes_model_context* context, int64_t batch) {
     return kes::guard(__func__, [&] {
         KES_REQUIRE_NOT_NULL(context);
@@ -552,13 +570,59 @@ kes_status kes_model_context_set_batch(kes_model_context* context, int64_t batch
                         static_cast<long long>(batch));
             return KES_OK;
         }
-        const kes::Program* p = batch == 0 ? &model.programs.front() : model.program_for(batch);
+        const kes::Program* p = batch == 0 ? &model.programs.front() : model.program_for(kes::Gear{batch, 0, 0});
         KES_REQUIRE(p != nullptr, "batch %lld is not one of the model's gears", static_cast<long long>(batch));
-        std::lock_guard<std::mutex> lock(context->mutex);
-        KES_REQUIRE(context->count == 0, "the context has asynchronous work queued: kes_model_context_wait first");
-        context->program = p;
+        return select_program(context, p);
+    });
+}
+
+kes_status kes_model_image_sizes(const kes_model* model, int64_t* out_sizes, size_t capacity, size_t* out_count) {
+    return kes::guard(__func__, [&] {
+        KES_REQUIRE_NOT_NULL(model);
+        KES_REQUIRE_NOT_NULL(out_count);
+        const auto& sizes = model->info.image_sizes;
+        *out_count = sizes.size();
+        KES_REQUIRE(out_sizes != nullptr || capacity == 0, "out_sizes is NULL");
+        for (size_t i = 0; i < sizes.size() && i < capacity; ++i) {
+            out_sizes[2 * i] = sizes[i].first;
+            out_sizes[2 * i + 1] = sizes[i].second;
+        }
         return KES_OK;
     });
+}
+
+kes_status kes_model_context_set_image_size(kes_model_context* context, int64_t height, int64_t width) {
+    return kes::guard(__func__, [&] {
+        KES_REQUIRE_NOT_NULL(context);
+        const kes_model& model = *context->model;
+        const bool largest = height == 0 && width == 0;
+        if (model.info.image_sizes.empty()) {
+            KES_REQUIRE(largest, "the model has a static image size: set_image_size takes 0, 0 only (got %lldx%lld)",
+                        static_cast<long long>(height), static_cast<long long>(width));
+            return KES_OK;
+        }
+        const kes::Program* p = largest ? &model.programs.front() : model.program_for(kes::Gear{0, height, width});
+        KES_REQUIRE(p != nullptr, "image size %lldx%lld (height x width) is not one of the model's gears",
+                    static_cast<long long>(height), static_cast<long long>(width));
+        return select_program(context, p);
+    });
+}
+
+static kes_status context_io_desc(const kes_model_context* context, bool input, size_t index, kes_tensor* out_desc) {
+    KES_REQUIRE_NOT_NULL(context);
+    KES_REQUIRE_NOT_NULL(out_desc);
+    const kes::TensorInfo& t = io_tensor(context->model, input, index);
+    const size_t ti = static_cast<size_t>((input ? context->model->info.inputs : context->model->info.outputs)[index]);
+    describe(t, context->program->shapes[ti], context->program->bytes[ti], out_desc);
+    return KES_OK;
+}
+
+kes_status kes_model_context_input_desc(const kes_model_context* context, size_t index, kes_tensor* out_desc) {
+    return kes::guard(__func__, [&] { return context_io_desc(context, true, index, out_desc); });
+}
+
+kes_status kes_model_context_output_desc(const kes_model_context* context, size_t index, kes_tensor* out_desc) {
+    return kes::guard(__func__, [&] { return context_io_desc(context, false, index, out_desc); });
 }
 
 kes_status kes_model_input_aipp(const kes_model* model, size_t index, const char** out_config) {

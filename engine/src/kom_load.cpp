@@ -81,10 +81,10 @@ void check_plan_overlaps(const ModelInfo& m) {
     std::vector<Range> ranges(nt, Range{0, 0, INT64_MAX, INT64_MIN, 0});
     for (size_t t = 0; t < nt; ++t) {
         const TensorInfo& ti = m.tensors[t];
-        if (ti.weight >= 0 || ti.bytes == 0 || first[t] == INT64_MAX) continue;  // never holds data
+        if (ti.weight >= 0 || ti.capacity == 0 || first[t] == INT64_MAX) continue;  // never holds data
         Range& r = ranges[root(t)];
         if (r.first == INT64_MAX) r = Range{ti.offset, ti.offset, first[t], last[t], t};
-        r.end = std::max(r.end, ti.offset + ti.bytes);
+        r.end = std::max(r.end, ti.offset + ti.capacity);
         r.first = std::min(r.first, first[t]);
         r.last = std::max(r.last, last[t]);
     }
@@ -161,6 +161,11 @@ ModelInfo parse_kom(const uint8_t* data, size_t size) {
     if (plan->tensor_offsets()->size() != tensors->size())
         CORRUPT("model: memory plan has %u offsets for %u tensors", plan->tensor_offsets()->size(), tensors->size());
     require_aligned8(plan->tensor_offsets(), "plan offset");
+    const auto* capacity = plan->tensor_capacity();
+    require_aligned8(capacity, "plan capacity");
+    if (capacity && capacity->size() != 0 && capacity->size() != tensors->size())
+        CORRUPT("model: memory plan has %u capacities for %u tensors", capacity->size(), tensors->size());
+    const bool has_capacity = capacity && capacity->size() != 0;
     m.arena_size = plan->arena_size();
     m.ideal_size = plan->ideal_size();
     if (m.arena_size % KES_MEM_ALIGNMENT != 0 || m.arena_size > kMaxTensorBytes)
@@ -222,13 +227,18 @@ ModelInfo parse_kom(const uint8_t* data, size_t size) {
             CORRUPT("model: tensor %zu (%s) has weight index %d", i, ti.name.c_str(), ti.weight);
         } else {
             ti.offset = plan->tensor_offsets()->Get(static_cast<flatbuffers::uoffset_t>(i));
+            ti.capacity = has_capacity ? capacity->Get(static_cast<flatbuffers::uoffset_t>(i)) : ti.bytes;
+            if (ti.capacity < ti.bytes || ti.capacity > kMaxTensorBytes)
+                CORRUPT("model: tensor %zu (%s): plan capacity %llu is below its %llu bytes or above 2^40", i,
+                        ti.name.c_str(), static_cast<unsigned long long>(ti.capacity),
+                        static_cast<unsigned long long>(ti.bytes));
             uint64_t end = 0;
-            if (ti.offset % KES_MEM_ALIGNMENT != 0 || !checked_add(ti.offset, ti.bytes, &end) || end > m.arena_size)
+            if (ti.offset % KES_MEM_ALIGNMENT != 0 || !checked_add(ti.offset, ti.capacity, &end) || end > m.arena_size)
                 CORRUPT(
                     "model: tensor %zu (%s): plan offset %llu (+%llu bytes) is unaligned or outside the %llu-byte "
                     "arena",
                     i, ti.name.c_str(), static_cast<unsigned long long>(ti.offset),
-                    static_cast<unsigned long long>(ti.bytes), static_cast<unsigned long long>(m.arena_size));
+                    static_cast<unsigned long long>(ti.capacity), static_cast<unsigned long long>(m.arena_size));
         }
     }
 
@@ -363,6 +373,50 @@ ModelInfo parse_kom(const uint8_t* data, size_t size) {
         }
     }
 
+    if (const auto* sizes = root->image_gears()) {
+        require_aligned8(sizes, "image gears");
+        for (flatbuffers::uoffset_t k = 0; k < sizes->size(); ++k) {
+            const kom::ImageSize* s = sizes->Get(k);
+            const int64_t h = s->height(), w = s->width();
+            if (h < 1 || w < 1 || h > INT32_MAX || w > INT32_MAX)
+                CORRUPT("model: image gear %u is %lldx%lld", k, static_cast<long long>(h), static_cast<long long>(w));
+            if (!m.image_sizes.empty()) {
+                const auto& [ph, pw] = m.image_sizes.back();
+                if (h * w < ph * pw || (h * w == ph * pw && h <= ph))
+                    CORRUPT("model: image gears must ascend by area, then height (gear %u is %lldx%lld)", k,
+                            static_cast<long long>(h), static_cast<long long>(w));
+            }
+            m.image_sizes.emplace_back(h, w);
+        }
+    }
+    if (const auto* ins = root->image_inputs()) {
+        for (flatbuffers::uoffset_t k = 0; k < ins->size(); ++k) {
+            const kom::ImageInput* a = ins->Get(k);
+            if (a->input() < 0 || static_cast<size_t>(a->input()) >= m.inputs.size())
+                CORRUPT("model: image gear entry %u names input %d of %zu", k, a->input(), m.inputs.size());
+            const TensorInfo& ti = m.tensors[static_cast<size_t>(m.inputs[static_cast<size_t>(a->input())])];
+            const int64_t rank = static_cast<int64_t>(ti.shape.size());
+            if (a->h_dim() < 0 || a->w_dim() < 0 || a->h_dim() >= rank || a->w_dim() >= rank ||
+                a->h_dim() == a->w_dim())
+                CORRUPT("model: image gear input %s: dims %d and %d must be two different dims of its %lld",
+                        ti.name.c_str(), a->h_dim(), a->w_dim(), static_cast<long long>(rank));
+            for (const ImageInputInfo& other : m.image_inputs)
+                if (other.input == static_cast<uint32_t>(a->input()))
+                    CORRUPT("model: image gear input %s is listed twice", ti.name.c_str());
+            m.image_inputs.push_back(ImageInputInfo{static_cast<uint32_t>(a->input()), a->h_dim(), a->w_dim()});
+            if (m.image_sizes.empty()) continue;
+            if (ti.shape[static_cast<size_t>(a->h_dim())] != m.image_sizes.back().first ||
+                ti.shape[static_cast<size_t>(a->w_dim())] != m.image_sizes.back().second)
+                CORRUPT("model: image gear input %s must have the last gear (%lldx%lld) as dims %d and %d",
+                        ti.name.c_str(), static_cast<long long>(m.image_sizes.back().first),
+                        static_cast<long long>(m.image_sizes.back().second), a->h_dim(), a->w_dim());
+        }
+    }
+    if (m.image_sizes.empty() != m.image_inputs.empty())
+        CORRUPT("model: %zu image gears for %zu image inputs (both or neither)", m.image_sizes.size(),
+                m.image_inputs.size());
+    if (!m.image_sizes.empty() && !m.batch_gears.empty()) CORRUPT("model: has both batch gears and image size gears");
+
     if (const kom::Metadata* md = root->metadata()) {
         m.source_format = str_or_empty(md->source_format());
         m.source_hash = str_or_empty(md->source_hash());
@@ -372,13 +426,19 @@ ModelInfo parse_kom(const uint8_t* data, size_t size) {
     return m;
 }
 
-Program build_program(const ModelInfo& m, const uint8_t* weights, int64_t batch) {
-    const bool as_written = batch == 0 || (!m.batch_gears.empty() && batch == m.batch_gears.back());
-    if (batch != 0 && std::find(m.batch_gears.begin(), m.batch_gears.end(), batch) == m.batch_gears.end())
+Program build_program(const ModelInfo& m, const uint8_t* weights, Gear gear) {
+    const bool image = gear.height != 0 || gear.width != 0;
+    if (gear.batch != 0 && std::find(m.batch_gears.begin(), m.batch_gears.end(), gear.batch) == m.batch_gears.end())
         fail(KES_ERR_INVALID_ARGUMENT, "model: batch %lld is not one of the model's gears",
-             static_cast<long long>(batch));
+             static_cast<long long>(gear.batch));
+    if (image && std::find(m.image_sizes.begin(), m.image_sizes.end(), std::make_pair(gear.height, gear.width)) ==
+                     m.image_sizes.end())
+        fail(KES_ERR_INVALID_ARGUMENT, "model: image size %lldx%lld is not one of the model's gears",
+             static_cast<long long>(gear.height), static_cast<long long>(gear.width));
+    const bool as_written = (gear.batch == 0 || gear.batch == m.batch_gears.back()) &&
+                            (!image || std::make_pair(gear.height, gear.width) == m.image_sizes.back());
     Program p;
-    p.batch = batch;
+    p.gear = gear;
     const size_t nt = m.tensors.size();
     std::vector<TensorDesc> descs(nt);
     static const uint8_t empty_weight[1] = {0};
@@ -389,8 +449,15 @@ Program build_program(const ModelInfo& m, const uint8_t* weights, int64_t batch)
         descs[t].quant = ti.quant;
         if (ti.weight >= 0) descs[t].data = ti.bytes ? weights + ti.offset : empty_weight;
     }
-    if (!as_written)
-        for (int32_t t : m.inputs) descs[static_cast<size_t>(t)].shape[0] = batch;
+    if (!as_written) {
+        if (gear.batch != 0)
+            for (int32_t t : m.inputs) descs[static_cast<size_t>(t)].shape[0] = gear.batch;
+        for (const ImageInputInfo& in : m.image_inputs) {
+            Shape& shape = descs[static_cast<size_t>(m.inputs[in.input])].shape;
+            shape[static_cast<size_t>(in.h_dim)] = gear.height;
+            shape[static_cast<size_t>(in.w_dim)] = gear.width;
+        }
+    }
 
     std::vector<TensorDesc> outs;
     p.kernels.reserve(m.nodes.size());
@@ -411,9 +478,9 @@ Program build_program(const ModelInfo& m, const uint8_t* weights, int64_t batch)
             if (outs[k].dtype != ti.dtype)
                 CORRUPT("model: node %zu (%s) output %zu is %s, the file says %s", i, n.name.c_str(), k,
                         kes_dtype_name(outs[k].dtype), kes_dtype_name(ti.dtype));
-            if (as_written ? outs[k].shape != ti.shape : outs[k].bytes() > ti.bytes)
+            if (as_written ? outs[k].shape != ti.shape : outs[k].bytes() > ti.capacity)
                 CORRUPT("model: node %zu (%s) output %zu has shape %s%s, the file says %s", i, n.name.c_str(), k,
-                        shape_string(outs[k].shape).c_str(), as_written ? "" : " at this batch",
+                        shape_string(outs[k].shape).c_str(), as_written ? "" : " (more than the plan reserves)",
                         shape_string(ti.shape).c_str());
             descs[o].shape = outs[k].shape;
         }

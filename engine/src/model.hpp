@@ -24,8 +24,9 @@ struct TensorInfo {
     Shape shape;
     uint64_t elements = 0;
     uint64_t bytes = 0;
-    int32_t weight = -1;  // weight section, or -1 for an activation
-    uint64_t offset = 0;  // arena offset (activations) or blob offset (weights)
+    uint64_t capacity = 0;  // bytes the plan reserves (≥ bytes; more when an image gear needs more)
+    int32_t weight = -1;    // weight section, or -1 for an activation
+    uint64_t offset = 0;    // arena offset (activations) or blob offset (weights)
     Quant quant;
 };
 
@@ -36,6 +37,18 @@ struct NodeInfo {
     Attrs attrs;
     std::vector<int32_t> inputs;  // -1: omitted optional input
     std::vector<int32_t> outputs;
+};
+
+// A graph input whose dims h_dim / w_dim take the selected image gear (ATC --dynamic_image_size).
+struct ImageInputInfo {
+    uint32_t input = 0;  // index into ModelInfo::inputs
+    int32_t h_dim = 0, w_dim = 0;
+};
+
+// What an execution runs at: a batch gear, an image size gear, or (all 0) the shapes as written.
+struct Gear {
+    int64_t batch = 0;
+    int64_t height = 0, width = 0;
 };
 
 struct ModelInfo {
@@ -49,14 +62,16 @@ struct ModelInfo {
     uint64_t arena_size = 0;
     uint64_t ideal_size = 0;
     size_t max_node_inputs = 0, max_node_outputs = 0;
-    std::vector<std::pair<uint32_t, std::string>> aipp;  // (graph input index, aipp_op text)
-    std::vector<int64_t> batch_gears;                    // ascending; empty when static
+    std::vector<std::pair<uint32_t, std::string>> aipp;    // (graph input index, aipp_op text)
+    std::vector<int64_t> batch_gears;                      // ascending; empty when static
+    std::vector<std::pair<int64_t, int64_t>> image_sizes;  // (height, width), ascending by area; written at the last
+    std::vector<ImageInputInfo> image_inputs;
     std::string source_format, source_hash, converter_version, target_board;
 };
 
 // The kernels for one batch gear, bound to the weights they were created with.
 struct Program {
-    int64_t batch = 0;                             // 0: the static shapes as written
+    Gear gear;                                     // all 0: the static shapes as written
     std::vector<std::unique_ptr<Kernel>> kernels;  // one per node
     std::vector<Shape> shapes;                     // per tensor, at this gear
     std::vector<uint64_t> bytes;                   // per tensor, at this gear
@@ -67,10 +82,12 @@ struct Program {
 // Never reads outside [data, data+size).
 ModelInfo parse_kom(const uint8_t* data, size_t size);
 
-// Creates the kernels for `batch` (0: as written; else one of m.batch_gears) over the weight blob
-// `weights` (m.weights_size bytes, 128-byte aligned). Throws KES_ERR_CORRUPT_DATA when a node's
-// attributes or shapes are inconsistent or its outputs differ from the file's tensors,
-// KES_ERR_UNSUPPORTED for valid nodes this build cannot execute.
-Program build_program(const ModelInfo& m, const uint8_t* weights, int64_t batch);
+// Creates the kernels for `gear` (all 0: as written; else one of m.batch_gears or m.image_sizes) over
+// the weight blob `weights` (m.weights_size bytes, 128-byte aligned). Auto-padding and shape-following
+// attributes are resolved by each op's create() at the gear's shapes. Throws KES_ERR_INVALID_ARGUMENT
+// for a gear the model does not have, KES_ERR_CORRUPT_DATA when a node's attributes or shapes are
+// inconsistent, its outputs differ from the file's tensors (as written) or outgrow the plan's
+// capacity (other gears), KES_ERR_UNSUPPORTED for valid nodes this build cannot execute.
+Program build_program(const ModelInfo& m, const uint8_t* weights, Gear gear);
 
 }  // namespace kes

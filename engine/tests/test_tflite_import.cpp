@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "convert/fusion.hpp"
 #include "kes/error.hpp"
 #include "test_tflite_builder.hpp"
 
@@ -85,8 +86,13 @@ TEST(TfliteImport, ConvSameStride2WithFusedRelu6MatchesTflite) {
     const kes::ir::Node& conv = g.nodes[0];
     EXPECT_EQ(conv.op, "Conv");
     EXPECT_EQ(conv.attrs.get_string("data_layout"), "NHWC");
+    // SAME stays symbolic at import (it follows the input size); the explicit-padding pass writes it out.
     // H 6, stride 2, k 3: out 3, total pad 1 → 0 top, 1 bottom; W 5: out 3, total 2 → 1 / 1.
-    EXPECT_EQ(conv.attrs.get_ints("pads"), (std::vector<int64_t>{0, 1, 1, 1}));
+    EXPECT_EQ(conv.attrs.get_string("auto_pad"), "SAME_UPPER");
+    kes::ir::Graph explicit_pads = g;
+    EXPECT_EQ(kes::ir::make_padding_explicit(explicit_pads).nodes_fused, 1u);
+    EXPECT_EQ(explicit_pads.nodes[0].attrs.get_ints("pads"), (std::vector<int64_t>{0, 1, 1, 1}));
+    EXPECT_FALSE(explicit_pads.nodes[0].attrs.has("auto_pad"));
     EXPECT_EQ(g.tensors[static_cast<size_t>(g.inputs[0])].layout, KES_LAYOUT_NHWC);
 
     int64_t oh, ow;

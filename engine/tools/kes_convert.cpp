@@ -29,6 +29,8 @@ const char kUsage[] =
     "  --input-shape SHAPES       input shapes, \"name:1,3,224,224;name2:1,10\" (names may contain ':')\n"
     "  --dynamic-batch GEARS      batch gears, e.g. 1,2,4,8: dim 0 of every input; the model is planned\n"
     "                             for the largest and executes any gear\n"
+    "  --dynamic-image-size GEARS image size gears \"h,w;h,w\" for the inputs whose -1 dims (or, with\n"
+    "                             none, whose dims 2,3 / NHWC 1,2) are height and width\n"
     "  --insert-op-conf FILE      ATC aipp_op config: AIPP for the input of each block's related_input_rank\n"
     "  --weight-type f32|f16      store large Conv/Gemm/MatMul weights as f16 (cast back at run time)\n"
     "  --board 310|310B|host      target board profile recorded in the model (default host)\n"
@@ -103,6 +105,8 @@ int main(int argc, char** argv) {
             opt.input_shape = value("--input-shape");
         } else if (a == "--dynamic-batch" || a == "--dynamic_batch_size") {
             opt.dynamic_batch = value("--dynamic-batch");
+        } else if (a == "--dynamic-image-size" || a == "--dynamic_image_size") {
+            opt.dynamic_image_size = value("--dynamic-image-size");
         } else if (a == "--insert-op-conf" || a == "--insert_op_conf") {
             opt.insert_op_conf = value("--insert-op-conf");
         } else if (a == "--weight-type") {

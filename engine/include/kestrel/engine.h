@@ -9,6 +9,12 @@
  * Dynamic batch (ATC --dynamic_batch_size): a model converted with batch gears describes its inputs
  * and outputs at the largest gear and plans its arena for it; kes_model_context_set_batch picks the
  * gear for the next executions (the tensors then have that batch as dim 0).
+ * Dynamic image size (ATC --dynamic_image_size): a model converted with image size gears lists
+ * (height, width) pairs for its image inputs, describes the graph at the gear of largest area and
+ * reserves in its arena, per tensor, the most any gear needs; kes_model_context_set_image_size picks
+ * the gear. Output shapes follow the gear: kes_model_context_input_desc / _output_desc describe the
+ * tensors at the context's current gear (batch or image size). A model has batch gears or image size
+ * gears, never both.
  * AIPP (ATC --insert_op_conf): a model may carry the aipp_op text for an input
  * (kes_model_input_aipp); the input tensor is then the AIPP output, which the app produces from its
  * NV12 image with kestrel/aipp.h — the engine itself does not depend on the aipp module.
@@ -120,10 +126,27 @@ KES_API kes_status kes_model_batch_gears(const kes_model* model, int64_t* out_ge
  * a gear, or while asynchronous work is queued. Allocates nothing. */
 KES_API kes_status kes_model_context_set_batch(kes_model_context* context, int64_t batch);
 
+/* The model's image size gears as (height, width) pairs, ascending by area then height: out_sizes
+ * receives 2 values per gear, at most `capacity` gears (*out_count 0 for a static image size). */
+KES_API kes_status kes_model_image_sizes(const kes_model* model, int64_t* out_sizes, size_t capacity,
+                                         size_t* out_count);
+
+/* Selects the image size gear for the context's next executions (0, 0: the largest, the default). The
+ * image inputs then have this height and width, and every tensor the shapes the graph gives it there
+ * (auto-padding included, resolved per gear when loading). KES_ERR_INVALID_ARGUMENT for a size that
+ * is not a gear, or while asynchronous work is queued. Allocates nothing. */
+KES_API kes_status kes_model_context_set_image_size(kes_model_context* context, int64_t height, int64_t width);
+
+/* As kes_model_input_desc / kes_model_output_desc, at the context's current gear. */
+KES_API kes_status kes_model_context_input_desc(const kes_model_context* context, size_t index,
+                                                kes_tensor* out_desc);
+KES_API kes_status kes_model_context_output_desc(const kes_model_context* context, size_t index,
+                                                 kes_tensor* out_desc);
+
 /* Runs the model synchronously. inputs[i] / outputs[i] follow the model's input/output order and must
- * match kes_model_*_desc in dtype and shape (layout ND matches anything); inputs are read, outputs
- * written; both must be contiguous. Nothing is allocated. KES_ERR_INVALID_ARGUMENT
- * names the first mismatching tensor. */
+ * match kes_model_context_*_desc (the context's gear) in dtype and shape (layout ND matches anything);
+ * inputs are read, outputs written; both must be contiguous. Nothing is allocated.
+ * KES_ERR_INVALID_ARGUMENT names the first mismatching tensor. */
 KES_API kes_status kes_model_execute(kes_model_context* context, const kes_tensor* inputs, size_t input_count,
                                      kes_tensor* outputs, size_t output_count);
 
@@ -140,7 +163,7 @@ typedef void (*kes_model_callback)(kes_status status, const char* message, void*
  * inputs unchanged, until the callback runs or kes_model_context_wait returns. Jobs run in order.
  * KES_ERR_BUSY when KES_MODEL_ASYNC_QUEUE_DEPTH jobs are pending. Argument errors found when the job
  * runs go to the callback and to kes_model_context_wait. While jobs are queued the context must not
- * be used by kes_model_execute or set_batch; destroying it waits for the queue to drain. */
+ * be used by kes_model_execute, set_batch or set_image_size; destroying it waits for the queue to drain. */
 KES_API kes_status kes_model_execute_async(kes_model_context* context, const kes_tensor* inputs, size_t input_count,
                                            kes_tensor* outputs, size_t output_count, kes_model_callback callback,
                                            void* user_data);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -169,8 +170,9 @@ std::vector<std::pair<std::string, Shape>> parse_input_shapes(const std::string&
         Shape dims;
         for (const std::string& d : split(item.substr(colon + 1), ',')) {
             const int64_t v = parse_int(d, "--input-shape");
-            if (v < 0)
-                fail(KES_ERR_INVALID_ARGUMENT, "--input-shape: dimension %lld of '%s' must be >= 0",
+            // -1 (ATC's dynamic dim) marks height and width for --dynamic-image-size.
+            if (v < -1)
+                fail(KES_ERR_INVALID_ARGUMENT, "--input-shape: dimension %lld of '%s' must be >= 0 (or -1)",
                      static_cast<long long>(v), item.c_str());
             dims.push_back(v);
         }
@@ -193,6 +195,30 @@ std::vector<int64_t> parse_batch_gears(const std::string& text) {
     if (gears.empty() || gears.size() > 100)
         fail(KES_ERR_INVALID_ARGUMENT, "--dynamic-batch: give 1 to 100 batch sizes (got '%s')", text.c_str());
     return gears;
+}
+
+std::vector<ir::ImageSize> parse_image_sizes(const std::string& text) {
+    std::vector<ir::ImageSize> sizes;
+    for (const std::string& part : split(text, ';')) {
+        const std::vector<std::string> hw = split(part, ',');
+        if (hw.size() != 2)
+            fail(KES_ERR_INVALID_ARGUMENT, "--dynamic-image-size: '%s' is not height,width", part.c_str());
+        ir::ImageSize s{parse_int(hw[0], "--dynamic-image-size"), parse_int(hw[1], "--dynamic-image-size")};
+        if (s.height < 1 || s.width < 1 || s.height > 65536 || s.width > 65536)
+            fail(KES_ERR_INVALID_ARGUMENT, "--dynamic-image-size: %lldx%lld must be in 1..65536 each",
+                 static_cast<long long>(s.height), static_cast<long long>(s.width));
+        sizes.push_back(s);
+    }
+    // Ascending by area then height: the last is the gear the graph is written (and folded) at.
+    std::sort(sizes.begin(), sizes.end(), [](const ir::ImageSize& a, const ir::ImageSize& b) {
+        const int64_t aa = a.height * a.width, ba = b.height * b.width;
+        return aa != ba ? aa < ba : a.height < b.height;
+    });
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    if (sizes.empty() || sizes.size() > 100)
+        fail(KES_ERR_INVALID_ARGUMENT, "--dynamic-image-size: give 1 to 100 height,width pairs (got '%s')",
+             text.c_str());
+    return sizes;
 }
 
 Format detect_format(const uint8_t* data, size_t size) {
@@ -283,6 +309,134 @@ ir::Tensor read_tensor_file(const std::string& path) {
     }
 }
 
+namespace {
+
+// The image inputs (kestrel/convert.h "Gears") take the largest gear; the graph is folded there.
+void set_image_gears(ir::Graph& g, const std::vector<ir::ImageSize>& sizes) {
+    if (!g.dynamic_batch.empty())
+        fail(KES_ERR_INVALID_ARGUMENT, "--dynamic-batch and --dynamic-image-size exclude each other (as in ATC)");
+    for (int32_t t : g.inputs) {
+        const ir::Tensor& in = g.tensors[static_cast<size_t>(t)];
+        std::vector<int32_t> unknown;
+        for (size_t d = 0; d < in.shape.size(); ++d)
+            if (in.shape[d] < 0) unknown.push_back(static_cast<int32_t>(d));
+        if (unknown.empty()) continue;
+        if (unknown.size() != 2)
+            fail(KES_ERR_INVALID_ARGUMENT,
+                 "--dynamic-image-size: input '%s' %s has %zu unknown dims; give it height and width as the only "
+                 "-1 dims (--input-shape)",
+                 in.name.c_str(), shape_string(in.shape).c_str(), unknown.size());
+        g.image_inputs.push_back(ir::ImageInput{t, unknown[0], unknown[1]});
+    }
+    if (g.image_inputs.empty()) {
+        for (int32_t t : g.inputs) {
+            const ir::Tensor& in = g.tensors[static_cast<size_t>(t)];
+            if (in.shape.size() != 4) continue;
+            const bool nhwc = in.layout == KES_LAYOUT_NHWC;
+            g.image_inputs.push_back(ir::ImageInput{t, nhwc ? 1 : 2, nhwc ? 2 : 3});
+        }
+    }
+    if (g.image_inputs.empty())
+        fail(KES_ERR_INVALID_ARGUMENT, "--dynamic-image-size: the model has no 4-d input and no input with -1 dims");
+    for (const ir::ImageInput& a : g.image_inputs) {
+        ir::Tensor& in = g.tensors[static_cast<size_t>(a.input)];
+        in.shape[static_cast<size_t>(a.h_dim)] = sizes.back().height;
+        in.shape[static_cast<size_t>(a.w_dim)] = sizes.back().width;
+        in.has_shape = true;
+    }
+    g.dynamic_image_sizes = sizes;
+}
+
+// The input shapes of gear k of g (not the written one); returns the gear's name for messages.
+std::string set_gear(ir::Graph& g, size_t k) {
+    if (!g.dynamic_batch.empty()) {
+        for (int32_t t : g.inputs) g.tensors[static_cast<size_t>(t)].shape[0] = g.dynamic_batch[k];
+        return format("batch gear %lld", static_cast<long long>(g.dynamic_batch[k]));
+    }
+    const ir::ImageSize& s = g.dynamic_image_sizes[k];
+    for (const ir::ImageInput& a : g.image_inputs) {
+        Shape& shape = g.tensors[static_cast<size_t>(a.input)].shape;
+        shape[static_cast<size_t>(a.h_dim)] = s.height;
+        shape[static_cast<size_t>(a.w_dim)] = s.width;
+    }
+    return format("image gear %lldx%lld", static_cast<long long>(s.height), static_cast<long long>(s.width));
+}
+
+size_t gear_count(const ir::Graph& g) {
+    return std::max(g.dynamic_batch.size(), g.dynamic_image_sizes.size());
+}
+
+// Constant folding happens at the largest gear, and one graph serves every gear, so every folded value
+// must be the same at every gear: folds `unfolded` at each other gear and compares with `folded`. A
+// value computed from the input's size (a Reshape target holding the batch, a divisor H·W) differs and
+// is refused, naming the gear and the tensor.
+void check_folding_is_gear_invariant(const ir::Graph& unfolded, const ir::Graph& folded) {
+    for (size_t k = 0; k + 1 < gear_count(unfolded); ++k) {
+        ir::Graph at = unfolded;
+        const std::string gear = set_gear(at, k);
+        try {
+            ir::fold_constants(at);
+        } catch (const Error& e) {
+            fail(KES_ERR_UNSUPPORTED, "%s: the graph does not take this gear: %s", gear.c_str(), e.what());
+        }
+        bool same = at.tensors.size() == folded.tensors.size() && at.nodes.size() == folded.nodes.size();
+        for (size_t t = 0; same && t < at.tensors.size(); ++t) {
+            const ir::Tensor& a = at.tensors[t];
+            const ir::Tensor& b = folded.tensors[t];
+            if (a.name != b.name) {
+                same = false;
+            } else if (a.is_const != b.is_const || (a.is_const && (a.shape != b.shape || a.data != b.data))) {
+                fail(KES_ERR_UNSUPPORTED,
+                     "%s: tensor '%s' is computed from the input's shape and differs from its value at the largest "
+                     "gear; one graph serves every gear, so such a model cannot have these gears",
+                     gear.c_str(), a.name.c_str());
+            }
+        }
+        if (!same)
+            fail(KES_ERR_UNSUPPORTED,
+                 "%s: constant folding gives a different graph than at the largest gear (the graph depends on the "
+                 "input's shape)",
+                 gear.c_str());
+    }
+}
+
+}  // namespace
+
+std::vector<uint64_t> check_gears(const ir::Graph& g) {
+    const size_t gears = gear_count(g);
+    if (gears == 0) return {};
+    std::vector<uint64_t> capacity(g.tensors.size());
+    auto record = [&](const ir::Graph& at) {
+        for (size_t t = 0; t < at.tensors.size(); ++t)
+            if (!at.tensors[t].is_const)
+                capacity[t] = std::max<uint64_t>(
+                    capacity[t], static_cast<uint64_t>(at.tensors[t].elements()) * kes_dtype_size(at.tensors[t].dtype));
+    };
+    record(g);
+    for (size_t k = 0; k + 1 < gears; ++k) {
+        ir::Graph at = g;
+        const std::string gear = set_gear(at, k);
+        try {
+            ir::infer_shapes(at);
+        } catch (const Error& e) {
+            fail(KES_ERR_UNSUPPORTED, "%s: the graph does not take this gear: %s", gear.c_str(), e.what());
+        }
+        if (!g.dynamic_batch.empty()) {
+            for (int32_t t : g.outputs) {
+                Shape expected = g.tensors[static_cast<size_t>(t)].shape;
+                if (!expected.empty()) expected[0] = g.dynamic_batch[k];
+                const ir::Tensor& out = at.tensors[static_cast<size_t>(t)];
+                if (out.shape != expected)
+                    fail(KES_ERR_UNSUPPORTED, "%s: output '%s' is %s, not %s (every output keeps the batch as dim 0)",
+                         gear.c_str(), out.name.c_str(), shape_string(out.shape).c_str(),
+                         shape_string(expected).c_str());
+            }
+        }
+        record(at);
+    }
+    return capacity;
+}
+
 ir::Graph build_graph(const uint8_t* data, size_t size, const Options& options, ir::PassStats* stats_out) {
     auto progress = [&](const char* stage, size_t done, size_t total) {
         if (options.progress) options.progress(stage, done, total);
@@ -324,10 +478,13 @@ ir::Graph build_graph(const uint8_t* data, size_t size, const Options& options, 
         }
         g.dynamic_batch = options.dynamic_batch;
     }
+    if (!options.dynamic_image_sizes.empty()) set_image_gears(g, options.dynamic_image_sizes);
 
     ir::PassStats stats;
     progress("fold", 0, g.nodes.size());
+    const ir::Graph unfolded = gear_count(g) > 1 ? g : ir::Graph{};
     add_stats(stats, ir::fold_constants(g));
+    if (gear_count(g) > 1) check_folding_is_gear_invariant(unfolded, g);
     ir::infer_shapes(g);
     progress("fuse", 0, g.nodes.size());
 #ifdef KES_HAVE_TFLITE_IMPORT
@@ -351,7 +508,9 @@ Result convert(const uint8_t* data, size_t size, const Options& options) {
     Result r;
     ir::Graph g = build_graph(data, size, options, &r.stats);
     if (options.progress) options.progress("write", 0, g.nodes.size());
-    r.image = ir::write_kom(g);
+    ir::WriteOptions write_options;
+    write_options.tensor_capacity = check_gears(g);
+    r.image = ir::write_kom(g, write_options);
     if (options.progress) options.progress("write", g.nodes.size(), g.nodes.size());
     r.ops = g.nodes.size();
     for (const ir::Tensor& t : g.tensors)
@@ -443,6 +602,9 @@ kes::convert::Options to_options(const kes_convert_options* o) {
     opt.format = format == 1 ? Format::Onnx : (format == 2 ? Format::Tflite : Format::Auto);
     if (o->input_shape && *o->input_shape) opt.input_shapes = kes::convert::parse_input_shapes(o->input_shape);
     if (o->dynamic_batch && *o->dynamic_batch) opt.dynamic_batch = kes::convert::parse_batch_gears(o->dynamic_batch);
+    if (o->struct_size >= offsetof(kes_convert_options, dynamic_image_size) + sizeof(const char*) &&
+        o->dynamic_image_size && *o->dynamic_image_size)
+        opt.dynamic_image_sizes = kes::convert::parse_image_sizes(o->dynamic_image_size);
     if (o->insert_op_conf && *o->insert_op_conf) {
         const std::vector<uint8_t> text = kes::read_file(o->insert_op_conf);
         opt.aipp_config.assign(text.begin(), text.end());

@@ -20,6 +20,7 @@ struct Options {
     Format format = Format::Auto;
     std::vector<std::pair<std::string, Shape>> input_shapes;    // --input-shape
     std::vector<int64_t> dynamic_batch;                         // --dynamic-batch, ascending
+    std::vector<ir::ImageSize> dynamic_image_sizes;             // --dynamic-image-size, ascending by area
     std::string aipp_config;                                    // --insert-op-conf file contents
     bool f16_weights = false;                                   // --weight-type f16
     std::string board = "host";                                 // --board
@@ -36,6 +37,7 @@ struct Result {
 // Option parsers (KES_ERR_INVALID_ARGUMENT naming the bad part).
 std::vector<std::pair<std::string, Shape>> parse_input_shapes(const std::string& text);  // "a:1,3;b:2"
 std::vector<int64_t> parse_batch_gears(const std::string& text);                         // "1,2,4,8"
+std::vector<ir::ImageSize> parse_image_sizes(const std::string& text);  // "224,224;416,416" (height,width)
 Format detect_format(const uint8_t* data, size_t size);
 // "name=path;name2=path2": reads each file (read_tensor_file).
 std::vector<std::pair<std::string, ir::Tensor>> parse_freeze_inputs(const std::string& text);
@@ -48,7 +50,12 @@ ir::Tensor import_onnx_tensor(const uint8_t* data, size_t size);  // TensorProto
 
 // The graph the .kom is written from: import, overrides, passes, weight type, AIPP, metadata.
 ir::Graph build_graph(const uint8_t* data, size_t size, const Options& options, ir::PassStats* stats = nullptr);
-// build_graph + write_kom + summary numbers.
+// Infers shapes at every gear of g other than the written one (a copy per gear) and returns, per
+// tensor, the most bytes any gear needs (empty for a graph without gears). Throws KES_ERR_UNSUPPORTED
+// naming the gear and the node when the graph cannot take a gear, or a batch gear's output loses the
+// batch as dim 0.
+std::vector<uint64_t> check_gears(const ir::Graph& g);
+// build_graph + check_gears + write_kom + summary numbers.
 Result convert(const uint8_t* data, size_t size, const Options& options);
 
 // Writes `bytes` to `path` through a temporary file in the same folder, renamed when complete, so an

@@ -322,6 +322,9 @@ PassStats fuse_activations(Graph& g) {
 
 PassStats make_padding_explicit(Graph& g) {
     PassStats stats;
+    // With image size gears the pads depend on the gear: auto_pad stays, and each gear's kernels
+    // resolve it when the model is loaded.
+    if (!g.dynamic_image_sizes.empty()) return stats;
     for (Node& n : g.nodes) {
         try {
             if (make_node_padding_explicit(g, n)) ++stats.nodes_fused;

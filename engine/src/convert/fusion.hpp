@@ -22,7 +22,8 @@ PassStats fuse_activations(Graph& g);
 
 // Conv, MaxPool, AveragePool and LpPool with auto_pad SAME_UPPER / SAME_LOWER / VALID get the explicit
 // "pads" those modes compute (TF's SAME), and auto_pad is removed, so the file never depends on an
-// input-shape-derived padding rule.
+// input-shape-derived padding rule. Graphs with dynamic image size gears keep auto_pad (their pads
+// follow the gear).
 PassStats make_padding_explicit(Graph& g);
 
 // All of the above in the order convert.cpp runs them: padding, channel affine, activations.

@@ -156,6 +156,8 @@ void Graph::compact() {
     for (int32_t t : outputs) used[static_cast<size_t>(t)] = 1;
     for (const InputAipp& a : aipp)
         if (a.input >= 0) used[static_cast<size_t>(a.input)] = 1;
+    for (const ImageInput& a : image_inputs)
+        if (a.input >= 0) used[static_cast<size_t>(a.input)] = 1;
     for (const Node& n : nodes) {
         for (int32_t t : n.inputs)
             if (t >= 0) used[static_cast<size_t>(t)] = 1;
@@ -175,6 +177,7 @@ void Graph::compact() {
     for (int32_t& t : inputs) fix(t);
     for (int32_t& t : outputs) fix(t);
     for (InputAipp& a : aipp) fix(a.input);
+    for (ImageInput& a : image_inputs) fix(a.input);
     for (Node& n : nodes) {
         for (int32_t& t : n.inputs) fix(t);
         for (int32_t& t : n.outputs) fix(t);

@@ -56,6 +56,17 @@ struct InputAipp {
     std::string config;  // the aipp_op configuration text (aipp module syntax)
 };
 
+// A graph input whose dims h_dim / w_dim follow the dynamic image size gear (--dynamic-image-size).
+struct ImageInput {
+    int32_t input = -1;  // tensor index of a graph input
+    int32_t h_dim = -1, w_dim = -1;
+};
+
+struct ImageSize {
+    int64_t height = 0, width = 0;
+    bool operator==(const ImageSize& o) const { return height == o.height && width == o.width; }
+};
+
 struct Graph {
     std::vector<Tensor> tensors;
     std::vector<Node> nodes;  // topologically ordered after toposort()
@@ -63,6 +74,10 @@ struct Graph {
     std::vector<int32_t> outputs;
     std::vector<InputAipp> aipp;
     std::vector<int64_t> dynamic_batch;  // batch gears (--dynamic-batch), empty when static
+    // Image size gears (--dynamic-image-size), ascending by area then height; shapes are inferred at
+    // the last. Empty when static; never together with dynamic_batch.
+    std::vector<ImageSize> dynamic_image_sizes;
+    std::vector<ImageInput> image_inputs;
     Metadata metadata;
 
     int32_t add_tensor(Tensor t);

@@ -40,8 +40,14 @@ KomImage write_kom(const Graph& g, const WriteOptions& options) {
 
     // Lifetimes in steps: graph inputs appear at step 0, node i runs at step i + 1, graph outputs
     // live to the end. View outputs join their input's buffer (union-find), so views copy nothing.
-    std::vector<uint64_t> bytes(nt);
-    for (size_t i = 0; i < nt; ++i) bytes[i] = tensor_bytes(g.tensors[i]);
+    std::vector<uint64_t> bytes(nt), reserved(nt);
+    const bool has_capacity = !options.tensor_capacity.empty();
+    KES_REQUIRE(!has_capacity || options.tensor_capacity.size() == nt, "kom writer: %zu capacities for %zu tensors",
+                options.tensor_capacity.size(), nt);
+    for (size_t i = 0; i < nt; ++i) {
+        bytes[i] = tensor_bytes(g.tensors[i]);
+        reserved[i] = has_capacity ? std::max(bytes[i], options.tensor_capacity[i]) : bytes[i];
+    }
     std::vector<size_t> group(nt);
     std::iota(group.begin(), group.end(), size_t{0});
     auto root = [&](size_t t) {
@@ -65,7 +71,7 @@ KomImage write_kom(const Graph& g, const WriteOptions& options) {
             n.outputs.size() == 1) {
             const size_t in = static_cast<size_t>(n.inputs[0]);
             const size_t out = static_cast<size_t>(n.outputs[0]);
-            if (!g.tensors[in].is_const && bytes[in] == bytes[out]) group[root(out)] = root(in);
+            if (!g.tensors[in].is_const && reserved[in] == reserved[out]) group[root(out)] = root(in);
         }
     }
     for (int32_t t : g.outputs) touch(t, end_step);
@@ -81,7 +87,7 @@ KomImage write_kom(const Graph& g, const WriteOptions& options) {
             buffers.push_back(PlanBuffer{0, first[t], last[t]});
         }
         PlanBuffer& b = buffers[buffer_of[r]];
-        b.size = std::max(b.size, bytes[t]);
+        b.size = std::max(b.size, reserved[t]);
         b.first = std::min(b.first, first[t]);
         b.last = std::max(b.last, last[t]);
         buffer_of[t] = buffer_of[r];
@@ -109,6 +115,13 @@ KomImage write_kom(const Graph& g, const WriteOptions& options) {
         const auto it = std::find(g.inputs.begin(), g.inputs.end(), a.input);
         KES_REQUIRE(it != g.inputs.end(), "kom writer: AIPP names tensor %d, which is not a graph input", a.input);
         aipp_inputs.push_back(static_cast<int32_t>(it - g.inputs.begin()));
+    }
+
+    std::vector<int32_t> image_input_index;  // index into g.inputs per image input
+    for (const ImageInput& a : g.image_inputs) {
+        const auto it = std::find(g.inputs.begin(), g.inputs.end(), a.input);
+        KES_REQUIRE(it != g.inputs.end(), "kom writer: image gear input %d is not a graph input", a.input);
+        image_input_index.push_back(static_cast<int32_t>(it - g.inputs.begin()));
     }
 
     // Serialise twice: the first pass measures the FlatBuffer so the blob offset can be filled in
@@ -144,13 +157,24 @@ KomImage write_kom(const Graph& g, const WriteOptions& options) {
         std::vector<flatbuffers::Offset<kom::InputAipp>> aipp;
         for (size_t i = 0; i < g.aipp.size(); ++i)
             aipp.push_back(kom::CreateInputAipp(fbb, aipp_inputs[i], fbb.CreateString(g.aipp[i].config)));
+        std::vector<kom::ImageSize> image_sizes;
+        for (const ImageSize& s : g.dynamic_image_sizes) image_sizes.emplace_back(s.height, s.width);
+        std::vector<flatbuffers::Offset<kom::ImageInput>> image_inputs;
+        for (size_t i = 0; i < g.image_inputs.size(); ++i)
+            image_inputs.push_back(
+                kom::CreateImageInput(fbb, image_input_index[i], g.image_inputs[i].h_dim, g.image_inputs[i].w_dim));
         const Metadata& m = g.metadata;
         auto md = kom::CreateMetadata(fbb, fbb.CreateString(m.source_format), fbb.CreateString(m.source_hash),
                                       fbb.CreateString(m.converter_version), fbb.CreateString(m.target_board));
-        auto pl = kom::CreateMemoryPlan(fbb, plan.arena_size, plan.ideal_size, fbb.CreateVector(offsets));
+        std::vector<uint64_t> capacity;
+        if (has_capacity)
+            for (size_t t = 0; t < nt; ++t) capacity.push_back(g.tensors[t].is_const ? 0 : reserved[t]);
+        auto pl = kom::CreateMemoryPlan(fbb, plan.arena_size, plan.ideal_size, fbb.CreateVector(offsets),
+                                        fbb.CreateVector(capacity));
         auto model = kom::CreateModel(fbb, 2, fbb.CreateVector(ts), fbb.CreateVector(ns), fbb.CreateVector(g.inputs),
                                       fbb.CreateVector(g.outputs), fbb.CreateVectorOfStructs(sections), weights_offset,
-                                      blob, pl, md, fbb.CreateVector(aipp), fbb.CreateVector(g.dynamic_batch));
+                                      blob, pl, md, fbb.CreateVector(aipp), fbb.CreateVector(g.dynamic_batch),
+                                      fbb.CreateVectorOfStructs(image_sizes), fbb.CreateVector(image_inputs));
         kom::FinishModelBuffer(fbb, model);
     };
     flatbuffers::FlatBufferBuilder probe;

@@ -7,8 +7,9 @@
 // - Folding runs each foldable node's own kernel (op registry, create_kernel + run), so a folded value
 //   is exactly what the executor would have computed.
 // - Shape and Size fold from a known input shape even though their input is not constant; that is
-//   what makes Shape → Gather → Concat → Reshape chains disappear. Not when the graph has batch gears
-//   (--dynamic-batch): the shape of a batch-dependent tensor is then not one value.
+//   what makes Shape → Gather → Concat → Reshape chains disappear. With gears the shape is folded at
+//   the largest gear; convert.cpp folds every other gear too and refuses a graph whose folded values
+//   differ between gears (kestrel/convert.h "Gears").
 // - A node producing a graph output is never folded: graph outputs stay computed by a node (the
 //   executor writes outputs from nodes), and a model whose inputs were all frozen still runs its last
 //   op.
@@ -73,8 +74,7 @@ PassStats fold_constants(Graph& g, size_t max_folded_bytes) {
     for (Node& n : g.nodes) {
         bool produces_output = false;
         for (int32_t o : n.outputs) produces_output = produces_output || g.is_graph_output(o);
-        if (!produces_output && (n.op == "Shape" || n.op == "Size") && g.dynamic_batch.empty() &&
-            fold_shape_node(g, n)) {
+        if (!produces_output && (n.op == "Shape" || n.op == "Size") && fold_shape_node(g, n)) {
             ++stats.nodes_folded;
             continue;
         }

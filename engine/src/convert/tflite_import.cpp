@@ -10,8 +10,9 @@
 //   - activations stay NHWC: Conv and pools carry data_layout "NHWC" and take OHWI filters, which is
 //     TFLite's CONV_2D layout already; DEPTHWISE_CONV_2D's [1,KH,KW,C·M] filter becomes OHWI
 //     [C·M,KH,KW,1] with group C (transposed at import when constant, else by a Transpose node).
-//   - padding SAME becomes explicit pads from the file's shapes (TF rule: the odd pixel goes to the
-//     bottom/right). A model whose H/W are changed at conversion must be re-exported.
+//   - padding SAME becomes auto_pad SAME_UPPER (TF rule: the odd pixel goes to the bottom/right), so
+//     it follows the input size (--input-shape, --dynamic-image-size); make_padding_explicit then
+//     writes explicit pads for static shapes. RESIZE_* sizes stay the file's constants.
 //   - fused activations become op.hpp's Activation attributes on Conv, Gemm, Add, Sub, Mul and Div,
 //     and a separate node after ops that do not read them (pools, Concat).
 //   - DEQUANTIZE of a constant (fp16 weights, int8/uint8/int16 with scale/zero point, per tensor or per
@@ -76,23 +77,11 @@ std::string builtin_name(int32_t code) {
     return "builtin code " + std::to_string(code);
 }
 
-// Output size and SAME/VALID pads of one spatial dim (TF's rule: the extra pixel goes after).
-struct Spatial {
-    int64_t out = 0, pad_before = 0, pad_after = 0;
-};
-
-Spatial spatial(int64_t in, int64_t kernel, int64_t stride, int64_t dilation, tfl::Padding padding) {
-    Spatial s;
-    const int64_t effective = (kernel - 1) * dilation + 1;
-    if (padding == tfl::Padding::SAME) {
-        s.out = (in + stride - 1) / stride;
-        const int64_t total = std::max<int64_t>((s.out - 1) * stride + effective - in, 0);
-        s.pad_before = total / 2;
-        s.pad_after = total - s.pad_before;
-    } else {
-        s.out = in >= effective ? (in - effective) / stride + 1 : 0;
-    }
-    return s;
+// TF's SAME puts the odd padding pixel after, which is ONNX's auto_pad SAME_UPPER; the op resolves it
+// from the input shape at create(), so the pads follow the input size (dynamic image gears), and the
+// make_padding_explicit pass writes them out when the shapes are static.
+void set_padding(Attrs& attrs, tfl::Padding padding) {
+    attrs.set_string("auto_pad", padding == tfl::Padding::SAME ? "SAME_UPPER" : "VALID");
 }
 
 class Importer {
@@ -644,8 +633,6 @@ private:
                 corrupt_op("filter " + shape_string(ws) + " does not fit input " + shape_string(xs));
             group = channels / ws[3];
         }
-        const Spatial sh = spatial(xs[1], kh, stride_h, dil_h, padding);
-        const Spatial sw = spatial(xs[2], kw, stride_w, dil_w, padding);
         std::vector<int32_t> in = {ref(ins_[0]), filter};
         if (ins_.size() > 2 && ins_[2] >= 0) in.push_back(ref(ins_[2]));
         Node& n = node("Conv", std::move(in), {def(outs_[0])});
@@ -653,7 +640,7 @@ private:
         n.attrs.set_ints("kernel_shape", {kh, kw});
         n.attrs.set_ints("strides", {stride_h, stride_w});
         n.attrs.set_ints("dilations", {dil_h, dil_w});
-        n.attrs.set_ints("pads", {sh.pad_before, sw.pad_before, sh.pad_after, sw.pad_after});
+        set_padding(n.attrs, padding);
         n.attrs.set_int("group", group);
         Activation::to_attrs(activation(act), n.attrs);
     }
@@ -667,8 +654,6 @@ private:
             corrupt_op("filter and strides must be >= 1");
         if (o->padding() != tfl::Padding::SAME && o->padding() != tfl::Padding::VALID)
             corrupt_op("unknown padding type");
-        const Spatial sh = spatial(xs[1], o->filter_height(), o->stride_h(), 1, o->padding());
-        const Spatial sw = spatial(xs[2], o->filter_width(), o->stride_w(), 1, o->padding());
         const int32_t x = ref(ins_[0]);
         const int32_t out = def(outs_[0]);
         const Activation act = activation(o->fused_activation_function());
@@ -677,7 +662,7 @@ private:
         n.attrs.set_string("data_layout", "NHWC");
         n.attrs.set_ints("kernel_shape", {o->filter_height(), o->filter_width()});
         n.attrs.set_ints("strides", {o->stride_h(), o->stride_w()});
-        n.attrs.set_ints("pads", {sh.pad_before, sw.pad_before, sh.pad_after, sw.pad_after});
+        set_padding(n.attrs, o->padding());
         // TFLite averages over the valid pixels only.
         if (std::strcmp(onnx_op, "AveragePool") == 0) n.attrs.set_int("count_include_pad", 0);
         finish_activation(act, pre, out);

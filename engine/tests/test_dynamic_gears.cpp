@@ -1,0 +1,264 @@
+// Dynamic gears end to end (kestrel/convert.h "Gears", kestrel/engine.h): a model converted with
+// --dynamic-image-size executes every gear exactly as a static conversion at that size does (the
+// independent path: shapes written, explicit pads), and graphs that folded a gear-specific shape are
+// refused at conversion, naming the gear. TFLite's SAME padding per gear: test_tflite_gears.cpp.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "convert/convert.hpp"
+#include "convert/kom_writer.hpp"
+#include "kes/error.hpp"
+#include "kestrel/convert.h"
+#include "kestrel/engine.h"
+#include "test_gears_util.hpp"
+#include "test_onnx_builder.hpp"
+
+using namespace kes;
+using namespace kes_test;
+
+namespace {
+
+// x [1,3,H,W] (H, W unknown) → Conv 8×3×3 stride 2 SAME_UPPER → Relu → MaxPool 3×3 s2 pads 1 → Conv 4×1×1
+// → { GlobalAveragePool → "pooled" [1,4,1,1], Resize ×2 nearest → "up" [1,4,2h,2w] }
+std::vector<uint8_t> image_model() {
+    OnnxGraphSpec s;
+    s.inputs.push_back(value_info("x", kFloat, {1, 3, -1, -1}));
+    s.outputs.push_back(value_info("pooled", kFloat, {1, 4, 1, 1}));
+    s.outputs.push_back(value_info("up", kFloat, {1, 4, -1, -1}));
+    s.initializers.push_back(tensor_f32("w1", {8, 3, 3, 3}, wave(8 * 27, 0.4f, 0.0f)));
+    s.initializers.push_back(tensor_f32("b1", {8}, wave(8, 0.1f, 0.05f)));
+    s.initializers.push_back(tensor_f32("w2", {4, 8, 1, 1}, wave(32, 0.5f, 0.0f)));
+    s.initializers.push_back(tensor_f32("scales", {4}, {1.0f, 1.0f, 2.0f, 2.0f}));
+    s.nodes.push_back(
+        node("Conv", {"x", "w1", "b1"}, {"c1"}, {attr_ints("strides", {2, 2}), attr_string("auto_pad", "SAME_UPPER")}));
+    s.nodes.push_back(node("Relu", {"c1"}, {"r"}));
+    s.nodes.push_back(
+        node("MaxPool", {"r"}, {"p"},
+             {attr_ints("kernel_shape", {3, 3}), attr_ints("strides", {2, 2}), attr_ints("pads", {1, 1, 1, 1})}));
+    s.nodes.push_back(node("Conv", {"p", "w2"}, {"c2"}));
+    s.nodes.push_back(node("GlobalAveragePool", {"c2"}, {"pooled"}));
+    s.nodes.push_back(node("Resize", {"c2", "", "scales"}, {"up"}, {attr_string("mode", "nearest")}));
+    return onnx_model(s);
+}
+
+kes_status status_of(const std::function<void()>& f, std::string* message) {
+    try {
+        f();
+    } catch (const Error& e) {
+        *message = e.what();
+        return e.status();
+    }
+    return KES_OK;
+}
+
+}  // namespace
+
+TEST(DynamicImageSize, EveryGearExecutesLikeAStaticConversionAtThatSize) {
+    const std::vector<uint8_t> model = image_model();
+    // Odd and even sizes: SAME padding splits differently (15 → pads 1+1, 32 → 0+1).
+    const std::vector<uint8_t> kom = convert_bytes(model, nullptr, "32,32;15,17;24,40");
+    Loaded dynamic(kom);
+    ASSERT_NE(dynamic.ctx, nullptr);
+
+    int64_t sizes[8] = {};
+    size_t count = 0;
+    ASSERT_EQ(kes_model_image_sizes(dynamic.model, sizes, 4, &count), KES_OK);
+    ASSERT_EQ(count, 3u);  // ascending by area; the graph is described at the last
+    EXPECT_EQ(std::vector<int64_t>(sizes, sizes + 6), (std::vector<int64_t>{15, 17, 24, 40, 32, 32}));
+    kes_tensor desc;
+    ASSERT_EQ(kes_model_input_desc(dynamic.model, 0, &desc), KES_OK);
+    EXPECT_EQ(desc.shape[2], 32);
+    EXPECT_EQ(desc.shape[3], 32);
+
+    size_t dynamic_work = 0, weights = 0;
+    ASSERT_EQ(kes_model_get_size(dynamic.model, &dynamic_work, &weights), KES_OK);
+    // Largest last, then back: a gear must not depend on what ran before in the same arena.
+    const int64_t order[][2] = {{15, 17}, {32, 32}, {24, 40}, {15, 17}};
+    for (const auto& hw : order) {
+        SCOPED_TRACE(std::to_string(hw[0]) + "x" + std::to_string(hw[1]));
+        const std::string shape = "x:1,3," + std::to_string(hw[0]) + "," + std::to_string(hw[1]);
+        const std::vector<uint8_t> static_kom = convert_bytes(model, shape.c_str());
+        Loaded fixed(static_kom);
+        ASSERT_NE(fixed.ctx, nullptr);
+        size_t static_work = 0;
+        ASSERT_EQ(kes_model_get_size(fixed.model, &static_work, &weights), KES_OK);
+        EXPECT_GE(dynamic_work, static_work);
+
+        ASSERT_EQ(kes_model_context_set_image_size(dynamic.ctx, hw[0], hw[1]), KES_OK) << kes_last_error();
+        kes_tensor up;
+        ASSERT_EQ(kes_model_context_output_desc(dynamic.ctx, 1, &up), KES_OK);
+        const int64_t h1 = (hw[0] + 1) / 2, w1 = (hw[1] + 1) / 2;  // SAME, stride 2
+        EXPECT_EQ(up.shape[2], 2 * ((h1 + 2 - 3) / 2 + 1));
+        EXPECT_EQ(up.shape[3], 2 * ((w1 + 2 - 3) / 2 + 1));
+
+        const std::vector<float> x = wave(static_cast<size_t>(3 * hw[0] * hw[1]), 1.0f, 0.2f);
+        const auto got = run(dynamic.ctx, 2, x);
+        const auto want = run(fixed.ctx, 2, x);
+        ASSERT_EQ(got.size(), want.size());
+        for (size_t o = 0; o < got.size(); ++o) {
+            ASSERT_EQ(got[o].size(), want[o].size());
+            EXPECT_EQ(std::memcmp(got[o].data(), want[o].data(), got[o].size() * sizeof(float)), 0) << "output " << o;
+        }
+    }
+    EXPECT_EQ(kes_model_context_set_image_size(dynamic.ctx, 0, 0), KES_OK);
+    ASSERT_EQ(kes_model_context_input_desc(dynamic.ctx, 0, &desc), KES_OK);
+    EXPECT_EQ(desc.shape[2], 32);
+}
+
+TEST(DynamicImageSize, SizesThatAreNotGearsAreRefused) {
+    const std::vector<uint8_t> kom = convert_bytes(image_model(), nullptr, "16,16;32,32");
+    Loaded m(kom);
+    ASSERT_NE(m.ctx, nullptr);
+    EXPECT_EQ(kes_model_context_set_image_size(m.ctx, 16, 32), KES_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(kes_last_error()).find("16x32"), std::string::npos) << kes_last_error();
+    EXPECT_EQ(kes_model_context_set_batch(m.ctx, 2), KES_ERR_INVALID_ARGUMENT);
+    // An input tensor of another gear's shape is refused by execute.
+    ASSERT_EQ(kes_model_context_set_image_size(m.ctx, 16, 16), KES_OK);
+    std::vector<float> big(3 * 32 * 32), pooled(4), up(4 * 16 * 16);
+    kes_tensor in, outs[2];
+    ASSERT_EQ(kes_model_input_desc(m.model, 0, &in), KES_OK);  // the written (32x32) shape
+    in.data = big.data();
+    kes_model_context_output_desc(m.ctx, 0, &outs[0]);
+    kes_model_context_output_desc(m.ctx, 1, &outs[1]);
+    outs[0].data = pooled.data();
+    outs[1].data = up.data();
+    EXPECT_EQ(kes_model_execute(m.ctx, &in, 1, outs, 2), KES_ERR_INVALID_ARGUMENT);
+
+    const std::vector<uint8_t> fixed = convert_bytes(image_model(), "x:1,3,16,16");
+    Loaded s(fixed);
+    ASSERT_NE(s.ctx, nullptr);
+    size_t count = 7;
+    EXPECT_EQ(kes_model_image_sizes(s.model, nullptr, 0, &count), KES_OK);
+    EXPECT_EQ(count, 0u);
+    EXPECT_EQ(kes_model_context_set_image_size(s.ctx, 0, 0), KES_OK);
+    EXPECT_EQ(kes_model_context_set_image_size(s.ctx, 16, 16), KES_ERR_INVALID_ARGUMENT);
+}
+
+TEST(DynamicImageSize, AShapeFoldedAtTheLargestGearIsRefusedNamingTheGear) {
+    // y = Reshape(Relu(x), Shape(x)): the target folds into [1,3,32,32] at the largest gear, into
+    // another value at 16x16.
+    OnnxGraphSpec s;
+    s.inputs.push_back(value_info("x", kFloat, {1, 3, -1, -1}));
+    s.outputs.push_back(value_info("y", kFloat, {1, 3, -1, -1}));
+    s.nodes.push_back(node("Relu", {"x"}, {"r"}));
+    s.nodes.push_back(node("Shape", {"x"}, {"shape"}));
+    s.nodes.push_back(node("Reshape", {"r", "shape"}, {"y"}));
+    const std::vector<uint8_t> model = onnx_model(s);
+    convert::Options opt;
+    opt.dynamic_image_sizes = convert::parse_image_sizes("16,16;32,32");
+    std::string msg;
+    EXPECT_EQ(status_of([&] { convert::convert(model.data(), model.size(), opt); }, &msg), KES_ERR_UNSUPPORTED);
+    EXPECT_NE(msg.find("image gear 16x16"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'shape'"), std::string::npos) << msg;
+}
+
+TEST(DynamicBatch, AShapeChainKeepingOnlyGearFreeDimsConverts) {
+    // Reshape(x, Concat([0], Shape(x)[1:2], [-1])): dims 1.. do not depend on the batch, so the folded
+    // target [0, 2, -1] is the same at every gear, and the model runs at batch 1 and 4.
+    OnnxGraphSpec s;
+    s.inputs.push_back(value_info("x", kFloat, {-1, 2, 4, 4}));
+    s.outputs.push_back(value_info("y", kFloat, {-1, 2, 16}));
+    s.initializers.push_back(tensor_i64("starts", {1}, {1}));
+    s.initializers.push_back(tensor_i64("ends", {1}, {2}));
+    s.initializers.push_back(tensor_i64("zero", {1}, {0}));
+    s.initializers.push_back(tensor_i64("minus1", {1}, {-1}));
+    s.nodes.push_back(node("Shape", {"x"}, {"shape"}));
+    s.nodes.push_back(node("Slice", {"shape", "starts", "ends"}, {"c"}));
+    s.nodes.push_back(node("Concat", {"zero", "c", "minus1"}, {"target"}, {attr_int("axis", 0)}));
+    s.nodes.push_back(node("Reshape", {"x", "target"}, {"y"}));
+    const std::vector<uint8_t> kom = convert_bytes(onnx_model(s), "x:1,2,4,4", nullptr, "1,4");
+    Loaded m(kom);
+    ASSERT_NE(m.ctx, nullptr);
+    ASSERT_EQ(kes_model_context_set_batch(m.ctx, 1), KES_OK) << kes_last_error();
+    const std::vector<float> x = wave(32, 1.0f, 0.0f);
+    const auto y = run(m.ctx, 1, x);
+    ASSERT_EQ(y.size(), 1u);
+    EXPECT_EQ(y[0], x);  // a reshape moves no value
+}
+
+TEST(DynamicBatch, AReshapeThatFixedTheBatchIsRefused) {
+    // Reshape(x, Concat(Shape(x)[0:1], [-1])) folds into [4,-1] at the largest gear: at batch 1 it
+    // would silently give [4, C·H·W/4].
+    OnnxGraphSpec s;
+    s.inputs.push_back(value_info("x", kFloat, {-1, 2, 4, 4}));
+    s.outputs.push_back(value_info("y", kFloat, {-1, 32}));
+    s.initializers.push_back(tensor_i64("starts", {1}, {0}));
+    s.initializers.push_back(tensor_i64("ends", {1}, {1}));
+    s.initializers.push_back(tensor_i64("minus1", {1}, {-1}));
+    s.nodes.push_back(node("Shape", {"x"}, {"shape"}));
+    s.nodes.push_back(node("Slice", {"shape", "starts", "ends"}, {"n"}));
+    s.nodes.push_back(node("Concat", {"n", "minus1"}, {"target"}, {attr_int("axis", 0)}));
+    s.nodes.push_back(node("Reshape", {"x", "target"}, {"y"}));
+    const std::vector<uint8_t> model = onnx_model(s);
+    convert::Options opt;
+    opt.input_shapes = convert::parse_input_shapes("x:1,2,4,4");
+    opt.dynamic_batch = {1, 4};
+    std::string msg;
+    EXPECT_EQ(status_of([&] { convert::convert(model.data(), model.size(), opt); }, &msg), KES_ERR_UNSUPPORTED);
+    EXPECT_NE(msg.find("batch gear 1"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'target'"), std::string::npos) << msg;
+}
+
+TEST(ConvertOptions, ImageSizesAreSortedByAreaAndChecked) {
+    const auto sizes = convert::parse_image_sizes("32,32; 15,17;24,40;15,17");
+    ASSERT_EQ(sizes.size(), 3u);
+    EXPECT_EQ(sizes[0], (ir::ImageSize{15, 17}));
+    EXPECT_EQ(sizes[1], (ir::ImageSize{24, 40}));
+    EXPECT_EQ(sizes[2], (ir::ImageSize{32, 32}));
+    std::string msg;
+    EXPECT_EQ(status_of([&] { convert::parse_image_sizes("32"); }, &msg), KES_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(status_of([&] { convert::parse_image_sizes("0,5"); }, &msg), KES_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(status_of([&] { convert::parse_image_sizes("a,b"); }, &msg), KES_ERR_INVALID_ARGUMENT);
+
+    const std::vector<uint8_t> model = image_model();
+    convert::Options opt;
+    opt.dynamic_image_sizes = sizes;
+    opt.dynamic_batch = {1, 2};
+    opt.input_shapes = convert::parse_input_shapes("x:1,3,-1,-1");
+    EXPECT_EQ(status_of([&] { convert::build_graph(model.data(), model.size(), opt); }, &msg),
+              KES_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(msg.find("exclude each other"), std::string::npos) << msg;
+    opt.dynamic_batch.clear();
+    opt.input_shapes = convert::parse_input_shapes("x:-1,3,-1,-1");
+    EXPECT_EQ(status_of([&] { convert::build_graph(model.data(), model.size(), opt); }, &msg),
+              KES_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(msg.find("3 unknown dims"), std::string::npos) << msg;
+}
+
+TEST(DynamicImageSize, LoaderRefusesInconsistentGears) {
+    convert::Options opt;
+    const std::vector<uint8_t> model = image_model();
+    opt.dynamic_image_sizes = convert::parse_image_sizes("16,16;32,32");
+    const ir::Graph good = convert::build_graph(model.data(), model.size(), opt);
+    ir::WriteOptions wo;
+    wo.tensor_capacity = convert::check_gears(good);
+    auto load_status = [&](const ir::Graph& g, const ir::WriteOptions& w) {
+        const ir::KomImage image = ir::write_kom(g, w);
+        kes_model* m = nullptr;
+        const kes_status st = kes_model_load_from_memory(image.bytes.data(), image.bytes.size(), &m);
+        kes_model_unload(m);
+        return st;
+    };
+    EXPECT_EQ(load_status(good, wo), KES_OK) << kes_last_error();
+
+    ir::Graph descending = good;
+    std::swap(descending.dynamic_image_sizes[0], descending.dynamic_image_sizes[1]);
+    EXPECT_EQ(load_status(descending, wo), KES_ERR_CORRUPT_DATA);
+    EXPECT_NE(std::string(kes_last_error()).find("ascend"), std::string::npos) << kes_last_error();
+
+    ir::Graph both = good;
+    both.dynamic_batch = {1};
+    EXPECT_EQ(load_status(both, wo), KES_ERR_CORRUPT_DATA);
+
+    // A gear of smaller area can still need more bytes for some tensor (1x1000 < 32x32, but the first
+    // Conv's output is 8x1x500 > 8x16x16): without the capacities check_gears computes, refused.
+    ir::Graph grown = good;
+    grown.dynamic_image_sizes[0] = ir::ImageSize{1, 1000};
+    EXPECT_EQ(load_status(grown, ir::WriteOptions{}), KES_ERR_CORRUPT_DATA);
+    EXPECT_NE(std::string(kes_last_error()).find("plan reserves"), std::string::npos) << kes_last_error();
+}

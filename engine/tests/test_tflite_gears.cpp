@@ -1,0 +1,56 @@
+// TFLite's SAME padding follows the dynamic image gear: the importer keeps it as auto_pad SAME_UPPER
+// (TF puts the odd pixel after), each gear's kernels resolve it at load, and make_padding_explicit
+// writes explicit pads for static shapes.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "convert/convert.hpp"
+#include "test_gears_util.hpp"
+#include "test_tflite_builder.hpp"
+
+using namespace kes;
+using namespace kes_test;
+
+TEST(DynamicImageSize, TfliteSamePaddingFollowsTheGear) {
+    // NHWC input: CONV_2D 3x3 stride 2 SAME → AVERAGE_POOL_2D 3x3 stride 2 SAME (TF counts valid pixels).
+    TfliteBuilder tb;
+    const int32_t in = tb.tensor("input", {1, 20, 20, 2});
+    const int32_t w = tb.f32("w", {3, 3, 3, 2}, ramp(54, 0.5f, -0.2f)), b = tb.f32("b", {3}, {0.1f, 0.2f, 0.3f});
+    const int32_t c = tb.tensor("c", {1, 10, 10, 3}), p = tb.tensor("p", {1, 5, 5, 3});
+    tb.op(tfl::BuiltinOperator::CONV_2D, {in, w, b}, {c}, tfl::BuiltinOptions::Conv2DOptions,
+          tfl::CreateConv2DOptions(tb.fb(), tfl::Padding::SAME, 2, 2, tfl::ActivationFunctionType::RELU).Union());
+    tb.op(tfl::BuiltinOperator::AVERAGE_POOL_2D, {c}, {p}, tfl::BuiltinOptions::Pool2DOptions,
+          tfl::CreatePool2DOptions(tb.fb(), tfl::Padding::SAME, 2, 2, 3, 3).Union());
+    const std::vector<uint8_t> model = tb.finish({in}, {p});
+
+    const std::vector<uint8_t> kom = convert_bytes(model, nullptr, "20,20;13,10");
+    Loaded dynamic(kom);
+    ASSERT_NE(dynamic.ctx, nullptr);
+    ASSERT_EQ(kes_model_context_set_image_size(dynamic.ctx, 13, 10), KES_OK) << kes_last_error();
+    kes_tensor desc;
+    ASSERT_EQ(kes_model_context_output_desc(dynamic.ctx, 0, &desc), KES_OK);
+    EXPECT_EQ(desc.layout, KES_LAYOUT_NHWC);
+    EXPECT_EQ(desc.shape[1], 4);  // ceil(ceil(13/2)/2)
+    EXPECT_EQ(desc.shape[2], 3);  // ceil(ceil(10/2)/2)
+
+    // The static conversion at 13x10 (pads written out by make_padding_explicit) is the reference.
+    const std::vector<uint8_t> fixed_kom = convert_bytes(model, "input:1,13,10,2");
+    Loaded fixed(fixed_kom);
+    ASSERT_NE(fixed.ctx, nullptr);
+    const std::vector<float> x = wave(13 * 10 * 2, 1.0f, 0.0f);
+    const auto got = run(dynamic.ctx, 1, x);
+    const auto want = run(fixed.ctx, 1, x);
+    ASSERT_EQ(got[0].size(), 4u * 3 * 3);
+    ASSERT_EQ(got[0].size(), want[0].size());
+    EXPECT_EQ(std::memcmp(got[0].data(), want[0].data(), got[0].size() * sizeof(float)), 0);
+
+    // The static graph really has explicit pads, the dynamic one keeps auto_pad.
+    convert::Options opt;
+    opt.input_shapes = convert::parse_input_shapes("input:1,13,10,2");
+    const ir::Graph g = convert::build_graph(model.data(), model.size(), opt);
+    ASSERT_FALSE(g.nodes.empty());
+    EXPECT_FALSE(g.nodes[0].attrs.has("auto_pad"));
+    // SAME at 13 (→ 7) pads 1+1; at 10 (→ 5) 0+1: the odd pixel after (TF), as [h0, w0, h1, w1].
+    EXPECT_EQ(g.nodes[0].attrs.get_ints("pads"), (std::vector<int64_t>{1, 0, 1, 1}));
+}
