@@ -149,8 +149,16 @@ void kes_thread_pool::worker_main(uint32_t index) {
         std::function<void()> task;
         {
             std::unique_lock<std::mutex> lock(mutex);
-            work_ready.wait(lock, [&] { return stopping || !queue.empty() || open_job() != nullptr; });
-            if (kes::ParallelJob* job = open_job()) {  // parallel_for work first: its caller is waiting
+            // The job is picked by the same check that ends the wait: `next` moves outside the lock, so
+            // a second look could find it drained and the worker would have nothing to do (an earlier
+            // version then exited, losing the worker). A job drained meanwhile is harmless: it is still
+            // linked (its caller unlinks it under this lock), participate() finds no chunk and returns.
+            kes::ParallelJob* job = nullptr;
+            work_ready.wait(lock, [&] {
+                job = open_job();
+                return stopping || !queue.empty() || job != nullptr;
+            });
+            if (job) {  // parallel_for work first: its caller is waiting
                 ++job->helpers_joined;
                 ++job->helpers_active;
                 lock.unlock();
@@ -159,12 +167,7 @@ void kes_thread_pool::worker_main(uint32_t index) {
                 if (--job->helpers_active == 0) helper_left.notify_all();
                 continue;
             }
-            if (queue.empty()) {
-                if (stopping) return;  // everything queued has run
-                // Woken for a job whose chunks were all claimed meanwhile (`next` moves outside the
-                // lock): wait again.
-                continue;
-            }
+            if (queue.empty()) return;  // stopping, and everything queued has run
             task = std::move(queue.front());
             queue.pop_front();
         }
