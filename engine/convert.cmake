@@ -4,11 +4,13 @@
 list(APPEND engine_sources
   src/convert/passes.cpp
   src/convert/fusion.cpp
+  src/convert/pass_layout.cpp
   src/convert/convert.cpp)
 
 set(engine_convert_test_sources
   tests/test_onnx_import.cpp
   tests/test_passes.cpp
+  tests/test_pass_layout.cpp
   tests/test_convert.cpp
   tests/test_dynamic_gears.cpp)
 

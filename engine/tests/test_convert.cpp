@@ -14,6 +14,7 @@
 #include "kes/error.hpp"
 #include "kestrel/convert.h"
 #include "kestrel/engine.h"
+#include "test_kom_run.hpp"
 #include "test_onnx_builder.hpp"
 #include "test_passes_runner.hpp"
 
@@ -78,26 +79,6 @@ std::vector<uint8_t> npy(const std::string& descr, const std::string& shape, con
     bytes += header;
     bytes.append(static_cast<const char*>(data), bytes_of_data);
     return std::vector<uint8_t>(bytes.begin(), bytes.end());
-}
-
-// Executes a .kom image through the public API on one f32 input.
-std::vector<float> execute_kom(const std::vector<uint8_t>& kom, const std::vector<float>& input) {
-    kes_model* m = nullptr;
-    EXPECT_EQ(kes_model_load_from_memory(kom.data(), kom.size(), &m), KES_OK) << kes_last_error();
-    if (!m) return {};
-    kes_model_context* ctx = nullptr;
-    EXPECT_EQ(kes_model_context_create(m, nullptr, 0, &ctx), KES_OK) << kes_last_error();
-    kes_tensor in, out;
-    kes_model_input_desc(m, 0, &in);
-    kes_model_output_desc(m, 0, &out);
-    std::vector<float> x = input, y(out.size / sizeof(float));
-    EXPECT_EQ(in.size, x.size() * sizeof(float));
-    in.data = x.data();
-    out.data = y.data();
-    EXPECT_EQ(kes_model_execute(ctx, &in, 1, &out, 1), KES_OK) << kes_last_error();
-    kes_model_context_destroy(ctx);
-    kes_model_unload(m);
-    return y;
 }
 
 }  // namespace

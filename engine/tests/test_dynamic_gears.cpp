@@ -15,7 +15,7 @@
 #include "kes/error.hpp"
 #include "kestrel/convert.h"
 #include "kestrel/engine.h"
-#include "test_gears_util.hpp"
+#include "test_kom_run.hpp"
 #include "test_onnx_builder.hpp"
 
 using namespace kes;

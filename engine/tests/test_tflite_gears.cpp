@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "convert/convert.hpp"
-#include "test_gears_util.hpp"
+#include "test_kom_run.hpp"
 #include "test_tflite_builder.hpp"
 
 using namespace kes;

@@ -2,23 +2,14 @@
  *
  * The converter reads the model (ONNX opsets 1–18 with its own protobuf reader; TFLite flatbuffers),
  * rewrites it into Kestrel's op set (ONNX names, opset-17 semantics), then runs, in this order:
- *   input overrides (--input-shape, --freeze-input, --dynamic-batch, --dynamic-image-size) → constant
- *   folding with shape
- *   inference (Shape/Gather/ConstantOfShape chains disappear) → shape inference → fusions (explicit
- *   padding for auto_pad SAME, BatchNorm and per-channel Mul/Add/Sub/Div folded into Conv/Gemm
- *   weights, activations fused into Conv/ConvTranspose/Gemm/MatMul/Add/Sub/Mul/Div, TFLite's spelled-out
+ *   input overrides (--input-shape, --freeze-input, --dynamic-batch, --dynamic-image-size) →
+ *   constant folding with shape inference (Shape/Gather/ConstantOfShape chains disappear) → shape
+ *   inference → layout choice (regions of Conv/pool/elementwise ops between Transposes switch to NHWC
+ *   when that leaves fewer Transposes, e.g. tf2onnx's around every Conv) → fusions (explicit padding
+ *   for auto_pad SAME, BatchNorm and per-channel Mul/Add/Sub/Div folded into Conv/Gemm weights,
+ *   activations fused into Conv/ConvTranspose/Gemm/MatMul/Add/Sub/Mul/Div, TFLite's spelled-out
  *   PReLU) → dead-node removal → weight storage type → AIPP configs → a shape check of every gear →
  *   the .kom writer (static memory plan, 128-byte aligned weights).
- *
- * Gears. --dynamic-batch (ATC --dynamic_batch_size) and --dynamic-image-size (ATC
- * --dynamic_image_size, "h,w;h,w") exclude each other, as in ATC. The graph is folded and fused at the
- * largest gear; then shapes are inferred again at every other gear, and a gear the graph cannot take
- * is refused (KES_ERR_UNSUPPORTED naming the gear and the node): typically a constant folded from the
- * input's shape (a Reshape target, a Resize size) that only fits the largest gear. For batch gears
- * every output must keep the batch as dim 0. Image gears apply to the inputs whose --input-shape
- * (or model) dims are -1 — exactly two per such input, height then width — or, when no input has
- * unknown dims, to every 4-d input at dims 2,3 (NCHW; 1,2 for TFLite's NHWC). Auto-padding (TF SAME)
- * then stays symbolic and is resolved per gear when the model loads.
  * kes-convert (engine/tools) is this API on the command line; its options mirror the fields below.
  *
  * Errors: KES_ERR_CORRUPT_DATA for a malformed model file (naming what and where), KES_ERR_UNSUPPORTED

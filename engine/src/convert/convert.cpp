@@ -18,6 +18,7 @@
 #include "kes/math.hpp"
 #include "kestrel/convert.h"
 #include "kestrel/version.h"
+#include "pass_layout.hpp"
 #ifdef KES_HAVE_TFLITE_IMPORT
 #include "pass_prelu.hpp"
 #endif
@@ -486,6 +487,8 @@ ir::Graph build_graph(const uint8_t* data, size_t size, const Options& options, 
     add_stats(stats, ir::fold_constants(g));
     if (gear_count(g) > 1) check_folding_is_gear_invariant(unfolded, g);
     ir::infer_shapes(g);
+    // Not in the stats: its count is ops switched to NHWC, which are neither fused nor removed.
+    ir::choose_layout(g);  // tf2onnx's Transposes around Conv/pools → NHWC ops (pass_layout.hpp)
     progress("fuse", 0, g.nodes.size());
 #ifdef KES_HAVE_TFLITE_IMPORT
     add_stats(stats, ir::fuse_prelu_pattern(g));

@@ -1,5 +1,5 @@
-// Helpers for the dynamic gear tests (test_dynamic_gears.cpp, test_tflite_gears.cpp): convert through
-// the public C API, load, and execute a context's current gear.
+// Test helpers that go through the public C API only: convert (kestrel/convert.h), load and execute
+// (kestrel/engine.h) a model at a context's current gear. Shared by the converter, gear and layout tests.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -64,6 +64,14 @@ inline std::vector<std::vector<float>> run(kes_model_context* ctx, size_t output
     }
     EXPECT_EQ(kes_model_execute(ctx, &in, 1, outs.data(), outputs), KES_OK) << kes_last_error();
     return values;
+}
+
+// Loads a .kom image and executes it once on one f32 input; returns its first output.
+inline std::vector<float> execute_kom(const std::vector<uint8_t>& kom, std::vector<float> input) {
+    Loaded m(kom);
+    if (!m.ctx) return {};
+    std::vector<std::vector<float>> outputs = run(m.ctx, 1, std::move(input));
+    return outputs.empty() ? std::vector<float>{} : outputs[0];
 }
 
 }  // namespace kes_test
