@@ -30,9 +30,9 @@ std::vector<uint8_t> image_model() {
     s.inputs.push_back(value_info("x", kFloat, {1, 3, -1, -1}));
     s.outputs.push_back(value_info("pooled", kFloat, {1, 4, 1, 1}));
     s.outputs.push_back(value_info("up", kFloat, {1, 4, -1, -1}));
-    s.initializers.push_back(tensor_f32("w1", {8, 3, 3, 3}, wave(8 * 27, 0.4f, 0.0f)));
-    s.initializers.push_back(tensor_f32("b1", {8}, wave(8, 0.1f, 0.05f)));
-    s.initializers.push_back(tensor_f32("w2", {4, 8, 1, 1}, wave(32, 0.5f, 0.0f)));
+    s.initializers.push_back(tensor_f32("w1", {8, 3, 3, 3}, sine_input(8 * 27, 0.4f, 0.0f)));
+    s.initializers.push_back(tensor_f32("b1", {8}, sine_input(8, 0.1f, 0.05f)));
+    s.initializers.push_back(tensor_f32("w2", {4, 8, 1, 1}, sine_input(32, 0.5f, 0.0f)));
     s.initializers.push_back(tensor_f32("scales", {4}, {1.0f, 1.0f, 2.0f, 2.0f}));
     s.nodes.push_back(
         node("Conv", {"x", "w1", "b1"}, {"c1"}, {attr_ints("strides", {2, 2}), attr_string("auto_pad", "SAME_UPPER")}));
@@ -96,7 +96,7 @@ TEST(DynamicImageSize, EveryGearExecutesLikeAStaticConversionAtThatSize) {
         EXPECT_EQ(up.shape[2], 2 * ((h1 + 2 - 3) / 2 + 1));
         EXPECT_EQ(up.shape[3], 2 * ((w1 + 2 - 3) / 2 + 1));
 
-        const std::vector<float> x = wave(static_cast<size_t>(3 * hw[0] * hw[1]), 1.0f, 0.2f);
+        const std::vector<float> x = sine_input(static_cast<size_t>(3 * hw[0] * hw[1]), 1.0f, 0.2f);
         const auto got = run(dynamic.ctx, 2, x);
         const auto want = run(fixed.ctx, 2, x);
         ASSERT_EQ(got.size(), want.size());
@@ -175,7 +175,7 @@ TEST(DynamicBatch, AShapeChainKeepingOnlyGearFreeDimsConverts) {
     Loaded m(kom);
     ASSERT_NE(m.ctx, nullptr);
     ASSERT_EQ(kes_model_context_set_batch(m.ctx, 1), KES_OK) << kes_last_error();
-    const std::vector<float> x = wave(32, 1.0f, 0.0f);
+    const std::vector<float> x = sine_input(32, 1.0f, 0.0f);
     const auto y = run(m.ctx, 1, x);
     ASSERT_EQ(y.size(), 1u);
     EXPECT_EQ(y[0], x);  // a reshape moves no value

@@ -13,7 +13,7 @@
 
 namespace kes_test {
 
-inline std::vector<float> wave(size_t n, float scale, float bias) {
+inline std::vector<float> sine_input(size_t n, float scale, float bias) {
     std::vector<float> v(n);
     for (size_t i = 0; i < n; ++i) v[i] = scale * std::sin(0.37f * static_cast<float>(i) + 0.1f) + bias;
     return v;

@@ -38,7 +38,7 @@ TEST(DynamicImageSize, TfliteSamePaddingFollowsTheGear) {
     const std::vector<uint8_t> fixed_kom = convert_bytes(model, "input:1,13,10,2");
     Loaded fixed(fixed_kom);
     ASSERT_NE(fixed.ctx, nullptr);
-    const std::vector<float> x = wave(13 * 10 * 2, 1.0f, 0.0f);
+    const std::vector<float> x = sine_input(13 * 10 * 2, 1.0f, 0.0f);
     const auto got = run(dynamic.ctx, 1, x);
     const auto want = run(fixed.ctx, 1, x);
     ASSERT_EQ(got[0].size(), 4u * 3 * 3);
