@@ -1,6 +1,7 @@
 // The CPU executor against double-precision references computed here, with no allocation per run.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -121,6 +122,68 @@ TEST(EngineExecute, ReshapeFullyConnectedMatMul) {
         const auto* offsets = kes::kom::GetModel(img.bytes.data())->plan()->tensor_offsets();
         EXPECT_EQ(offsets->Get(0) == offsets->Get(2), alias);
     }
+}
+
+// Issue 5 §3: models run one after another may share one work buffer (aclmdl models sharing a
+// workspace). Two different models loaded on one buffer sized for the larger, executed alternately,
+// give what each gives on its own memory: nothing one leaves in the arena is read by the other.
+TEST(EngineExecute, ModelsRunOneAfterAnotherShareOneWorkBuffer) {
+    const kes_test::ConvReluAdd conv;
+    const kes_test::Dense dense;
+    const kes::ir::KomImage a = conv.build(), b = dense.build();
+    size_t work_a = 0, work_b = 0, weights_a = 0, weights_b = 0;
+    ASSERT_EQ(kes_model_query_size(a.bytes.data(), a.bytes.size(), &work_a, &weights_a), KES_OK);
+    ASSERT_EQ(kes_model_query_size(b.bytes.data(), b.bytes.size(), &work_b, &weights_b), KES_OK);
+    kes_mem_pool_config cfg;
+    kes_mem_pool_config_init(&cfg);
+    cfg.initial_bytes = 1 << 20;
+    kes_mem_pool* pool = nullptr;
+    ASSERT_EQ(kes_mem_pool_create(&cfg, &pool), KES_OK);
+    const size_t shared_bytes = std::max(work_a, work_b);
+    void* shared = nullptr;
+    ASSERT_EQ(kes_mem_pool_alloc(pool, shared_bytes, &shared), KES_OK);
+    kes_model *ma = nullptr, *mb = nullptr;
+    ASSERT_EQ(
+        kes_model_load_from_memory_with_mem(a.bytes.data(), a.bytes.size(), shared, shared_bytes, nullptr, 0, &ma),
+        KES_OK)
+        << kes_last_error();
+    ASSERT_EQ(
+        kes_model_load_from_memory_with_mem(b.bytes.data(), b.bytes.size(), shared, shared_bytes, nullptr, 0, &mb),
+        KES_OK)
+        << kes_last_error();
+    kes_model_context *ca = nullptr, *cb = nullptr;
+    ASSERT_EQ(kes_model_context_create(ma, nullptr, 0, &ca), KES_OK);
+    ASSERT_EQ(kes_model_context_create(mb, nullptr, 0, &cb), KES_OK);
+
+    ModelHandle own_a(a), own_b(b);  // references on their own arenas
+    std::vector<float> xa = kes_test::wave(conv.H * conv.W * conv.C, 1.0f, 0.0f);
+    std::vector<float> xb = kes_test::wave(2 * 3 * 4, 0.5f, 0.1f);
+    auto run_a = [&](kes_model_context* ctx) {
+        std::vector<float> y(conv.OH * conv.OW * conv.CO);
+        kes_tensor in = wrap(xa, {1, conv.H, conv.W, conv.C}, KES_LAYOUT_NHWC);
+        kes_tensor out = wrap(y, {1, conv.OH, conv.OW, conv.CO}, KES_LAYOUT_NHWC);
+        EXPECT_EQ(kes_model_execute(ctx, &in, 1, &out, 1), KES_OK) << kes_last_error();
+        return y;
+    };
+    auto run_b = [&](kes_model_context* ctx) {
+        std::vector<float> y(6 * 2), flat(6 * 4);
+        kes_tensor in = wrap(xb, {2, 3, 4});
+        kes_tensor outs[2] = {wrap(y, {6, 2}), wrap(flat, {6, 4})};
+        EXPECT_EQ(kes_model_execute(ctx, &in, 1, outs, 2), KES_OK) << kes_last_error();
+        y.insert(y.end(), flat.begin(), flat.end());
+        return y;
+    };
+    const std::vector<float> want_a = run_a(own_a.ctx), want_b = run_b(own_b.ctx);
+    for (int round = 0; round < 3; ++round) {
+        EXPECT_EQ(run_a(ca), want_a) << "round " << round;
+        EXPECT_EQ(run_b(cb), want_b) << "round " << round;
+    }
+    kes_model_context_destroy(ca);
+    kes_model_context_destroy(cb);
+    kes_model_unload(ma);
+    kes_model_unload(mb);
+    kes_mem_pool_free(pool, shared);
+    kes_mem_pool_destroy(pool);
 }
 
 TEST(EngineExecute, ExecuteAllocatesNothing) {
