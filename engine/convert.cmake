@@ -46,6 +46,10 @@ function(engine_convert_after_module)
     kes_convert_exit_test(MissingModelExitsWith4 4 ${CMAKE_BINARY_DIR}/no-such-model.onnx -o ${CMAKE_BINARY_DIR}/test-tmp/none.kom)
     kes_convert_exit_test(BadOptionExitsWith2 2 ${seed} -o ${CMAKE_BINARY_DIR}/test-tmp/none.kom --weight-type f8)
     kes_convert_exit_test(UnknownShapeExitsWith2 2 ${seed} -o ${CMAKE_BINARY_DIR}/test-tmp/none.kom)
+    kes_convert_exit_test(DynamicImageSizeConverts 0 ${seed} -o ${CMAKE_BINARY_DIR}/test-tmp/kes_convert_gears.kom
+                          --input-shape x:1,1,-1,-1 --dynamic-image-size 9,7)
+    kes_convert_exit_test(MalformedImageSizeExitsWith2 2 ${seed} -o ${CMAKE_BINARY_DIR}/test-tmp/none.kom
+                          --input-shape x:1,1,-1,-1 --dynamic-image-size 4)
     kes_convert_exit_test(CorruptModelExitsWith3 3 ${CMAKE_CURRENT_SOURCE_DIR}/schema/kom.fbs -o ${CMAKE_BINARY_DIR}/test-tmp/none.kom)
     set_tests_properties(KesConvert.Help KesConvert.ConvertsAModel PROPERTIES LABELS engine)
   endif()
