@@ -13,7 +13,8 @@ set(engine_ops_test_sources
   tests/test_ops_nn.cpp
   tests/test_ops_shape.cpp
   tests/test_ops_reduce.cpp
-  tests/test_ops_misc.cpp)
+  tests/test_ops_misc.cpp
+  tests/test_ops_inplace.cpp)
 
 # The ops get their own test binary (kes_engine_ops_tests, label "engine"): every test runs each
 # kernel under the allocation counter, so the binary links alloc_counter.cpp as well.

@@ -6,11 +6,15 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
+#include <map>
+#include <numeric>
 #include <vector>
 
 #include "kes/error.hpp"
 #include "kes/math.hpp"
 #include "kom_generated.h"
+#include "memory_plan.hpp"
 #include "model.hpp"
 
 namespace kes {
@@ -39,39 +43,60 @@ bool known_dtype(int64_t v) {
     return (v >= 0 && v <= 4) || (v >= 6 && v <= 12);
 }
 
+// Throws for two overlapping groups, naming two members live at one step on shared bytes (or the
+// groups' first tensors, when only the groups' union ranges meet).
+[[noreturn]] void report_plan_overlap(const ModelInfo& m, const BufferSharing& sharing, size_t a, size_t b) {
+    auto holds_data = [&](size_t t) { return m.tensors[t].capacity != 0 && sharing.first[t] != INT64_MAX; };
+    auto clash = [&](size_t s, size_t t) {
+        const TensorInfo &x = m.tensors[s], &y = m.tensors[t];
+        return sharing.first[s] <= sharing.last[t] && sharing.first[t] <= sharing.last[s] &&
+               x.offset < y.offset + y.capacity && y.offset < x.offset + x.capacity;
+    };
+    std::vector<size_t> in_a, in_b;
+    for (size_t t = 0; t < m.tensors.size(); ++t) {
+        if (!holds_data(t)) continue;
+        if (sharing.group[t] == sharing.group[a]) in_a.push_back(t);
+        if (sharing.group[t] == sharing.group[b]) in_b.push_back(t);
+    }
+    size_t first = a, second = b;
+    // Only an error message: bounded, so a hostile file with huge groups cannot make it quadratic.
+    if (in_a.size() * in_b.size() <= (size_t{1} << 20)) {
+        bool named = false;
+        for (size_t i = 0; i < in_a.size() && !named; ++i)
+            for (size_t j = 0; j < in_b.size() && !named; ++j)
+                if (clash(in_a[i], in_b[j])) {
+                    first = std::min(in_a[i], in_b[j]), second = std::max(in_a[i], in_b[j]);
+                    named = true;
+                }
+    }
+    CORRUPT("model: the memory plan overlaps tensors %zu (%s) and %zu (%s) while both are live", first,
+            m.tensors[first].name.c_str(), second, m.tensors[second].name.c_str());
+}
+
 // The plan must never give two tensors live at the same step overlapping bytes, or a kernel would read
-// what another just wrote. The one sharing allowed is a Reshape whose output sits exactly on its
-// input (the no-copy alias the writer plans for views: Reshape, Flatten, Squeeze, Unsqueeze,
-// Identity); such tensors form one group with the union lifetime.
-// Lifetimes: graph inputs appear at step 0, node i runs at step i + 1, graph outputs live to the end.
+// what another just wrote. The sharing allowed is share_buffers()'s (memory_plan.hpp), where the file
+// puts an output exactly at an input's offset: a view (Reshape, Flatten, Squeeze, Unsqueeze, Identity)
+// and an elementwise node writing in place over an input that nothing needs afterwards — the rule
+// re-checked here from the file's ops, shapes, dtypes and lifetimes, so an alias anywhere else is an
+// overlap. Such tensors form one group with the union lifetime, checked as one range.
+// (An in-place rule is checked here at the written shapes, and by build_program at every other gear.)
 void check_plan_overlaps(const ModelInfo& m) {
     const size_t nt = m.tensors.size();
-    std::vector<size_t> group(nt);
-    for (size_t t = 0; t < nt; ++t) group[t] = t;
-    auto root = [&](size_t t) {
-        while (group[t] != t) t = group[t] = group[group[t]];
-        return t;
+    SharingGraph g;
+    g.tensors.resize(nt);
+    for (size_t t = 0; t < nt; ++t)
+        g.tensors[t] = SharingGraph::Tensor{m.tensors[t].dtype, &m.tensors[t].shape, m.tensors[t].weight < 0};
+    for (const NodeInfo& n : m.nodes) g.nodes.push_back(SharingGraph::Node{n.op, &n.inputs, &n.outputs});
+    g.inputs = &m.inputs;
+    g.outputs = &m.outputs;
+    const BufferSharing sharing = share_buffers(g, [&](ShareKind, size_t node, size_t input) {
+        const TensorInfo& in = m.tensors[static_cast<size_t>(m.nodes[node].inputs[input])];
+        const TensorInfo& out = m.tensors[static_cast<size_t>(m.nodes[node].outputs[0])];
+        return in.capacity != 0 && out.capacity != 0 && in.offset == out.offset;  // as the writer shares
+    });
+    auto holds_data = [&](size_t t) {
+        return m.tensors[t].weight < 0 && m.tensors[t].capacity != 0 && sharing.first[t] != INT64_MAX;
     };
-    std::vector<int64_t> first(nt, INT64_MAX), last(nt, INT64_MIN);
-    auto touch = [&](size_t t, int64_t step) {
-        first[t] = std::min(first[t], step);
-        last[t] = std::max(last[t], step);
-    };
-    for (int32_t t : m.inputs) touch(static_cast<size_t>(t), 0);
-    for (size_t i = 0; i < m.nodes.size(); ++i) {
-        const NodeInfo& n = m.nodes[i];
-        const int64_t step = static_cast<int64_t>(i) + 1;
-        for (int32_t t : n.inputs)
-            if (t >= 0) touch(static_cast<size_t>(t), step);
-        for (int32_t t : n.outputs) touch(static_cast<size_t>(t), step);
-        if (is_view_op(n.op) && !n.inputs.empty() && n.inputs[0] >= 0 && n.outputs.size() == 1) {
-            const TensorInfo& in = m.tensors[static_cast<size_t>(n.inputs[0])];
-            const TensorInfo& out = m.tensors[static_cast<size_t>(n.outputs[0])];
-            if (in.weight < 0 && in.offset == out.offset)
-                group[root(static_cast<size_t>(n.outputs[0]))] = root(static_cast<size_t>(n.inputs[0]));
-        }
-    }
-    for (int32_t t : m.outputs) touch(static_cast<size_t>(t), static_cast<int64_t>(m.nodes.size()) + 1);
 
     struct Range {
         uint64_t begin, end;
@@ -80,25 +105,41 @@ void check_plan_overlaps(const ModelInfo& m) {
     };
     std::vector<Range> ranges(nt, Range{0, 0, INT64_MAX, INT64_MIN, 0});
     for (size_t t = 0; t < nt; ++t) {
+        if (!holds_data(t)) continue;
         const TensorInfo& ti = m.tensors[t];
-        if (ti.weight >= 0 || ti.capacity == 0 || first[t] == INT64_MAX) continue;  // never holds data
-        Range& r = ranges[root(t)];
-        if (r.first == INT64_MAX) r = Range{ti.offset, ti.offset, first[t], last[t], t};
+        Range& r = ranges[sharing.group[t]];
+        if (r.first == INT64_MAX) r = Range{ti.offset, ti.offset, sharing.first[t], sharing.last[t], t};
         r.end = std::max(r.end, ti.offset + ti.capacity);
-        r.first = std::min(r.first, first[t]);
-        r.last = std::max(r.last, last[t]);
+        r.first = std::min(r.first, sharing.first[t]);
+        r.last = std::max(r.last, sharing.last[t]);
     }
     ranges.erase(std::remove_if(ranges.begin(), ranges.end(), [](const Range& r) { return r.first == INT64_MAX; }),
                  ranges.end());
-    std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) {
-        return a.begin != b.begin ? a.begin < b.begin : a.tensor < b.tensor;
+    // Sweep over the steps with the byte ranges live at the current step in an ordered map: they are
+    // pairwise disjoint (each was checked when it arrived), so a new range need only be checked against
+    // its neighbours. O(n log n), whatever a hostile file puts at one offset.
+    std::vector<size_t> by_first(ranges.size()), by_end(ranges.size());
+    std::iota(by_first.begin(), by_first.end(), size_t{0});
+    std::iota(by_end.begin(), by_end.end(), size_t{0});
+    std::sort(by_first.begin(), by_first.end(), [&](size_t a, size_t b) {
+        return ranges[a].first != ranges[b].first ? ranges[a].first < ranges[b].first : a < b;
     });
-    for (size_t i = 0; i < ranges.size(); ++i)
-        for (size_t j = i + 1; j < ranges.size() && ranges[j].begin < ranges[i].end; ++j)
-            if (ranges[i].first <= ranges[j].last && ranges[j].first <= ranges[i].last)
-                CORRUPT("model: the memory plan overlaps tensors %zu (%s) and %zu (%s) while both are live",
-                        ranges[i].tensor, m.tensors[ranges[i].tensor].name.c_str(), ranges[j].tensor,
-                        m.tensors[ranges[j].tensor].name.c_str());
+    std::sort(by_end.begin(), by_end.end(), [&](size_t a, size_t b) { return ranges[a].last < ranges[b].last; });
+    std::map<uint64_t, size_t> live;  // begin → index into ranges
+    size_t ended = 0;
+    for (size_t i : by_first) {
+        const Range& r = ranges[i];
+        for (; ended < by_end.size() && ranges[by_end[ended]].last < r.first; ++ended)
+            live.erase(ranges[by_end[ended]].begin);
+        const auto next = live.lower_bound(r.begin);
+        if (next != live.end() && next->first < r.end)
+            report_plan_overlap(m, sharing, r.tensor, ranges[next->second].tensor);
+        if (next != live.begin()) {
+            const Range& before = ranges[std::prev(next)->second];
+            if (before.end > r.begin) report_plan_overlap(m, sharing, before.tensor, r.tensor);
+        }
+        live.emplace(r.begin, i);
+    }
 }
 
 }  // namespace
@@ -471,6 +512,20 @@ Program build_program(const ModelInfo& m, const uint8_t* weights, Gear gear) {
             // Inconsistent content in a file that passed the writer's checks is a corrupt file.
             throw Error(e.status() == KES_ERR_INVALID_ARGUMENT ? KES_ERR_CORRUPT_DATA : e.status(),
                         format("model: %s", e.what()));
+        }
+        // An output written over an input (the plan's in-place sharing, checked at the written shapes by
+        // parse_kom) must still be a valid in-place pair at this gear: the input could broadcast here.
+        if (!as_written && n.outputs.size() == 1 && !is_view_op(n.op)) {
+            const TensorInfo& out = m.tensors[static_cast<size_t>(n.outputs[0])];
+            for (size_t k = 0; k < n.inputs.size(); ++k) {
+                if (n.inputs[k] < 0) continue;
+                const TensorInfo& in = m.tensors[static_cast<size_t>(n.inputs[k])];
+                if (in.weight >= 0 || in.capacity == 0 || out.capacity == 0 || in.offset != out.offset) continue;
+                const TensorDesc& d = descs[static_cast<size_t>(n.inputs[k])];
+                if (!is_inplace_input(n.op, k, 1, d.dtype, d.shape, outs[0].dtype, outs[0].shape))
+                    CORRUPT("model: node %zu (%s) writes over input %zu, which is %s at this gear (output %s)", i,
+                            n.name.c_str(), k, shape_string(d.shape).c_str(), shape_string(outs[0].shape).c_str());
+            }
         }
         for (size_t k = 0; k < n.outputs.size(); ++k) {
             const size_t o = static_cast<size_t>(n.outputs[k]);

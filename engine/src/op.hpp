@@ -93,6 +93,19 @@ std::unique_ptr<Kernel> create_kernel(const OpDef& def, const NodeDesc& node, st
 // Identity): the memory plan may give both one buffer, and the loader accepts that overlap.
 bool is_view_op(std::string_view op);
 
+// Elementwise ops that may write their output over an input (the memory plan's in-place sharing):
+// true when `op`'s kernel, with its single output on the bytes of input `input`, still computes the
+// same result. Each listed kernel (src/ops/) reads element i of that input before it writes element i of
+// the output and never reads another element of it afterwards; so the input must hold exactly the
+// output's elements: the same shape (no broadcast) and the same dtype size. Unary math, Not, Clip,
+// Cast, CastLike, Dropout and BatchNormalization alias input 0 (X); Max/Min/Sum/Mean only input 0, as
+// their kernel first copies input 0 into the output; binary arithmetic, PRelu, BitShift, the
+// comparisons and And/Or/Xor either input. Where is left out: its kernel memcpys each element, and
+// memcpy onto itself is undefined. Whether the input's bytes are free to overwrite (no later reader)
+// is the plan's part: share_buffers() in memory_plan.hpp.
+bool is_inplace_input(std::string_view op, size_t input, size_t output_count, kes_dtype input_dtype,
+                      const Shape& input_shape, kes_dtype output_dtype, const Shape& output_shape);
+
 // ---- helpers for op implementations -----------------------------------------------------------------
 
 int64_t shape_elements(const Shape& shape);    // throws INVALID_ARGUMENT on a negative dim or overflow

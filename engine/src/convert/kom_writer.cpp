@@ -3,12 +3,13 @@
 
 #include <algorithm>
 #include <cstring>
-#include <numeric>
+#include <optional>
 
 #include "../memory_plan.hpp"
 #include "kes/error.hpp"
 #include "kes/math.hpp"
 #include "kom_generated.h"
+#include "passes.hpp"
 
 namespace kes::ir {
 
@@ -16,6 +17,42 @@ namespace {
 
 uint64_t tensor_bytes(const Tensor& t) {
     return static_cast<uint64_t>(shape_elements(t.shape)) * kes_dtype_size(t.dtype);
+}
+
+// Every tensor's shape at each gear but the written one (none for a static graph). An in-place alias
+// must hold at every gear: an input with the output's shape at the written gear may be broadcast at
+// another (e.g. its batch dim 1 against a constant's). An empty entry: shapes at that gear are unknown
+// (the graph does not infer there), so no in-place alias is taken.
+std::vector<std::vector<Shape>> other_gear_shapes(const Graph& g) {
+    const size_t gears = std::max(g.dynamic_batch.size(), g.dynamic_image_sizes.size());
+    std::vector<std::vector<Shape>> out;
+    if (gears < 2) return out;
+    Graph at = g;
+    for (size_t k = 0; k + 1 < gears; ++k) {
+        std::vector<Shape>& shapes = out.emplace_back();
+        try {
+            if (!g.dynamic_batch.empty()) {
+                for (int32_t t : at.inputs) {
+                    Shape& shape = at.tensors[static_cast<size_t>(t)].shape;
+                    if (shape.empty()) throw Error(KES_ERR_INVALID_ARGUMENT, "an input has no batch dimension");
+                    shape[0] = g.dynamic_batch[k];
+                }
+            } else {
+                for (const ImageInput& a : at.image_inputs) {
+                    Shape& shape = at.tensors[static_cast<size_t>(a.input)].shape;
+                    if (a.h_dim < 0 || a.w_dim < 0 || static_cast<size_t>(std::max(a.h_dim, a.w_dim)) >= shape.size())
+                        throw Error(KES_ERR_INVALID_ARGUMENT, "image gear dims out of range");
+                    shape[static_cast<size_t>(a.h_dim)] = g.dynamic_image_sizes[k].height;
+                    shape[static_cast<size_t>(a.w_dim)] = g.dynamic_image_sizes[k].width;
+                }
+            }
+            infer_shapes(at);
+            for (const Tensor& t : at.tensors) shapes.push_back(t.shape);
+        } catch (const Error&) {
+            shapes.clear();
+        }
+    }
+    return out;
 }
 
 }  // namespace
@@ -38,8 +75,8 @@ KomImage write_kom(const Graph& g, const WriteOptions& options) {
                     t.name.c_str(), t.data.size(), shape_string(t.shape).c_str());
     }
 
-    // Lifetimes in steps: graph inputs appear at step 0, node i runs at step i + 1, graph outputs
-    // live to the end. View outputs join their input's buffer (union-find), so views copy nothing.
+    // Lifetimes and sharing (memory_plan.hpp): views join their input's buffer, so views copy nothing;
+    // elementwise outputs join a dying input's buffer (in place), when that holds at every gear.
     std::vector<uint64_t> bytes(nt), reserved(nt);
     const bool has_capacity = !options.tensor_capacity.empty();
     KES_REQUIRE(!has_capacity || options.tensor_capacity.size() == nt, "kom writer: %zu capacities for %zu tensors",
@@ -48,53 +85,49 @@ KomImage write_kom(const Graph& g, const WriteOptions& options) {
         bytes[i] = tensor_bytes(g.tensors[i]);
         reserved[i] = has_capacity ? std::max(bytes[i], options.tensor_capacity[i]) : bytes[i];
     }
-    std::vector<size_t> group(nt);
-    std::iota(group.begin(), group.end(), size_t{0});
-    auto root = [&](size_t t) {
-        while (group[t] != t) t = group[t] = group[group[t]];
-        return t;
-    };
-    const int64_t end_step = static_cast<int64_t>(g.nodes.size()) + 1;
-    std::vector<int64_t> first(nt, INT64_MAX), last(nt, INT64_MIN);
-    auto touch = [&](int32_t t, int64_t step) {
-        if (t < 0) return;
-        first[static_cast<size_t>(t)] = std::min(first[static_cast<size_t>(t)], step);
-        last[static_cast<size_t>(t)] = std::max(last[static_cast<size_t>(t)], step);
-    };
-    for (int32_t t : g.inputs) touch(t, 0);
-    for (size_t i = 0; i < g.nodes.size(); ++i) {
-        const Node& n = g.nodes[i];
-        const int64_t step = static_cast<int64_t>(i) + 1;
-        for (int32_t t : n.inputs) touch(t, step);
-        for (int32_t t : n.outputs) touch(t, step);
-        if (options.alias_reshapes && is_view_op(n.op) && !n.inputs.empty() && n.inputs[0] >= 0 &&
-            n.outputs.size() == 1) {
-            const size_t in = static_cast<size_t>(n.inputs[0]);
-            const size_t out = static_cast<size_t>(n.outputs[0]);
-            if (!g.tensors[in].is_const && reserved[in] == reserved[out]) group[root(out)] = root(in);
-        }
-    }
-    for (int32_t t : g.outputs) touch(t, end_step);
+    SharingGraph sg;
+    sg.tensors.resize(nt);
+    for (size_t t = 0; t < nt; ++t)
+        sg.tensors[t] = SharingGraph::Tensor{g.tensors[t].dtype, &g.tensors[t].shape, !g.tensors[t].is_const};
+    for (const Node& n : g.nodes) sg.nodes.push_back(SharingGraph::Node{n.op, &n.inputs, &n.outputs});
+    sg.inputs = &g.inputs;
+    sg.outputs = &g.outputs;
+    std::optional<std::vector<std::vector<Shape>>> gear_shapes;  // computed on the first in-place candidate
+    const BufferSharing sharing = share_buffers(sg, [&](ShareKind kind, size_t node, size_t input) {
+        const Node& n = g.nodes[node];
+        const size_t in = static_cast<size_t>(n.inputs[input]), out = static_cast<size_t>(n.outputs[0]);
+        // Only tensors holding bytes share: the loader can then tell a shared pair by its one offset.
+        if (reserved[in] == 0 || reserved[out] == 0) return false;
+        if (kind == ShareKind::View) return options.alias_reshapes && reserved[in] == reserved[out];
+        if (!options.alias_inplace) return false;
+        if (!gear_shapes) gear_shapes = other_gear_shapes(g);
+        for (const std::vector<Shape>& shapes : *gear_shapes)
+            if (shapes.empty() ||
+                !is_inplace_input(n.op, input, 1, g.tensors[in].dtype, shapes[in], g.tensors[out].dtype, shapes[out]))
+                return false;
+        return true;
+    });
+    const std::vector<size_t>& group = sharing.group;
+    std::vector<int64_t> first = sharing.first, last = sharing.last;
 
     std::vector<size_t> buffer_of(nt, SIZE_MAX);
     std::vector<PlanBuffer> buffers;
     for (size_t t = 0; t < nt; ++t) {
         if (g.tensors[t].is_const) continue;
         if (first[t] == INT64_MAX) first[t] = last[t] = 0;  // unused: give it a slot anyway
-        const size_t r = root(t);
+        const size_t r = group[t];
         if (buffer_of[r] == SIZE_MAX) {
             buffer_of[r] = buffers.size();
             buffers.push_back(PlanBuffer{0, first[t], last[t]});
         }
+        // A group's buffer is as large as its largest member and lives from its first member's first
+        // step to its last member's last step.
         PlanBuffer& b = buffers[buffer_of[r]];
         b.size = std::max(b.size, reserved[t]);
         b.first = std::min(b.first, first[t]);
         b.last = std::max(b.last, last[t]);
         buffer_of[t] = buffer_of[r];
     }
-    // Tensors of one group must see the group's full lifetime (a root placed before its members).
-    for (size_t t = 0; t < nt; ++t)
-        if (!g.tensors[t].is_const) buffer_of[t] = buffer_of[root(t)];
     const MemoryPlanResult plan = plan_memory(buffers);
     std::vector<uint64_t> offsets(nt, 0);
     std::vector<int32_t> weight_index(nt, -1);

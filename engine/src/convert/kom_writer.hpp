@@ -19,6 +19,7 @@ struct KomImage {
 
 struct WriteOptions {
     bool alias_reshapes = true;  // Reshape/Flatten/Squeeze/Unsqueeze outputs share their input's bytes
+    bool alias_inplace = true;   // elementwise outputs may overwrite a dying input (share_buffers)
     // Bytes to reserve per tensor (empty: each tensor's bytes at its written shape). Dynamic image
     // gears need more for some tensors than the written (largest-area) gear; see gear_capacity().
     std::vector<uint64_t> tensor_capacity;
