@@ -134,8 +134,11 @@ TEST(OpsConv, Errors) {
     EXPECT_CREATE_FAILS(KES_ERR_INVALID_ARGUMENT, "'strides'", "Conv", A().is("strides", {1}), {&x, &w4});
     EXPECT_CREATE_FAILS(KES_ERR_INVALID_ARGUMENT, "'strides' is float", "Conv", A().f("strides", 1.0f), {&x, &w4});
     EXPECT_CREATE_FAILS(KES_ERR_INVALID_ARGUMENT, "kernel_shape", "Conv", A().is("kernel_shape", {2, 2}), {&x, &w4});
+    const TT x6 = f32({1, 4, 2, 2, 2, 2}, random_floats(64, 1));
+    const TT w6 = konst(f32({2, 4, 1, 1, 1, 1}, random_floats(8, 2)));
+    EXPECT_CREATE_FAILS(KES_ERR_UNSUPPORTED, "rank 6", "Conv", A(), {&x6, &w6});
     const TT x5 = f32({1, 4, 2, 2, 2}, random_floats(32, 1));
-    EXPECT_CREATE_FAILS(KES_ERR_UNSUPPORTED, "rank 5", "Conv", A(), {&x5, &w4});
+    EXPECT_CREATE_FAILS(KES_ERR_INVALID_ARGUMENT, "input rank 5", "Conv", A(), {&x5, &w4});
 }
 
 // ---- ConvTranspose --------------------------------------------------------------------------------------
@@ -413,6 +416,428 @@ TEST(OpsPool, NhwcMatchesNchwAndGlobalPools) {
         EXPECT_NEAR(gah.f()[static_cast<size_t>(nc)], sum / 42, 1e-5);
         EXPECT_EQ(gm.f()[static_cast<size_t>(nc)], static_cast<float>(mx));
     }
+}
+
+// ---- 3-D spatial (rank 5) -------------------------------------------------------------------------------
+
+// Per-axis window geometry: strides, dilations and the pads at the begin and the end of each axis.
+struct NdWin {
+    Shape s, d, pb, pe;
+};
+
+A nd_attrs(const NdWin& g) {
+    Shape pads = g.pb;
+    pads.insert(pads.end(), g.pe.begin(), g.pe.end());
+    return A().is("strides", g.s).is("dilations", g.d).is("pads", pads);
+}
+
+Shape spatial_dims(const Shape& s) {
+    return Shape(s.begin() + 2, s.end());
+}
+
+const std::vector<size_t> kToChannelsLast = {0, 2, 3, 4, 1};
+
+TT channels_last(const TT& t) {
+    Shape s;
+    const std::vector<float> v = transpose_ref(t.f(), t.shape, kToChannelsLast, &s);
+    TT r = f32(s, v);
+    r.is_const = t.is_const;
+    return r;
+}
+
+// Direct N-d convolution in double: X [N, C, S...], weight [M, C/group, K...].
+std::vector<double> conv_nd_ref(const TT& x, const TT& w, const std::vector<float>* bias, int64_t group, const NdWin& g,
+                                Shape* out_shape) {
+    const Shape in = spatial_dims(x.shape), k = spatial_dims(w.shape);
+    const size_t ns = in.size();
+    const int64_t M = w.shape[0], CG = w.shape[1], MG = M / group;
+    Shape ys{x.shape[0], M};
+    for (size_t a = 0; a < ns; ++a) ys.push_back((in[a] + g.pb[a] + g.pe[a] - ((k[a] - 1) * g.d[a] + 1)) / g.s[a] + 1);
+    *out_shape = ys;
+    const std::vector<float> xv = x.f(), wv = w.f();
+    std::vector<double> y(static_cast<size_t>(product(ys)));
+    for (int64_t yi = 0; yi < product(ys); ++yi) {
+        const std::vector<int64_t> o = unravel(yi, ys);
+        double acc = bias ? (*bias)[static_cast<size_t>(o[1])] : 0.0;
+        for (int64_t ci = 0; ci < CG; ++ci)
+            for (int64_t ki = 0; ki < product(k); ++ki) {
+                const std::vector<int64_t> kk = unravel(ki, k);
+                std::vector<int64_t> xi{o[0], (o[1] / MG) * CG + ci}, wi{o[1], ci};
+                bool inside = true;
+                for (size_t a = 0; a < ns; ++a) {
+                    const int64_t p = o[2 + a] * g.s[a] - g.pb[a] + kk[a] * g.d[a];
+                    inside = inside && p >= 0 && p < in[a];
+                    xi.push_back(p);
+                    wi.push_back(kk[a]);
+                }
+                if (inside)
+                    acc += double(xv[static_cast<size_t>(ravel(xi, x.shape))]) *
+                           wv[static_cast<size_t>(ravel(wi, w.shape))];
+            }
+        y[static_cast<size_t>(yi)] = acc;
+    }
+    return y;
+}
+
+TEST(Ops3d, ConvMatchesReferenceInNcdhwAndNdhwc) {
+    struct P {
+        Shape x;
+        int64_t m, group;
+        Shape k;
+        NdWin g;
+    };
+    const std::vector<P> cases = {
+        {{1, 3, 5, 6, 7}, 4, 1, {3, 3, 3}, {{1, 1, 1}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}}},  // plain 3x3x3 same
+        {{2, 4, 6, 5, 7}, 6, 2, {3, 2, 3}, {{2, 1, 2}, {1, 1, 1}, {0, 1, 2}, {1, 0, 0}}},  // groups, asymmetric pads
+        {{1, 3, 7, 7, 6}, 3, 3, {3, 3, 2}, {{1, 2, 1}, {2, 1, 2}, {2, 1, 0}, {1, 3, 1}}},  // depthwise + dilation
+        {{1, 4, 5, 5, 5}, 8, 4, {2, 3, 3}, {{2, 2, 1}, {1, 1, 1}, {1, 1, 0}, {0, 1, 1}}},  // depthwise multiplier 2
+        {{1, 2, 3, 4, 5}, 4, 1, {1, 1, 1}, {{1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0}}},  // 1x1x1
+    };
+    uint32_t seed = 200;
+    for (const P& p : cases) {
+        const TT x = f32(p.x, random_floats(static_cast<size_t>(product(p.x)), ++seed));
+        Shape ws{p.m, p.x[1] / p.group};
+        ws.insert(ws.end(), p.k.begin(), p.k.end());
+        const TT w = konst(f32(ws, random_floats(static_cast<size_t>(product(ws)), ++seed)));
+        const TT b = konst(f32({p.m}, random_floats(static_cast<size_t>(p.m), ++seed)));
+        const A attrs = A(nd_attrs(p.g)).i("group", p.group);
+        const std::vector<float> bias = b.f();
+        Shape want_shape;
+        const std::vector<double> want = conv_nd_ref(x, w, &bias, p.group, p.g, &want_shape);
+        const TT y = run1("Conv", attrs, {&x, &w, &b});
+        ASSERT_EQ(y.shape, want_shape);
+        expect_near_all(y.f(), want, 1e-5, "conv3d");
+        const TT y_nobias = run1("Conv", attrs, {&x, &w});
+        expect_near_all(y_nobias.f(), conv_nd_ref(x, w, nullptr, p.group, p.g, &want_shape), 1e-5, "conv3d no bias");
+
+        // NDHWC: input channels last, filter OIDHW -> ODHWI.
+        const TT xc = channels_last(x), wc = channels_last(w);
+        const TT yc = run1("Conv", A(attrs).s("data_layout", "NHWC"), {&xc, &wc, &b});
+        Shape ys;
+        const std::vector<float> want_c = transpose_ref(y.f(), y.shape, kToChannelsLast, &ys);
+        ASSERT_EQ(yc.shape, ys);
+        expect_near_all(yc.f(), want_c, 1e-6, "conv3d ndhwc");
+
+        // Fused LeakyRelu.
+        const TT ya = run1("Conv", A(attrs).s("activation", "LeakyRelu").f("activation_alpha", 0.1f), {&x, &w, &b});
+        std::vector<double> want_a = want;
+        for (double& v : want_a) v = v < 0 ? 0.1 * v : v;
+        expect_near_all(ya.f(), want_a, 1e-5, "conv3d fused leaky relu");
+    }
+}
+
+TEST(Ops3d, ConvAutoPadSameUpper) {
+    const TT x = f32({1, 2, 5, 6, 7}, random_floats(420, 211));
+    const TT w = konst(f32({3, 2, 3, 3, 3}, random_floats(162, 212)));
+    const TT y = run1("Conv", A().s("auto_pad", "SAME_UPPER").is("strides", {2, 2, 2}), {&x, &w});
+    // Out = ceil(in / 2) = 3, 3, 4; total pads (out-1)*2 + 3 - in = 2, 1, 2, the odd one at the end.
+    Shape s;
+    const std::vector<double> want = conv_nd_ref(x, w, nullptr, 1, {{2, 2, 2}, {1, 1, 1}, {1, 0, 1}, {1, 1, 1}}, &s);
+    EXPECT_EQ(y.shape, (Shape{1, 3, 3, 3, 4}));
+    EXPECT_EQ(y.shape, s);
+    expect_near_all(y.f(), want, 1e-5, "conv3d same_upper");
+    const TT yv = run1("Conv", A().s("auto_pad", "VALID"), {&x, &w});
+    EXPECT_EQ(yv.shape, (Shape{1, 3, 3, 4, 5}));
+}
+
+// Scatter reference: X [N, C, S...], weight [C, M/group, K...]; out = s (in - 1) + out_pad + extent - pb - pe.
+std::vector<double> conv_transpose_nd_ref(const TT& x, const TT& w, const std::vector<float>* bias, int64_t group,
+                                          const NdWin& g, const Shape& out_pad, Shape* out_shape) {
+    const Shape in = spatial_dims(x.shape), k = spatial_dims(w.shape);
+    const size_t ns = in.size();
+    const int64_t C = x.shape[1], MG = w.shape[1], M = MG * group, CG = C / group;
+    Shape ys{x.shape[0], M};
+    for (size_t a = 0; a < ns; ++a)
+        ys.push_back(g.s[a] * (in[a] - 1) + out_pad[a] + (k[a] - 1) * g.d[a] + 1 - g.pb[a] - g.pe[a]);
+    *out_shape = ys;
+    std::vector<double> y(static_cast<size_t>(product(ys)));
+    for (int64_t i = 0; i < product(ys); ++i)
+        y[static_cast<size_t>(i)] = bias ? (*bias)[static_cast<size_t>(unravel(i, ys)[1])] : 0.0;
+    const std::vector<float> xv = x.f(), wv = w.f();
+    for (int64_t xi = 0; xi < product(x.shape); ++xi) {
+        const std::vector<int64_t> idx = unravel(xi, x.shape);
+        const int64_t c = idx[1];
+        for (int64_t mo = 0; mo < MG; ++mo)
+            for (int64_t ki = 0; ki < product(k); ++ki) {
+                const std::vector<int64_t> kk = unravel(ki, k);
+                std::vector<int64_t> oi{idx[0], (c / CG) * MG + mo}, wi{c, mo};
+                bool inside = true;
+                for (size_t a = 0; a < ns; ++a) {
+                    const int64_t p = idx[2 + a] * g.s[a] - g.pb[a] + kk[a] * g.d[a];
+                    inside = inside && p >= 0 && p < ys[2 + a];
+                    oi.push_back(p);
+                    wi.push_back(kk[a]);
+                }
+                if (inside)
+                    y[static_cast<size_t>(ravel(oi, ys))] +=
+                        double(xv[static_cast<size_t>(xi)]) * wv[static_cast<size_t>(ravel(wi, w.shape))];
+            }
+    }
+    return y;
+}
+
+TEST(Ops3d, ConvTransposeMatchesScatterReference) {
+    struct P {
+        Shape x;
+        int64_t m, group;
+        Shape k;
+        NdWin g;
+        Shape out_pad;
+    };
+    const std::vector<P> cases = {
+        {{1, 2, 3, 4, 3}, 3, 1, {3, 3, 3}, {{2, 2, 2}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}}, {1, 1, 1}},
+        {{2, 4, 3, 3, 2}, 4, 2, {2, 3, 2}, {{2, 1, 3}, {1, 1, 1}, {0, 1, 0}, {1, 0, 1}}, {1, 0, 2}},  // asym. pads
+        {{1, 2, 4, 3, 3}, 2, 1, {3, 2, 3}, {{1, 2, 1}, {2, 1, 2}, {1, 0, 2}, {2, 1, 0}}, {0, 1, 1}},  // dilation
+        {{1, 3, 3, 3, 3}, 3, 3, {3, 3, 3}, {{2, 2, 2}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}}, {0, 0, 0}},  // depthwise
+    };
+    uint32_t seed = 220;
+    for (const P& p : cases) {
+        const int64_t c = p.x[1], cg = c / p.group, mg = p.m / p.group;
+        const TT x = f32(p.x, random_floats(static_cast<size_t>(product(p.x)), ++seed));
+        Shape ws{c, mg};
+        ws.insert(ws.end(), p.k.begin(), p.k.end());
+        const TT w = konst(f32(ws, random_floats(static_cast<size_t>(product(ws)), ++seed)));
+        const TT b = konst(f32({p.m}, random_floats(static_cast<size_t>(p.m), ++seed)));
+        const A attrs = A(nd_attrs(p.g)).is("output_padding", p.out_pad).i("group", p.group);
+        const std::vector<float> bias = b.f();
+        Shape want_shape;
+        const std::vector<double> want = conv_transpose_nd_ref(x, w, &bias, p.group, p.g, p.out_pad, &want_shape);
+        const TT y = run1("ConvTranspose", attrs, {&x, &w, &b});
+        ASSERT_EQ(y.shape, want_shape);
+        expect_near_all(y.f(), want, 1e-5, "conv_transpose3d");
+
+        // NDHWC: weight [C, M/g, K...] -> [M, K..., C/g].
+        Shape wcs{p.m};
+        wcs.insert(wcs.end(), p.k.begin(), p.k.end());
+        wcs.push_back(cg);
+        std::vector<float> wcv(static_cast<size_t>(product(ws)));
+        for (int64_t i = 0; i < product(ws); ++i) {
+            const std::vector<int64_t> idx = unravel(i, ws);
+            std::vector<int64_t> to{(idx[0] / cg) * mg + idx[1]};
+            to.insert(to.end(), idx.begin() + 2, idx.end());
+            to.push_back(idx[0] % cg);
+            wcv[static_cast<size_t>(ravel(to, wcs))] = w.f()[static_cast<size_t>(i)];
+        }
+        const TT xc = channels_last(x), wc = konst(f32(wcs, wcv));
+        const TT yc = run1("ConvTranspose", A(attrs).s("data_layout", "NHWC"), {&xc, &wc, &b});
+        Shape ys;
+        const std::vector<float> want_c = transpose_ref(y.f(), y.shape, kToChannelsLast, &ys);
+        ASSERT_EQ(yc.shape, ys);
+        expect_near_all(yc.f(), want_c, 1e-6, "conv_transpose3d ndhwc");
+
+        const TT yr = run1("ConvTranspose", A(attrs).s("activation", "Relu"), {&x, &w, &b});
+        std::vector<double> want_r = want;
+        for (double& v : want_r) v = std::max(v, 0.0);
+        expect_near_all(yr.f(), want_r, 1e-5, "conv_transpose3d fused relu");
+    }
+}
+
+TEST(Ops3d, ConvTransposeSamePaddingAndOutputShape) {
+    const TT x = f32({1, 1, 2, 3, 2}, random_floats(12, 231));
+    const TT w = konst(f32({1, 2, 3, 3, 3}, random_floats(54, 232)));
+    // SAME_UPPER: out = in * stride; the full sizes 5, 7, 5 lose one element at the end.
+    const TT ys = run1("ConvTranspose", A().is("strides", {2, 2, 2}).s("auto_pad", "SAME_UPPER"), {&x, &w});
+    Shape s;
+    const NdWin same{{2, 2, 2}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}};
+    EXPECT_EQ(ys.shape, (Shape{1, 2, 4, 6, 4}));
+    expect_near_all(ys.f(), conv_transpose_nd_ref(x, w, nullptr, 1, same, {0, 0, 0}, &s), 1e-5, "same_upper");
+    EXPECT_EQ(ys.shape, s);
+    // output_shape 5x8x5 past the full 5x7x5 extends the second axis with bias-only values.
+    const TT yo = run1("ConvTranspose", A().is("strides", {2, 2, 2}).is("output_shape", {5, 8, 5}), {&x, &w});
+    const NdWin extend{{2, 2, 2}, {1, 1, 1}, {0, 0, 0}, {0, -1, 0}};
+    EXPECT_EQ(yo.shape, (Shape{1, 2, 5, 8, 5}));
+    expect_near_all(yo.f(), conv_transpose_nd_ref(x, w, nullptr, 1, extend, {0, 0, 0}, &s), 1e-5, "output_shape");
+}
+
+struct Pool3dCase {
+    Shape x, k;
+    NdWin g;
+    int64_t ceil, include_pad;
+};
+
+// Reference N-d pooling over X [N, C, S...]; output size computed independently. For max, `argmax`
+// receives the spatial position of the first maximum of each window.
+std::vector<double> pool_nd_ref(const TT& x, const Pool3dCase& p, bool is_max, Shape* out_shape,
+                                std::vector<std::vector<int64_t>>* argmax) {
+    const Shape in = spatial_dims(x.shape);
+    const size_t ns = in.size();
+    Shape ys{x.shape[0], x.shape[1]};
+    for (size_t a = 0; a < ns; ++a) {
+        const double v = double(in[a] + p.g.pb[a] + p.g.pe[a] - ((p.k[a] - 1) * p.g.d[a] + 1)) / double(p.g.s[a]) + 1.0;
+        int64_t o = p.ceil ? static_cast<int64_t>(std::ceil(v - 1.0)) + 1 : static_cast<int64_t>(std::floor(v));
+        if (p.ceil && (o - 1) * p.g.s[a] >= in[a] + p.g.pb[a]) --o;
+        ys.push_back(o);
+    }
+    *out_shape = ys;
+    const std::vector<float> xv = x.f();
+    std::vector<double> y;
+    if (argmax) argmax->clear();
+    for (int64_t yi = 0; yi < product(ys); ++yi) {
+        const std::vector<int64_t> o = unravel(yi, ys);
+        double acc = is_max ? -INFINITY : 0.0;
+        int64_t cnt = 0;
+        std::vector<int64_t> best;
+        for (int64_t ki = 0; ki < product(p.k); ++ki) {
+            const std::vector<int64_t> kk = unravel(ki, p.k);
+            std::vector<int64_t> xi{o[0], o[1]};
+            bool inside = true, padded = true;
+            for (size_t a = 0; a < ns; ++a) {
+                const int64_t q = o[2 + a] * p.g.s[a] - p.g.pb[a] + kk[a] * p.g.d[a];
+                inside = inside && q >= 0 && q < in[a];
+                padded = padded && q >= -p.g.pb[a] && q < in[a] + p.g.pe[a];
+                xi.push_back(q);
+            }
+            if (inside) {
+                const double v = xv[static_cast<size_t>(ravel(xi, x.shape))];
+                if (is_max && v > acc) acc = v, best.assign(xi.begin() + 2, xi.end());
+                if (!is_max) acc += v;
+                ++cnt;
+            } else if (padded && p.include_pad) {
+                ++cnt;
+            }
+        }
+        y.push_back(is_max ? acc : acc / double(cnt));
+        if (argmax) argmax->push_back(best);
+    }
+    return y;
+}
+
+const std::vector<Pool3dCase> kPool3dCases = {
+    {{1, 2, 4, 4, 4}, {2, 2, 2}, {{2, 2, 2}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0}}, 0, 0},
+    {{1, 2, 5, 6, 5}, {3, 3, 2}, {{2, 2, 1}, {1, 1, 1}, {1, 0, 1}, {1, 1, 0}}, 0, 0},  // asymmetric pads
+    {{1, 2, 5, 6, 5}, {3, 3, 2}, {{2, 2, 1}, {1, 1, 1}, {1, 0, 1}, {1, 1, 0}}, 0, 1},  // + count_include_pad
+    {{2, 2, 6, 5, 6}, {3, 2, 3}, {{2, 2, 2}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0}}, 1, 0},  // ceil_mode
+    {{1, 3, 7, 6, 5}, {3, 3, 3}, {{2, 2, 2}, {1, 1, 1}, {1, 1, 0}, {0, 1, 1}}, 1, 1},  // ceil + include_pad
+    {{1, 2, 7, 7, 6}, {2, 2, 3}, {{1, 2, 1}, {2, 1, 2}, {0, 1, 1}, {1, 0, 1}}, 0, 0},  // dilation
+    {{1, 1, 4, 5, 4}, {3, 3, 3}, {{3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1}}, 1, 1},  // ceil drops a window
+};
+
+TEST(Ops3d, MaxAndAveragePoolMatchReference) {
+    uint32_t seed = 240;
+    for (const Pool3dCase& p : kPool3dCases) {
+        const TT x = f32(p.x, random_floats(static_cast<size_t>(product(p.x)), ++seed));
+        const A attrs = A(nd_attrs(p.g)).is("kernel_shape", p.k).i("ceil_mode", p.ceil);
+        const Shape in = spatial_dims(p.x);
+        const int64_t volume = product(in);
+
+        Shape want_shape;
+        std::vector<std::vector<int64_t>> argmax;
+        const std::vector<double> want_max = pool_nd_ref(x, p, true, &want_shape, &argmax);
+        for (int64_t order : {0, 1}) {
+            const std::vector<TT> ym = run_op("MaxPool", A(attrs).i("storage_order", order), {&x}, 2);
+            ASSERT_EQ(ym[0].shape, want_shape);
+            expect_near_all(ym[0].f(), want_max, 0.0, "maxpool3d");
+            // Indices: flat into X, row-major (order 0) or first spatial axis fastest (order 1).
+            std::vector<int64_t> want_idx;
+            for (int64_t i = 0; i < product(want_shape); ++i) {
+                const std::vector<int64_t> o = unravel(i, want_shape), q = argmax[static_cast<size_t>(i)];
+                const int64_t flat = order ? q[0] + in[0] * (q[1] + in[1] * q[2]) : ravel(q, in);
+                want_idx.push_back((o[0] * p.x[1] + o[1]) * volume + flat);
+            }
+            EXPECT_EQ(ym[1].values<int64_t>(), want_idx) << "storage_order " << order;
+        }
+
+        const A avg_attrs = A(attrs).i("count_include_pad", p.include_pad);
+        const TT ya = run1("AveragePool", avg_attrs, {&x});
+        ASSERT_EQ(ya.shape, want_shape);
+        expect_near_all(ya.f(), pool_nd_ref(x, p, false, &want_shape, nullptr), 1e-6, "avgpool3d");
+
+        // NDHWC gives the NCDHW values, channels last.
+        const TT xc = channels_last(x);
+        Shape ys;
+        const TT yac = run1("AveragePool", A(avg_attrs).s("data_layout", "NHWC"), {&xc});
+        const std::vector<float> want_ac = transpose_ref(ya.f(), ya.shape, kToChannelsLast, &ys);
+        EXPECT_EQ(yac.shape, ys);
+        EXPECT_EQ(yac.f(), want_ac);
+        const TT ymc = run1("MaxPool", A(attrs).s("data_layout", "NHWC"), {&xc});
+        const std::vector<float> want_mc =
+            transpose_ref(run1("MaxPool", attrs, {&x}).f(), want_shape, kToChannelsLast, &ys);
+        EXPECT_EQ(ymc.shape, ys);
+        EXPECT_EQ(ymc.f(), want_mc);
+    }
+}
+
+TEST(Ops3d, MaxPoolBytesAndGlobalPools) {
+    const Shape xs{1, 2, 3, 4, 5};
+    std::vector<uint8_t> bytes(static_cast<size_t>(product(xs)));
+    std::vector<float> as_float;
+    for (size_t i = 0; i < bytes.size(); ++i) {
+        bytes[i] = static_cast<uint8_t>((i * 37 + 11) % 251);
+        as_float.push_back(bytes[i]);
+    }
+    const TT xb = make_tensor<uint8_t>(KES_U8, xs, bytes, false);
+    const Pool3dCase p{xs, {2, 2, 3}, {{1, 2, 2}, {1, 1, 1}, {0, 1, 1}, {1, 0, 1}}, 0, 0};
+    const TT yb = run1("MaxPool", A(nd_attrs(p.g)).is("kernel_shape", p.k), {&xb});
+    Shape s;
+    const std::vector<double> want = pool_nd_ref(f32(xs, as_float), p, true, &s, nullptr);
+    ASSERT_EQ(yb.shape, s);
+    EXPECT_EQ(yb.dtype, KES_U8);
+    const std::vector<uint8_t> got = yb.values<uint8_t>();
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(double(got[i]), want[i]) << i;
+
+    const TT x = f32({2, 3, 3, 4, 5}, random_floats(360, 251));
+    const TT xc = channels_last(x);
+    const TT ga = run1("GlobalAveragePool", A(), {&x}), gm = run1("GlobalMaxPool", A(), {&x});
+    const TT gac = run1("GlobalAveragePool", A().s("data_layout", "NHWC"), {&xc});
+    const TT gmc = run1("GlobalMaxPool", A().s("data_layout", "NHWC"), {&xc});
+    EXPECT_EQ(ga.shape, (Shape{2, 3, 1, 1, 1}));
+    EXPECT_EQ(gm.shape, (Shape{2, 3, 1, 1, 1}));
+    EXPECT_EQ(gac.shape, (Shape{2, 1, 1, 1, 3}));
+    for (int64_t nc = 0; nc < 6; ++nc) {
+        double sum = 0, mx = -INFINITY;
+        for (int64_t i = 0; i < 60; ++i) {
+            const double v = x.f()[static_cast<size_t>(nc * 60 + i)];
+            sum += v;
+            mx = std::max(mx, v);
+        }
+        EXPECT_NEAR(ga.f()[static_cast<size_t>(nc)], sum / 60, 1e-5);
+        EXPECT_NEAR(gac.f()[static_cast<size_t>(nc)], sum / 60, 1e-5);
+        EXPECT_EQ(gm.f()[static_cast<size_t>(nc)], static_cast<float>(mx));
+        EXPECT_EQ(gmc.f()[static_cast<size_t>(nc)], static_cast<float>(mx));
+    }
+}
+
+// A rank-5 input of depth 1 runs the 3-D kernels; they must give the 2-D kernels' results bit for bit
+// (the same taps summed in the same order).
+TEST(Ops3d, UnitDepthGivesTheRank4ResultsExactly) {
+    const TT x4 = f32({1, 4, 6, 7}, random_floats(168, 261));
+    const TT x5 = f32({1, 4, 1, 6, 7}, x4.f());
+    const TT w4 = konst(f32({6, 2, 3, 3}, random_floats(108, 262)));
+    const TT w5 = konst(f32({6, 2, 1, 3, 3}, w4.f()));
+    const TT b = konst(f32({6}, random_floats(6, 263)));
+    const A conv2 = A().is("strides", {2, 1}).is("pads", {1, 0, 0, 1}).is("dilations", {1, 2}).i("group", 2);
+    const A conv3 =
+        A().is("strides", {1, 2, 1}).is("pads", {0, 1, 0, 0, 0, 1}).is("dilations", {1, 1, 2}).i("group", 2);
+    EXPECT_EQ(run1("Conv", conv3, {&x5, &w5, &b}).f(), run1("Conv", conv2, {&x4, &w4, &b}).f());
+
+    const TT wt4 = konst(f32({4, 3, 3, 2}, random_floats(72, 264)));
+    const TT wt5 = konst(f32({4, 3, 1, 3, 2}, wt4.f()));
+    const TT bt = konst(f32({3}, random_floats(3, 265)));
+    const A ct2 = A().is("strides", {2, 2}).is("pads", {1, 0, 0, 1}).is("output_padding", {1, 0});
+    const A ct3 = A().is("strides", {1, 2, 2}).is("pads", {0, 1, 0, 0, 0, 1}).is("output_padding", {0, 1, 0});
+    EXPECT_EQ(run1("ConvTranspose", ct3, {&x5, &wt5, &bt}).f(), run1("ConvTranspose", ct2, {&x4, &wt4, &bt}).f());
+
+    const A pool2 = A().is("kernel_shape", {3, 2}).is("strides", {2, 1}).is("pads", {1, 0, 1, 1}).i("ceil_mode", 1);
+    const A pool3 =
+        A().is("kernel_shape", {1, 3, 2}).is("strides", {1, 2, 1}).is("pads", {0, 1, 0, 0, 1, 1}).i("ceil_mode", 1);
+    for (const char* op : {"MaxPool", "AveragePool"})
+        for (int64_t include_pad : {0, 1})
+            EXPECT_EQ(run1(op, A(pool3).i("count_include_pad", include_pad), {&x5}).f(),
+                      run1(op, A(pool2).i("count_include_pad", include_pad), {&x4}).f())
+                << op;
+}
+
+TEST(Ops3d, Errors) {
+    const TT x = f32({1, 2, 3, 3, 3}, random_floats(54, 271));
+    EXPECT_CREATE_FAILS(KES_ERR_INVALID_ARGUMENT, "kernel_shape", "MaxPool", A().is("kernel_shape", {2, 2}), {&x});
+    EXPECT_CREATE_FAILS(KES_ERR_INVALID_ARGUMENT, "'strides'", "AveragePool",
+                        A().is("kernel_shape", {2, 2, 2}).is("strides", {1, 1}), {&x});
+    EXPECT_CREATE_FAILS(KES_ERR_UNSUPPORTED, "Indices", "MaxPool",
+                        A().is("kernel_shape", {2, 2, 2}).s("data_layout", "NHWC"), {&x}, 2);
+    const TT x6 = f32({1, 1, 2, 2, 2, 2}, random_floats(16, 272));
+    EXPECT_CREATE_FAILS(KES_ERR_UNSUPPORTED, "rank 6", "AveragePool", A().is("kernel_shape", {1, 1, 1, 1}), {&x6});
+    const TT w = konst(f32({2, 2, 3, 3}, random_floats(36, 273)));
+    EXPECT_CREATE_FAILS(KES_ERR_INVALID_ARGUMENT, "input rank 5", "ConvTranspose", A(), {&x, &w});
 }
 
 TEST(OpsBatchNorm, InferenceNchwAndNhwc) {

@@ -1,16 +1,19 @@
 // nn.cpp — Conv, ConvTranspose, Gemm, MatMul, pools, BatchNormalization (f32).
 //
 // Choices:
-// - Conv/ConvTranspose/pools take 1-D or 2-D spatial inputs (rank 3 or 4); 3-D is KES_ERR_UNSUPPORTED.
-//   "data_layout" NCHW (default) or NHWC. NHWC filters: Conv [M, KH, KW, C/group] (TFLite OHWI),
-//   ConvTranspose [M, KH, KW, C/group] as well (TFLite TRANSPOSE_CONV's OHWI; ONNX's NCHW ConvTranspose
-//   filter is [C, M/group, KH, KW]). A 1-D NHWC input is [N, W, C].
+// - Conv/ConvTranspose/pools take 1-D, 2-D or 3-D spatial inputs (rank 3, 4 or 5). "data_layout" NCHW
+//   (default; NCDHW at rank 5) or NHWC (channels last: [N, W, C], [N, H, W, C], [N, D, H, W, C]).
+//   NHWC filters: Conv [M, K..., C/group] (TFLite OHWI), ConvTranspose [M, K..., C/group] as well
+//   (TFLite TRANSPOSE_CONV's OHWI; ONNX's NCHW ConvTranspose filter is [C, M/group, K...]).
+// - Kernels index (d, h, w); lower ranks get trivial leading axes. Rank 5 runs a separate instance of
+//   each kernel template (kDeep): the 1-D/2-D instances compile the depth axis away, so their loops
+//   and their order of accumulation (hence their results, bit for bit) are the plain 2-D ones.
 // - auto_pad is resolved at create() into explicit pads (SAME_UPPER puts the odd pad at the end).
 // - ceil_mode: a window that would start inside the right padding is dropped (PyTorch / ONNX Runtime).
 // - AveragePool count_include_pad counts the taps inside the padded input [-pad_begin, in + pad_end)
 //   (not the ceil_mode overhang); otherwise only the taps inside the input.
-// - MaxPool's optional Indices output (NCHW only) holds flat row-major indices into X
-//   (storage_order 1: column-major within each channel's H×W plane, as ONNX Runtime).
+// - MaxPool's optional Indices output (NCHW only) holds flat row-major indices into X (storage_order
+//   1: column-major within each channel's spatial volume, first axis fastest, as ONNX Runtime).
 // - Conv, ConvTranspose, Gemm and MatMul apply the fused "activation" attributes (op.hpp).
 // - BatchNormalization is inference only (one output); the channel axis is 1 (NCHW) or the last (NHWC).
 // - MaxPool also runs on u8/i8 (its padding never wins); AveragePool is f32.
@@ -27,54 +30,63 @@ namespace kes {
 
 namespace {
 
-// Dimensions and element strides of a rank 3/4 image tensor (1-D spatial inputs get h = 1).
+// Dimensions and element strides of a rank 3/4/5 image tensor; the spatial axes fill (d, h, w) from
+// the back, so 1-D inputs get d = h = 1 and 2-D inputs d = 1 (stride 0).
 struct Img {
-    int64_t n = 1, c = 1, h = 1, w = 1;
-    int64_t sn = 0, sc = 0, sh = 0, sw = 0;
-    int64_t at(int64_t in, int64_t ic, int64_t ih, int64_t iw) const { return in * sn + ic * sc + ih * sh + iw * sw; }
+    int64_t n = 1, c = 1, d = 1, h = 1, w = 1;
+    int64_t sn = 0, sc = 0, sd = 0, sh = 0, sw = 0;
+    int64_t at(int64_t in, int64_t ic, int64_t id, int64_t ih, int64_t iw) const {
+        return in * sn + ic * sc + id * sd + ih * sh + iw * sw;
+    }
 };
+
+// Index of the first spatial axis of a rank-r image (or filter) tensor: after N and C (NCHW) or N (NHWC).
+size_t first_spatial_axis(Layout layout) {
+    return layout == Layout::NCHW ? 2 : 1;
+}
+
+// Writes spatial extents/strides `vals[first .. first + count)` into (d, h, w) slots, right-aligned.
+void fill_dhw(const Shape& vals, size_t first, size_t count, int64_t* d, int64_t* h, int64_t* w) {
+    int64_t* slot[3] = {d, h, w};
+    for (size_t i = 0; i < count; ++i) *slot[3 - count + i] = vals[first + i];
+}
 
 Img image_dims(const Shape& s, Layout layout) {
     Img g;
     const Shape st = contiguous_strides(s);
-    g.n = s[0];
-    g.sn = st[0];
-    if (layout == Layout::NCHW) {
-        g.c = s[1], g.sc = st[1];
-        if (s.size() == 4) g.h = s[2], g.sh = st[2];
-        g.w = s.back(), g.sw = st.back();
-    } else {
-        g.c = s.back(), g.sc = st.back();
-        if (s.size() == 4) g.h = s[1], g.sh = st[1];
-        g.w = s[s.size() - 2], g.sw = st[s.size() - 2];
-    }
+    const size_t channel = layout == Layout::NCHW ? 1 : s.size() - 1;
+    g.n = s[0], g.sn = st[0];
+    g.c = s[channel], g.sc = st[channel];
+    fill_dhw(s, first_spatial_axis(layout), s.size() - 2, &g.d, &g.h, &g.w);
+    fill_dhw(st, first_spatial_axis(layout), s.size() - 2, &g.sd, &g.sh, &g.sw);
     return g;
 }
 
-Shape image_shape(int64_t n, int64_t c, int64_t h, int64_t w, size_t rank, Layout layout) {
-    if (rank == 3) return layout == Layout::NCHW ? Shape{n, c, w} : Shape{n, w, c};
-    return layout == Layout::NCHW ? Shape{n, c, h, w} : Shape{n, h, w, c};
+Shape image_shape(int64_t n, int64_t c, const std::vector<Window>& win, Layout layout) {
+    Shape s{n};
+    if (layout == Layout::NCHW) s.push_back(c);
+    for (const Window& a : win) s.push_back(a.out);
+    if (layout == Layout::NHWC) s.push_back(c);
+    return s;
 }
 
 void require_image(const TensorDesc& x, const char* what) {
-    if (x.rank() != 3 && x.rank() != 4)
-        fail(KES_ERR_UNSUPPORTED, "%s has rank %lld; supported: 3 (1-D) or 4 (2-D spatial)", what,
+    if (x.rank() < 3 || x.rank() > 5)
+        fail(KES_ERR_UNSUPPORTED, "%s has rank %lld; supported: 3 (1-D), 4 (2-D) or 5 (3-D spatial)", what,
              static_cast<long long>(x.rank()));
 }
 
 Shape spatial_of(const Img& g, size_t rank) {
-    return rank == 3 ? Shape{g.w} : Shape{g.h, g.w};
+    if (rank == 3) return Shape{g.w};
+    if (rank == 4) return Shape{g.h, g.w};
+    return Shape{g.d, g.h, g.w};
 }
 
-// 2-D windows (h, w) from the per-axis list (1-D inputs get a trivial h window).
-void split_windows(const std::vector<Window>& win, Window& wh, Window& ww) {
-    if (win.size() == 1) {
-        wh = Window{};
-        ww = win[0];
-    } else {
-        wh = win[0];
-        ww = win[1];
-    }
+// (d, h, w) windows from the per-axis list, right-aligned: missing leading axes get a trivial window.
+void split_windows(const std::vector<Window>& win, Window& wd, Window& wh, Window& ww) {
+    Window* slot[3] = {&wd, &wh, &ww};
+    for (Window* s : slot) *s = Window{};
+    for (size_t i = 0; i < win.size(); ++i) *slot[3 - win.size() + i] = win[i];
 }
 
 Shape kernel_attr_or(const Attrs& attrs, const Shape& from_weight) {
@@ -90,10 +102,54 @@ Shape kernel_attr_or(const Attrs& attrs, const Shape& from_weight) {
 
 struct ConvGeom {
     Img x, y;
-    Window wh, ww;
+    Window wd, wh, ww;
     int64_t group = 1;
-    int64_t wm = 0, wc = 0, wkh = 0, wkw = 0;  // weight strides (out channel, in channel, kh, kw)
+    int64_t wm = 0, wc = 0, wkd = 0, wkh = 0, wkw = 0;  // weight strides (out channel, in channel, kd, kh, kw)
 };
+
+// Kernel-axis strides of a filter laid out [., ., K...] (NCHW) or [M, K..., C/g] (NHWC).
+void set_kernel_strides(ConvGeom& g, const Shape& wst, Layout layout) {
+    fill_dhw(wst, first_spatial_axis(layout), wst.size() - 2, &g.wkd, &g.wkh, &g.wkw);
+}
+
+template <bool kDeep>
+void conv_run(const ConvGeom& g, const Activation& act, const float* px, const float* pw, const float* pb, float* py) {
+    const int64_t cpg = g.x.c / g.group, mg = g.y.c / g.group;
+    const int64_t out_d = kDeep ? g.y.d : 1, kernel_d = kDeep ? g.wd.kernel : 1;
+    for (int64_t n = 0; n < g.x.n; ++n)
+        for (int64_t oc = 0; oc < g.y.c; ++oc) {
+            const int64_t c0 = (oc / mg) * cpg;
+            for (int64_t od = 0; od < out_d; ++od)
+                for (int64_t oh = 0; oh < g.y.h; ++oh)
+                    for (int64_t ow = 0; ow < g.y.w; ++ow) {
+                        float acc = pb ? pb[oc] : 0.0f;
+                        for (int64_t kd = 0; kd < kernel_d; ++kd) {
+                            const int64_t id = kDeep ? od * g.wd.stride - g.wd.pad_begin + kd * g.wd.dilation : 0;
+                            if (kDeep && (id < 0 || id >= g.x.d)) continue;
+                            for (int64_t kh = 0; kh < g.wh.kernel; ++kh) {
+                                const int64_t ih = oh * g.wh.stride - g.wh.pad_begin + kh * g.wh.dilation;
+                                if (ih < 0 || ih >= g.x.h) continue;
+                                for (int64_t kw = 0; kw < g.ww.kernel; ++kw) {
+                                    const int64_t iw = ow * g.ww.stride - g.ww.pad_begin + kw * g.ww.dilation;
+                                    if (iw < 0 || iw >= g.x.w) continue;
+                                    const float* xp = px + g.x.at(n, c0, id, ih, iw);
+                                    const float* wp = pw + oc * g.wm + kd * g.wkd + kh * g.wkh + kw * g.wkw;
+                                    for (int64_t c = 0; c < cpg; ++c) acc += xp[c * g.x.sc] * wp[c * g.wc];
+                                }
+                            }
+                        }
+                        py[g.y.at(n, oc, od, oh, ow)] = act.apply(acc);
+                    }
+        }
+}
+
+template <bool kDeep>
+std::unique_ptr<Kernel> conv_kernel(const ConvGeom& g, const Activation& act, bool has_bias) {
+    return make_kernel([g, act, has_bias](const void* const* in, void* const* out) {
+        conv_run<kDeep>(g, act, in_as<float>(in, 0), in_as<float>(in, 1), has_bias ? in_as<float>(in, 2) : nullptr,
+                        out_as<float>(out, 0));
+    });
+}
 
 std::unique_ptr<Kernel> create_conv(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
     const TensorDesc& x = *node.inputs[0];
@@ -127,11 +183,8 @@ std::unique_ptr<Kernel> create_conv(const NodeDesc& node, std::vector<TensorDesc
              static_cast<long long>(m), static_cast<long long>(g.group));
     kernel = kernel_attr_or(node.attrs, kernel);
     g.wm = wst[0];
-    if (layout == Layout::NCHW) {
-        g.wc = wst[1], g.wkw = wst.back(), g.wkh = x.rank() == 4 ? wst[2] : 0;
-    } else {
-        g.wc = wst.back(), g.wkw = wst[wst.size() - 2], g.wkh = x.rank() == 4 ? wst[1] : 0;
-    }
+    g.wc = layout == Layout::NCHW ? wst[1] : wst.back();
+    set_kernel_strides(g, wst, layout);
     if (b) {
         require_dtype(*b, KES_F32, "input B");
         if (b->shape != Shape{m})
@@ -139,42 +192,67 @@ std::unique_ptr<Kernel> create_conv(const NodeDesc& node, std::vector<TensorDesc
                  static_cast<long long>(m));
     }
     const std::vector<Window> win = resolve_windows(node.attrs, spatial_of(g.x, x.shape.size()), kernel, false);
-    split_windows(win, g.wh, g.ww);
+    split_windows(win, g.wd, g.wh, g.ww);
     outputs[0].dtype = KES_F32;
-    outputs[0].shape = image_shape(g.x.n, m, g.wh.out, g.ww.out, x.shape.size(), layout);
+    outputs[0].shape = image_shape(g.x.n, m, win, layout);
     g.y = image_dims(outputs[0].shape, layout);
     const Activation act = Activation::from_attrs(node.attrs);
     const bool has_bias = b != nullptr;
-    return make_kernel([g, act, has_bias](const void* const* in, void* const* out) {
-        const float* px = in_as<float>(in, 0);
-        const float* pw = in_as<float>(in, 1);
-        const float* pb = has_bias ? in_as<float>(in, 2) : nullptr;
-        float* py = out_as<float>(out, 0);
-        const int64_t cpg = g.x.c / g.group, mg = g.y.c / g.group;
-        for (int64_t n = 0; n < g.x.n; ++n)
-            for (int64_t oc = 0; oc < g.y.c; ++oc) {
-                const int64_t c0 = (oc / mg) * cpg;
-                for (int64_t oh = 0; oh < g.y.h; ++oh)
-                    for (int64_t ow = 0; ow < g.y.w; ++ow) {
-                        float acc = pb ? pb[oc] : 0.0f;
-                        for (int64_t kh = 0; kh < g.wh.kernel; ++kh) {
-                            const int64_t ih = oh * g.wh.stride - g.wh.pad_begin + kh * g.wh.dilation;
-                            if (ih < 0 || ih >= g.x.h) continue;
-                            for (int64_t kw = 0; kw < g.ww.kernel; ++kw) {
-                                const int64_t iw = ow * g.ww.stride - g.ww.pad_begin + kw * g.ww.dilation;
-                                if (iw < 0 || iw >= g.x.w) continue;
-                                const float* xp = px + g.x.at(n, c0, ih, iw);
-                                const float* wp = pw + oc * g.wm + kh * g.wkh + kw * g.wkw;
-                                for (int64_t c = 0; c < cpg; ++c) acc += xp[c * g.x.sc] * wp[c * g.wc];
-                            }
-                        }
-                        py[g.y.at(n, oc, oh, ow)] = act.apply(acc);
-                    }
-            }
-    });
+    return x.rank() == 5 ? conv_kernel<true>(g, act, has_bias) : conv_kernel<false>(g, act, has_bias);
 }
 
 // ---- ConvTranspose --------------------------------------------------------------------------------------
+
+template <bool kDeep>
+void conv_transpose_run(const ConvGeom& g, bool nchw_weight, const float* px, const float* pw, const float* pb,
+                        float* py) {
+    const int64_t cg = g.x.c / g.group, mg = g.y.c / g.group;
+    const int64_t in_d = kDeep ? g.x.d : 1, out_d = kDeep ? g.y.d : 1, kernel_d = kDeep ? g.wd.kernel : 1;
+    for (int64_t n = 0; n < g.y.n; ++n)
+        for (int64_t oc = 0; oc < g.y.c; ++oc)
+            for (int64_t od = 0; od < out_d; ++od)
+                for (int64_t oh = 0; oh < g.y.h; ++oh)
+                    for (int64_t ow = 0; ow < g.y.w; ++ow) py[g.y.at(n, oc, od, oh, ow)] = pb ? pb[oc] : 0.0f;
+    // Scatter each input pixel through the kernel.
+    for (int64_t n = 0; n < g.x.n; ++n)
+        for (int64_t c = 0; c < g.x.c; ++c) {
+            const int64_t grp = c / cg, ci = c % cg;
+            for (int64_t id = 0; id < in_d; ++id)
+                for (int64_t ih = 0; ih < g.x.h; ++ih)
+                    for (int64_t iw = 0; iw < g.x.w; ++iw) {
+                        const float v = px[g.x.at(n, c, id, ih, iw)];
+                        for (int64_t mo = 0; mo < mg; ++mo) {
+                            const int64_t oc = grp * mg + mo;
+                            // NCHW weight [C, M/g, ...] is indexed by (c, mo); NHWC [M, ..., C/g] by (oc, ci).
+                            const float* wp = nchw_weight ? pw + c * g.wc + mo * g.wm : pw + oc * g.wm + ci * g.wc;
+                            for (int64_t kd = 0; kd < kernel_d; ++kd) {
+                                const int64_t od = kDeep ? id * g.wd.stride - g.wd.pad_begin + kd * g.wd.dilation : 0;
+                                if (kDeep && (od < 0 || od >= g.y.d)) continue;
+                                for (int64_t kh = 0; kh < g.wh.kernel; ++kh) {
+                                    const int64_t oh = ih * g.wh.stride - g.wh.pad_begin + kh * g.wh.dilation;
+                                    if (oh < 0 || oh >= g.y.h) continue;
+                                    for (int64_t kw = 0; kw < g.ww.kernel; ++kw) {
+                                        const int64_t ow = iw * g.ww.stride - g.ww.pad_begin + kw * g.ww.dilation;
+                                        if (ow < 0 || ow >= g.y.w) continue;
+                                        py[g.y.at(n, oc, od, oh, ow)] += v * wp[kd * g.wkd + kh * g.wkh + kw * g.wkw];
+                                    }
+                                }
+                            }
+                        }
+                    }
+        }
+}
+
+template <bool kDeep>
+std::unique_ptr<Kernel> conv_transpose_kernel(const ConvGeom& g, const Activation& act, bool has_bias,
+                                              int64_t out_count, bool nchw_weight) {
+    return make_kernel([g, act, has_bias, out_count, nchw_weight](const void* const* in, void* const* out) {
+        float* py = out_as<float>(out, 0);
+        conv_transpose_run<kDeep>(g, nchw_weight, in_as<float>(in, 0), in_as<float>(in, 1),
+                                  has_bias ? in_as<float>(in, 2) : nullptr, py);
+        act.apply(py, static_cast<size_t>(out_count));
+    });
+}
 
 std::unique_ptr<Kernel> create_conv_transpose(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
     const TensorDesc& x = *node.inputs[0];
@@ -202,7 +280,7 @@ std::unique_ptr<Kernel> create_conv_transpose(const NodeDesc& node, std::vector<
                  shape_string(w.shape).c_str(), static_cast<long long>(g.x.c));
         m = w.shape[1] * g.group;
         kernel.assign(w.shape.begin() + 2, w.shape.end());
-        g.wc = wst[0], g.wm = wst[1], g.wkw = wst.back(), g.wkh = x.rank() == 4 ? wst[2] : 0;
+        g.wc = wst[0], g.wm = wst[1];
     } else {  // [M, K..., C/g]
         if (w.shape.back() != g.x.c / g.group)
             fail(KES_ERR_INVALID_ARGUMENT, "weight shape %s: last dim must be %lld input channels per group",
@@ -212,8 +290,9 @@ std::unique_ptr<Kernel> create_conv_transpose(const NodeDesc& node, std::vector<
             fail(KES_ERR_INVALID_ARGUMENT, "%lld output channels are not divisible by group %lld",
                  static_cast<long long>(m), static_cast<long long>(g.group));
         kernel.assign(w.shape.begin() + 1, w.shape.end() - 1);
-        g.wm = wst[0], g.wc = wst.back(), g.wkw = wst[wst.size() - 2], g.wkh = x.rank() == 4 ? wst[1] : 0;
+        g.wm = wst[0], g.wc = wst.back();
     }
+    set_kernel_strides(g, wst, layout);
     kernel = kernel_attr_or(node.attrs, kernel);
     if (b) {
         require_dtype(*b, KES_F32, "input B");
@@ -271,49 +350,16 @@ std::unique_ptr<Kernel> create_conv_transpose(const NodeDesc& node, std::vector<
         a.out = full - a.pad_begin - a.pad_end;
         if (a.out < 0) fail(KES_ERR_INVALID_ARGUMENT, "pads exceed the transposed output size %lld", (long long)full);
     }
-    split_windows(win, g.wh, g.ww);
+    split_windows(win, g.wd, g.wh, g.ww);
     outputs[0].dtype = KES_F32;
-    outputs[0].shape = image_shape(g.x.n, m, g.wh.out, g.ww.out, x.shape.size(), layout);
+    outputs[0].shape = image_shape(g.x.n, m, win, layout);
     g.y = image_dims(outputs[0].shape, layout);
     const Activation act = Activation::from_attrs(node.attrs);
     const bool has_bias = b != nullptr;
     const int64_t out_count = shape_elements(outputs[0].shape);
     const bool nchw_weight = layout == Layout::NCHW;
-    return make_kernel([g, act, has_bias, out_count, nchw_weight](const void* const* in, void* const* out) {
-        const float* px = in_as<float>(in, 0);
-        const float* pw = in_as<float>(in, 1);
-        const float* pb = has_bias ? in_as<float>(in, 2) : nullptr;
-        float* py = out_as<float>(out, 0);
-        const int64_t cg = g.x.c / g.group, mg = g.y.c / g.group;
-        for (int64_t n = 0; n < g.y.n; ++n)
-            for (int64_t oc = 0; oc < g.y.c; ++oc)
-                for (int64_t oh = 0; oh < g.y.h; ++oh)
-                    for (int64_t ow = 0; ow < g.y.w; ++ow) py[g.y.at(n, oc, oh, ow)] = pb ? pb[oc] : 0.0f;
-        // Scatter each input pixel through the kernel.
-        for (int64_t n = 0; n < g.x.n; ++n)
-            for (int64_t c = 0; c < g.x.c; ++c) {
-                const int64_t grp = c / cg, ci = c % cg;
-                for (int64_t ih = 0; ih < g.x.h; ++ih)
-                    for (int64_t iw = 0; iw < g.x.w; ++iw) {
-                        const float v = px[g.x.at(n, c, ih, iw)];
-                        for (int64_t mo = 0; mo < mg; ++mo) {
-                            const int64_t oc = grp * mg + mo;
-                            // NCHW weight [C, M/g, ...] is indexed by (c, mo); NHWC [M, ..., C/g] by (oc, ci).
-                            const float* wp = nchw_weight ? pw + c * g.wc + mo * g.wm : pw + oc * g.wm + ci * g.wc;
-                            for (int64_t kh = 0; kh < g.wh.kernel; ++kh) {
-                                const int64_t oh = ih * g.wh.stride - g.wh.pad_begin + kh * g.wh.dilation;
-                                if (oh < 0 || oh >= g.y.h) continue;
-                                for (int64_t kw = 0; kw < g.ww.kernel; ++kw) {
-                                    const int64_t ow = iw * g.ww.stride - g.ww.pad_begin + kw * g.ww.dilation;
-                                    if (ow < 0 || ow >= g.y.w) continue;
-                                    py[g.y.at(n, oc, oh, ow)] += v * wp[kh * g.wkh + kw * g.wkw];
-                                }
-                            }
-                        }
-                    }
-            }
-        act.apply(py, static_cast<size_t>(out_count));
-    });
+    return x.rank() == 5 ? conv_transpose_kernel<true>(g, act, has_bias, out_count, nchw_weight)
+                         : conv_transpose_kernel<false>(g, act, has_bias, out_count, nchw_weight);
 }
 
 // ---- Gemm / MatMul --------------------------------------------------------------------------------------
@@ -412,7 +458,7 @@ std::unique_ptr<Kernel> create_matmul(const NodeDesc& node, std::vector<TensorDe
 
 struct PoolGeom {
     Img x, y;
-    Window wh, ww;
+    Window wd, wh, ww;
 };
 
 PoolGeom pool_geometry(const NodeDesc& node, std::vector<TensorDesc>& outputs, bool allow_ceil) {
@@ -430,48 +476,65 @@ PoolGeom pool_geometry(const NodeDesc& node, std::vector<TensorDesc>& outputs, b
         fail(KES_ERR_INVALID_ARGUMENT, "attribute 'kernel_shape' has %zu values; expected %zu", kernel.size(),
              spatial.size());
     const std::vector<Window> win = resolve_windows(node.attrs, spatial, kernel, allow_ceil);
-    split_windows(win, g.wh, g.ww);
+    split_windows(win, g.wd, g.wh, g.ww);
     outputs[0].dtype = x.dtype;
-    outputs[0].shape = image_shape(g.x.n, g.x.c, g.wh.out, g.ww.out, x.shape.size(), layout);
+    outputs[0].shape = image_shape(g.x.n, g.x.c, win, layout);
     g.y = image_dims(outputs[0].shape, layout);
     return g;
 }
 
-template <class T>
-std::unique_ptr<Kernel> max_pool_kernel(const PoolGeom& g, bool indices, int64_t storage_order) {
-    return make_kernel([g, indices, storage_order](const void* const* in, void* const* out) {
-        const T* px = in_as<T>(in, 0);
-        T* py = out_as<T>(out, 0);
-        int64_t* pi = indices ? out_as<int64_t>(out, 1) : nullptr;
-        for (int64_t n = 0; n < g.x.n; ++n)
-            for (int64_t c = 0; c < g.x.c; ++c)
+template <class T, bool kDeep>
+void max_pool_run(const PoolGeom& g, int64_t storage_order, const T* px, T* py, int64_t* pi) {
+    const int64_t out_d = kDeep ? g.y.d : 1, kernel_d = kDeep ? g.wd.kernel : 1;
+    for (int64_t n = 0; n < g.x.n; ++n)
+        for (int64_t c = 0; c < g.x.c; ++c)
+            for (int64_t od = 0; od < out_d; ++od)
                 for (int64_t oh = 0; oh < g.y.h; ++oh)
                     for (int64_t ow = 0; ow < g.y.w; ++ow) {
                         T best = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
                                                                       : std::numeric_limits<T>::lowest();
-                        int64_t best_h = -1, best_w = -1;
-                        for (int64_t kh = 0; kh < g.wh.kernel; ++kh) {
-                            const int64_t ih = oh * g.wh.stride - g.wh.pad_begin + kh * g.wh.dilation;
-                            if (ih < 0 || ih >= g.x.h) continue;
-                            for (int64_t kw = 0; kw < g.ww.kernel; ++kw) {
-                                const int64_t iw = ow * g.ww.stride - g.ww.pad_begin + kw * g.ww.dilation;
-                                if (iw < 0 || iw >= g.x.w) continue;
-                                const T v = px[g.x.at(n, c, ih, iw)];
-                                if (v > best || best_h < 0) best = v, best_h = ih, best_w = iw;
+                        int64_t best_d = 0, best_h = -1, best_w = -1;
+                        for (int64_t kd = 0; kd < kernel_d; ++kd) {
+                            const int64_t id = kDeep ? od * g.wd.stride - g.wd.pad_begin + kd * g.wd.dilation : 0;
+                            if (kDeep && (id < 0 || id >= g.x.d)) continue;
+                            for (int64_t kh = 0; kh < g.wh.kernel; ++kh) {
+                                const int64_t ih = oh * g.wh.stride - g.wh.pad_begin + kh * g.wh.dilation;
+                                if (ih < 0 || ih >= g.x.h) continue;
+                                for (int64_t kw = 0; kw < g.ww.kernel; ++kw) {
+                                    const int64_t iw = ow * g.ww.stride - g.ww.pad_begin + kw * g.ww.dilation;
+                                    if (iw < 0 || iw >= g.x.w) continue;
+                                    const T v = px[g.x.at(n, c, id, ih, iw)];
+                                    if (v > best || best_h < 0) best = v, best_d = id, best_h = ih, best_w = iw;
+                                }
                             }
                         }
-                        const int64_t o = g.y.at(n, c, oh, ow);
+                        const int64_t o = g.y.at(n, c, od, oh, ow);
                         py[o] = best;
                         if (pi) {
-                            const int64_t plane = (n * g.x.c + c) * g.x.h * g.x.w;
-                            pi[o] = plane + (storage_order ? best_w * g.x.h + best_h : best_h * g.x.w + best_w);
+                            const int64_t volume = (n * g.x.c + c) * g.x.d * g.x.h * g.x.w;
+                            pi[o] = volume + (storage_order ? best_d + g.x.d * (best_h + g.x.h * best_w)
+                                                            : (best_d * g.x.h + best_h) * g.x.w + best_w);
                         }
                     }
+}
+
+template <class T, bool kDeep>
+std::unique_ptr<Kernel> max_pool_kernel(const PoolGeom& g, bool indices, int64_t storage_order) {
+    return make_kernel([g, indices, storage_order](const void* const* in, void* const* out) {
+        max_pool_run<T, kDeep>(g, storage_order, in_as<T>(in, 0), out_as<T>(out, 0),
+                               indices ? out_as<int64_t>(out, 1) : nullptr);
     });
+}
+
+template <class T>
+std::unique_ptr<Kernel> max_pool_kernel(const PoolGeom& g, bool deep, bool indices, int64_t storage_order) {
+    return deep ? max_pool_kernel<T, true>(g, indices, storage_order)
+                : max_pool_kernel<T, false>(g, indices, storage_order);
 }
 
 std::unique_ptr<Kernel> create_max_pool(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
     const PoolGeom g = pool_geometry(node, outputs, true);
+    const bool deep = node.inputs[0]->rank() == 5;
     const int64_t storage_order = node.attrs.get_int("storage_order", 0);
     if (storage_order != 0 && storage_order != 1)
         fail(KES_ERR_INVALID_ARGUMENT, "attribute 'storage_order' is %lld; expected 0 or 1",
@@ -484,41 +547,55 @@ std::unique_ptr<Kernel> create_max_pool(const NodeDesc& node, std::vector<Tensor
         outputs[1].shape = outputs[0].shape;
     }
     const kes_dtype dt = node.inputs[0]->dtype;
-    if (dt == KES_U8) return max_pool_kernel<uint8_t>(g, indices, storage_order);
-    if (dt == KES_I8) return max_pool_kernel<int8_t>(g, indices, storage_order);
-    return max_pool_kernel<float>(g, indices, storage_order);
+    if (dt == KES_U8) return max_pool_kernel<uint8_t>(g, deep, indices, storage_order);
+    if (dt == KES_I8) return max_pool_kernel<int8_t>(g, deep, indices, storage_order);
+    return max_pool_kernel<float>(g, deep, indices, storage_order);
+}
+
+template <bool kDeep>
+void average_pool_run(const PoolGeom& g, bool include_pad, const float* px, float* py) {
+    const int64_t out_d = kDeep ? g.y.d : 1, kernel_d = kDeep ? g.wd.kernel : 1;
+    for (int64_t n = 0; n < g.x.n; ++n)
+        for (int64_t c = 0; c < g.x.c; ++c)
+            for (int64_t od = 0; od < out_d; ++od)
+                for (int64_t oh = 0; oh < g.y.h; ++oh)
+                    for (int64_t ow = 0; ow < g.y.w; ++ow) {
+                        float sum = 0.0f;
+                        int64_t count = 0;
+                        for (int64_t kd = 0; kd < kernel_d; ++kd) {
+                            const int64_t id = kDeep ? od * g.wd.stride - g.wd.pad_begin + kd * g.wd.dilation : 0;
+                            const bool d_in = !kDeep || (id >= 0 && id < g.x.d);
+                            const bool d_padded = !kDeep || (id >= -g.wd.pad_begin && id < g.x.d + g.wd.pad_end);
+                            for (int64_t kh = 0; kh < g.wh.kernel; ++kh) {
+                                const int64_t ih = oh * g.wh.stride - g.wh.pad_begin + kh * g.wh.dilation;
+                                const bool h_in = d_in && ih >= 0 && ih < g.x.h;
+                                const bool h_padded = d_padded && ih >= -g.wh.pad_begin && ih < g.x.h + g.wh.pad_end;
+                                for (int64_t kw = 0; kw < g.ww.kernel; ++kw) {
+                                    const int64_t iw = ow * g.ww.stride - g.ww.pad_begin + kw * g.ww.dilation;
+                                    const bool w_in = iw >= 0 && iw < g.x.w;
+                                    if (h_in && w_in) {
+                                        sum += px[g.x.at(n, c, id, ih, iw)];
+                                        ++count;
+                                    } else if (include_pad && h_padded && iw >= -g.ww.pad_begin &&
+                                               iw < g.x.w + g.ww.pad_end) {
+                                        ++count;
+                                    }
+                                }
+                            }
+                        }
+                        py[g.y.at(n, c, od, oh, ow)] = count ? sum / static_cast<float>(count) : 0.0f;
+                    }
 }
 
 std::unique_ptr<Kernel> create_average_pool(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
     const PoolGeom g = pool_geometry(node, outputs, true);
     const bool include_pad = node.attrs.get_int("count_include_pad", 0) != 0;
+    if (node.inputs[0]->rank() == 5)
+        return make_kernel([g, include_pad](const void* const* in, void* const* out) {
+            average_pool_run<true>(g, include_pad, in_as<float>(in, 0), out_as<float>(out, 0));
+        });
     return make_kernel([g, include_pad](const void* const* in, void* const* out) {
-        const float* px = in_as<float>(in, 0);
-        float* py = out_as<float>(out, 0);
-        for (int64_t n = 0; n < g.x.n; ++n)
-            for (int64_t c = 0; c < g.x.c; ++c)
-                for (int64_t oh = 0; oh < g.y.h; ++oh)
-                    for (int64_t ow = 0; ow < g.y.w; ++ow) {
-                        float sum = 0.0f;
-                        int64_t count = 0;
-                        for (int64_t kh = 0; kh < g.wh.kernel; ++kh) {
-                            const int64_t ih = oh * g.wh.stride - g.wh.pad_begin + kh * g.wh.dilation;
-                            const bool h_in = ih >= 0 && ih < g.x.h;
-                            const bool h_padded = ih >= -g.wh.pad_begin && ih < g.x.h + g.wh.pad_end;
-                            for (int64_t kw = 0; kw < g.ww.kernel; ++kw) {
-                                const int64_t iw = ow * g.ww.stride - g.ww.pad_begin + kw * g.ww.dilation;
-                                const bool w_in = iw >= 0 && iw < g.x.w;
-                                if (h_in && w_in) {
-                                    sum += px[g.x.at(n, c, ih, iw)];
-                                    ++count;
-                                } else if (include_pad && h_padded && iw >= -g.ww.pad_begin &&
-                                           iw < g.x.w + g.ww.pad_end) {
-                                    ++count;
-                                }
-                            }
-                        }
-                        py[g.y.at(n, c, oh, ow)] = count ? sum / static_cast<float>(count) : 0.0f;
-                    }
+        average_pool_run<false>(g, include_pad, in_as<float>(in, 0), out_as<float>(out, 0));
     });
 }
 
