@@ -6,7 +6,8 @@ list(APPEND engine_sources
   src/ops/nn.cpp
   src/ops/shape.cpp
   src/ops/reduce.cpp
-  src/ops/misc.cpp)
+  src/ops/misc.cpp
+  src/ops/rnn.cpp)
 
 set(engine_ops_test_sources
   tests/test_ops_elementwise.cpp
@@ -14,7 +15,8 @@ set(engine_ops_test_sources
   tests/test_ops_shape.cpp
   tests/test_ops_reduce.cpp
   tests/test_ops_misc.cpp
-  tests/test_ops_inplace.cpp)
+  tests/test_ops_inplace.cpp
+  tests/test_ops_rnn.cpp)
 
 # The ops get their own test binary (kes_engine_ops_tests, label "engine"): every test runs each
 # kernel under the allocation counter, so the binary links alloc_counter.cpp as well.

@@ -18,6 +18,7 @@ const OpList& registry() {
         add_shape_ops(v);
         add_reduce_ops(v);
         add_misc_ops(v);
+        add_rnn_ops(v);
         std::sort(v.begin(), v.end(), [](const OpDef& a, const OpDef& b) { return std::strcmp(a.name, b.name) < 0; });
         return v;
     }();

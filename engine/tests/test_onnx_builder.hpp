@@ -135,6 +135,12 @@ inline Pb attr_string(const std::string& name, const std::string& v) {
     a.str(1, name).varint(20, 3).str(4, v);
     return a;
 }
+inline Pb attr_strings(const std::string& name, const std::vector<std::string>& v) {
+    Pb a;
+    a.str(1, name).varint(20, 8);
+    for (const std::string& x : v) a.str(9, x);
+    return a;
+}
 inline Pb attr_tensor(const std::string& name, const Pb& t) {
     Pb a;
     a.str(1, name).varint(20, 4).msg(5, t);

@@ -164,6 +164,29 @@ TEST(OnnxImport, ReadsNodesInitializersInputsAndOutputs) {
     EXPECT_EQ(g.tensors[static_cast<size_t>(g.outputs[0])].name, "y");
 }
 
+TEST(OnnxImport, RecurrentActivationsBecomeOneCommaSeparatedString) {
+    // x [T=2, N=1, I=3] → LSTM(hidden 2) with activations f, g, h named per the ONNX spec.
+    OnnxGraphSpec s;
+    s.inputs.push_back(value_info("x", kFloat, {2, 1, 3}));
+    s.outputs.push_back(value_info("y", kFloat, {2, 1, 1, 2}));
+    s.initializers.push_back(tensor_f32("w", {1, 8, 3}, iota_f(24, 0.05f, -0.5f)));
+    s.initializers.push_back(tensor_f32("r", {1, 8, 2}, iota_f(16, 0.04f, -0.3f)));
+    s.nodes.push_back(node("LSTM", {"x", "w", "r"}, {"y"},
+                           {attr_int("hidden_size", 2), attr_strings("activations", {"HardSigmoid", "Tanh", "Relu"})}));
+    const ir::Graph g = import(onnx_model(s, 14));
+    ASSERT_EQ(g.nodes.size(), 1u);
+    EXPECT_EQ(g.nodes[0].attrs.get_string("activations"), "HardSigmoid,Tanh,Relu");
+    ir::Graph shaped = g;
+    ir::infer_shapes(shaped);  // the LSTM op reads the list
+    EXPECT_EQ(shaped.tensors[static_cast<size_t>(shaped.outputs[0])].shape, (Shape{2, 1, 1, 2}));
+
+    // Other string lists are still refused, naming the attribute.
+    s.nodes[0] = node("Relu", {"x"}, {"y"}, {attr_strings("labels", {"a", "b"})});
+    std::string message;
+    EXPECT_EQ(status_of([&] { import(onnx_model(s, 14)); }, &message), KES_ERR_UNSUPPORTED);
+    EXPECT_NE(message.find("labels"), std::string::npos) << message;
+}
+
 TEST(OnnxImport, ImportedGraphRunsAndMatchesHandComputedConv) {
     ir::Graph g = import(onnx_model(conv_relu_spec()));
     g.tensors[static_cast<size_t>(g.inputs[0])].shape[0] = 1;

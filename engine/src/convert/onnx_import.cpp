@@ -24,6 +24,8 @@
 // - BatchNormalization drops spatial (spatial = 0 is unsupported), is_test and consumed_inputs;
 //   legacy broadcast attributes of Gemm and the arithmetic ops (< 7) are dropped (an axis is
 //   unsupported).
+// - LSTM/GRU/RNN "activations" (a string list) becomes one String attribute, the names joined by
+//   commas (ops/rnn.cpp).
 // - Tensor attributes: Constant's value, ConstantOfShape's value (→ attribute "value", a Float or an
 //   Int by the tensor's dtype, plus "dtype" = the kes_dtype). Other tensor, graph or string-list
 //   attributes are KES_ERR_UNSUPPORTED.
@@ -568,6 +570,12 @@ private:
                     break;
                 case OnnxAttr::Strings:
                     if (n.op == "Cast" || n.op == "Constant") break;
+                    if ((n.op == "LSTM" || n.op == "GRU" || n.op == "RNN") && a.name == "activations") {
+                        std::string names;
+                        for (size_t k = 0; k < a.strings.size(); ++k) names += (k ? "," : "") + a.strings[k];
+                        attrs.set_string(a.name, names);
+                        break;
+                    }
                     unsupported(n, node_name, "string-list attribute '" + a.name + "' is not supported");
                 case OnnxAttr::GraphT:
                 case OnnxAttr::Graphs:
