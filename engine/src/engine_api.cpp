@@ -20,11 +20,23 @@
 #include "kes/file.hpp"
 #include "kes/math.hpp"
 #include "kestrel/engine.h"
+#ifdef KES_ENGINE_HAVE_AIPP
+#include "kestrel/aipp.h"
+#endif
 #include "kestrel/trace.h"
 #include "model.hpp"
 
+// The AIPP of one graph input, parsed from the model's aipp_op text when the model loads.
+struct InputAipp {
+    bool present = false;
+#ifdef KES_ENGINE_HAVE_AIPP
+    kes_aipp_params params{};
+#endif
+};
+
 struct kes_model {
     kes::ModelInfo info;
+    std::vector<InputAipp> aipp;         // one per graph input
     std::vector<kes::Program> programs;  // [0]: as written (the largest gear); then the other gears
     const uint8_t* weights = nullptr;    // the 128-byte aligned blob (owned, caller's or mapped)
     void* owned_weights = nullptr;       // kes_mem_alloc'd
@@ -116,6 +128,30 @@ void build_programs(kes_model& model) {
             kes::build_program(m, model.weights, kes::Gear{0, m.image_sizes[g].first, m.image_sizes[g].second}));
 }
 
+// Parses each input's aipp_op text (one block, written by kes-convert) into AIPP parameters, so that
+// kes_model_execute_images runs it. A text the aipp module refuses makes the file corrupt.
+void prepare_aipp(kes_model& model) {
+    model.aipp.assign(model.info.inputs.size(), InputAipp{});
+#ifdef KES_ENGINE_HAVE_AIPP
+    for (const auto& [index, text] : model.info.aipp) {
+        const std::string& name = model.info.tensors[static_cast<size_t>(model.info.inputs[index])].name;
+        kes_aipp_config* config = nullptr;
+        if (kes_aipp_config_parse(text.data(), text.size(), name.c_str(), &config) != KES_OK)
+            KES_FAIL(KES_ERR_CORRUPT_DATA, "model: the AIPP config of input %u (%s) is invalid: %s", index,
+                     name.c_str(), kes_last_error());
+        InputAipp& a = model.aipp[index];
+        kes_aipp_params_init(&a.params);
+        const uint32_t blocks = kes_aipp_config_count(config);
+        const kes_status st = blocks == 1 ? kes_aipp_config_get(config, 0, &a.params) : KES_ERR_CORRUPT_DATA;
+        kes_aipp_config_destroy(config);
+        if (st != KES_OK)
+            KES_FAIL(KES_ERR_CORRUPT_DATA, "model: input %u (%s) carries %u aipp_op blocks (one expected)", index,
+                     name.c_str(), blocks);
+        a.present = true;
+    }
+#endif
+}
+
 // Verifies the bytes and copies the weights into `weight` (or engine memory when NULL).
 std::unique_ptr<kes_model> load(const uint8_t* data, size_t size, void* work, size_t work_size, void* weight,
                                 size_t weight_size) {
@@ -136,6 +172,7 @@ std::unique_ptr<kes_model> load(const uint8_t* data, size_t size, void* work, si
         model->weights = static_cast<const uint8_t*>(weight);
     }
     build_programs(*model);
+    prepare_aipp(*model);
     return model;
 }
 
@@ -159,6 +196,7 @@ std::unique_ptr<kes_model> load_mapped(const char* path) {
     model->info = kes::parse_kom(bytes, size);
     model->weights = model->info.weights_size ? bytes + model->info.weights_offset : nullptr;
     build_programs(*model);
+    prepare_aipp(*model);
     return model;
 }
 
@@ -234,6 +272,74 @@ void execute(kes_model_context* context, const kes_tensor* inputs, size_t input_
     for (size_t i = 0; i < input_count; ++i) {
         const size_t t = static_cast<size_t>(m.inputs[i]);
         if (p.bytes[t]) std::memcpy(context->arena + m.tensors[t].offset, inputs[i].data, p.bytes[t]);
+    }
+    run(context);
+    for (size_t i = 0; i < output_count; ++i) {
+        const size_t t = static_cast<size_t>(m.outputs[i]);
+        if (p.bytes[t]) std::memcpy(outputs[i].data, context->arena + m.tensors[t].offset, p.bytes[t]);
+    }
+}
+
+// kes_model_execute_images: AIPP inputs are written by the aipp module straight into the arena.
+void execute_images(kes_model_context* context, const kes_model_input* inputs, size_t input_count, kes_tensor* outputs,
+                    size_t output_count) {
+    const kes_model& model = *context->model;
+    const kes::ModelInfo& m = model.info;
+    const kes::Program& p = *context->program;
+    KES_REQUIRE(input_count == m.inputs.size(), "input_count is %zu, the model has %zu inputs", input_count,
+                m.inputs.size());
+    KES_REQUIRE(output_count == m.outputs.size(), "output_count is %zu, the model has %zu outputs", output_count,
+                m.outputs.size());
+    KES_REQUIRE(inputs != nullptr || input_count == 0, "inputs is NULL");
+    KES_REQUIRE(outputs != nullptr, "outputs is NULL");
+    for (size_t i = 0; i < input_count; ++i) {
+        const size_t t = static_cast<size_t>(m.inputs[i]);
+        const kes::TensorInfo& ti = m.tensors[t];
+        const kes_model_input& in = inputs[i];
+        if (model.aipp[i].present) {
+            KES_REQUIRE(in.tensor == nullptr && in.images != nullptr,
+                        "inputs[%zu] (%s) carries AIPP: give images (and no tensor)", i, ti.name.c_str());
+            const int64_t batch = p.shapes[t].empty() ? 1 : p.shapes[t][0];
+            KES_REQUIRE(in.image_count == static_cast<uint64_t>(batch),
+                        "inputs[%zu] (%s): %u images for a batch of %lld", i, ti.name.c_str(), in.image_count,
+                        static_cast<long long>(batch));
+        } else {
+            KES_REQUIRE(in.tensor != nullptr && in.images == nullptr,
+                        "inputs[%zu] (%s) has no AIPP: give a tensor (and no images)", i, ti.name.c_str());
+            check_io("inputs", i, ti, p.shapes[t], p.bytes[t], *in.tensor);
+        }
+    }
+    for (size_t i = 0; i < output_count; ++i) {
+        const size_t t = static_cast<size_t>(m.outputs[i]);
+        check_io("outputs", i, m.tensors[t], p.shapes[t], p.bytes[t], outputs[i]);
+    }
+    for (size_t i = 0; i < input_count; ++i) {
+        const size_t t = static_cast<size_t>(m.inputs[i]);
+        const kes::TensorInfo& ti = m.tensors[t];
+        uint8_t* dst = context->arena + ti.offset;
+        if (!model.aipp[i].present) {
+            if (p.bytes[t]) std::memcpy(dst, inputs[i].tensor->data, p.bytes[t]);
+            continue;
+        }
+#ifdef KES_ENGINE_HAVE_AIPP
+        if (model.aipp[i].params.aipp_mode == KES_AIPP_MODE_DYNAMIC)
+            KES_FAIL(KES_ERR_UNSUPPORTED,
+                     "inputs[%zu] (%s) has dynamic AIPP: run kes_aipp_dynamic_execute and kes_model_execute", i,
+                     ti.name.c_str());
+        kes_tensor tensor;
+        describe(ti, p.shapes[t], p.bytes[t], &tensor);
+        // ONNX inputs are ND: a 4-d one is NCHW (ATC's AIPP output for ONNX models); TFLite's are NHWC.
+        if (tensor.layout == KES_LAYOUT_ND && tensor.ndim == 4) tensor.layout = KES_LAYOUT_NCHW;
+        tensor.data = dst;
+        if (kes_aipp_execute(&model.aipp[i].params, nullptr, inputs[i].images, inputs[i].image_count, &tensor) !=
+            KES_OK)
+            KES_FAIL(kes_last_status(), "inputs[%zu] (%s): AIPP: %s", i, ti.name.c_str(), kes_last_error());
+#else
+        KES_FAIL(KES_ERR_UNSUPPORTED,
+                 "inputs[%zu] (%s) carries AIPP, and this build has no aipp module: pass the "
+                 "AIPP output tensor to kes_model_execute",
+                 i, ti.name.c_str());
+#endif
     }
     run(context);
     for (size_t i = 0; i < output_count; ++i) {
@@ -488,6 +594,20 @@ kes_status kes_model_execute(kes_model_context* context, const kes_tensor* input
             KES_REQUIRE(context->count == 0, "the context has asynchronous work queued: kes_model_context_wait first");
         }
         execute(context, inputs, input_count, outputs, output_count);
+        return KES_OK;
+    });
+}
+
+kes_status kes_model_execute_images(kes_model_context* context, const kes_model_input* inputs, size_t input_count,
+                                    kes_tensor* outputs, size_t output_count) {
+    return kes::guard(__func__, [&] {
+        kes::TraceScope span("engine", "model_execute_images");
+        KES_REQUIRE_NOT_NULL(context);
+        {
+            std::lock_guard<std::mutex> lock(context->mutex);
+            KES_REQUIRE(context->count == 0, "the context has asynchronous work queued: kes_model_context_wait first");
+        }
+        execute_images(context, inputs, input_count, outputs, output_count);
         return KES_OK;
     });
 }

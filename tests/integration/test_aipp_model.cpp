@@ -2,9 +2,11 @@
 // the model's aipp_op text, runs AIPP with it and executes. Its output must equal the un-AIPP'd model
 // fed the same tensor made with the app's own AIPP parameters (bit for bit), and agree with a model fed
 // a tensor computed here in double precision from the NV12 pixels (the AIPP semantics themselves).
+// kes_model_execute_images, where the model consumes the image itself as on a board, gives the same bits.
 // Public APIs only: convert.h, engine.h, aipp.h, image.h.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -143,5 +145,36 @@ TEST(AippModel, AippModelOnNv12EqualsPlainModelOnTheSameTensor) {
         }
     const std::vector<float> y_ref = plain.execute(ref);
     for (size_t i = 0; i < 4; ++i) EXPECT_NEAR(y_aipp[i], y_ref[i], 0.02) << "output " << i;
+
+    // As on a board, the AIPP model consumes the NV12 image itself: the same bits as the app's path.
+    std::vector<float> y_images(4, NAN);
+    const int64_t out_shape[4] = {1, 4, 1, 1};
+    kes_tensor out;
+    ASSERT_EQ(kes_tensor_wrap(&out, KES_F32, KES_LAYOUT_NCHW, 4, out_shape, y_images.data(), 16), KES_OK);
+    kes_model_input image_input = {nullptr, &img, 1};
+    ASSERT_EQ(kes_model_execute_images(with_aipp.ctx, &image_input, 1, &out, 1), KES_OK) << kes_last_error();
+    EXPECT_EQ(y_images, y_aipp);
+
+    // Each input gets what it takes, named when it does not.
+    kes_model_input tensor_input = {&b, nullptr, 0};
+    EXPECT_EQ(kes_model_execute_images(with_aipp.ctx, &tensor_input, 1, &out, 1), KES_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(kes_last_error()).find("carries AIPP"), std::string::npos) << kes_last_error();
+    kes_image two[2] = {img, img};
+    kes_model_input two_images = {nullptr, two, 2};
+    EXPECT_EQ(kes_model_execute_images(with_aipp.ctx, &two_images, 1, &out, 1), KES_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(kes_last_error()).find("2 images for a batch of 1"), std::string::npos) << kes_last_error();
+    EXPECT_EQ(kes_model_execute_images(plain.ctx, &image_input, 1, &out, 1), KES_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(kes_last_error()).find("has no AIPP"), std::string::npos) << kes_last_error();
+    // A plain model through the same call takes its tensor as kes_model_execute does.
+    std::fill(y_images.begin(), y_images.end(), NAN);
+    EXPECT_EQ(kes_model_execute_images(plain.ctx, &tensor_input, 1, &out, 1), KES_OK) << kes_last_error();
+    EXPECT_EQ(y_images, y_plain);
+    // An image AIPP refuses (wrong size for src_image_size / the model input) is named, not run.
+    kes_image small;
+    ASSERT_EQ(kes_image_alloc(&small, nullptr, KES_PIXEL_NV12, 8, 8, 8, 8), KES_OK) << kes_last_error();
+    kes_model_input small_input = {nullptr, &small, 1};
+    EXPECT_NE(kes_model_execute_images(with_aipp.ctx, &small_input, 1, &out, 1), KES_OK);
+    EXPECT_NE(std::string(kes_last_error()).find("AIPP"), std::string::npos) << kes_last_error();
+    kes_image_release(&small);
     kes_image_release(&img);
 }

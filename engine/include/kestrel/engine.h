@@ -15,9 +15,11 @@
  * the gear. Output shapes follow the gear: kes_model_context_input_desc / _output_desc describe the
  * tensors at the context's current gear (batch or image size). A model has batch gears or image size
  * gears, never both.
- * AIPP (ATC --insert_op_conf): a model may carry the aipp_op text for an input
- * (kes_model_input_aipp); the input tensor is then the AIPP output, which the app produces from its
- * NV12 image with kestrel/aipp.h — the engine itself does not depend on the aipp module.
+ * AIPP (ATC --insert_op_conf): a model may carry the aipp_op text for an input (kes_model_input_aipp).
+ * As on a board, where the inserted AIPP runs inside the model, kes_model_execute_images feeds such an
+ * input DVPP images (NV12, ...): the engine runs the model's static AIPP (the aipp module, parsed when
+ * the model loads) straight into its arena. kes_model_execute takes the AIPP output tensor instead, and
+ * dynamic AIPP (aipp_mode dynamic) goes through kes_aipp_dynamic_execute and that call.
  *
  * Memory. A model needs two regions, both queried before loading (kes_model_query_size, the
  * aclmdlQuerySize analog):
@@ -43,6 +45,7 @@
 #ifndef KESTREL_ENGINE_H
 #define KESTREL_ENGINE_H
 
+#include "kestrel/image.h"
 #include "kestrel/tensor.h"
 
 KES_BEGIN_DECLS
@@ -149,6 +152,24 @@ KES_API kes_status kes_model_context_output_desc(const kes_model_context* contex
  * KES_ERR_INVALID_ARGUMENT names the first mismatching tensor. */
 KES_API kes_status kes_model_execute(kes_model_context* context, const kes_tensor* inputs, size_t input_count,
                                      kes_tensor* outputs, size_t output_count);
+
+/* One graph input for kes_model_execute_images: a tensor, or the images of an input that carries AIPP. */
+typedef struct kes_model_input {
+    const kes_tensor* tensor; /* inputs without AIPP (NULL for AIPP inputs) */
+    const kes_image* images;  /* AIPP inputs: one image per batch item (NULL otherwise) */
+    uint32_t image_count;     /* the input's batch at the context's gear */
+} kes_model_input;
+
+/* As kes_model_execute, with each AIPP input (kes_model_input_aipp non-NULL) fed DVPP images through the
+ * model's static AIPP: crop, colour conversion, padding and normalisation write the input tensor in
+ * the arena (4-d ND inputs taken as NCHW, ATC's AIPP output for ONNX models). The images must suit the
+ * config (input_format, src_image_size, crop; the aipp module's rules name any mismatch). Errors:
+ * KES_ERR_INVALID_ARGUMENT naming the input (a tensor for an AIPP input or the reverse, an image count
+ * other than the batch, an image AIPP refuses), KES_ERR_UNSUPPORTED for dynamic AIPP or a build
+ * without the aipp module. Allocates only what the aipp module's per-call plan needs (a few small
+ * vectors); kes_model_execute allocates nothing. */
+KES_API kes_status kes_model_execute_images(kes_model_context* context, const kes_model_input* inputs,
+                                            size_t input_count, kes_tensor* outputs, size_t output_count);
 
 /* ---- asynchronous execution ------------------------------------------------------------------------ */
 

@@ -17,6 +17,9 @@
 #include "kes/file.hpp"
 #include "kes/math.hpp"
 #include "kestrel/convert.h"
+#ifdef KES_ENGINE_HAVE_AIPP
+#include "kestrel/aipp.h"
+#endif
 #include "kestrel/version.h"
 #include "pass_layout.hpp"
 #ifdef KES_HAVE_TFLITE_IMPORT
@@ -97,6 +100,13 @@ void attach_aipp(ir::Graph& g, const std::string& text) {
         pos = close + 1;
     }
     if (ranks.empty()) fail(KES_ERR_INVALID_ARGUMENT, "--insert-op-conf: no aipp_op block in the file");
+#ifdef KES_ENGINE_HAVE_AIPP
+    // Validated as ATC does, so a model never carries a config its loader would refuse.
+    kes_aipp_config* parsed = nullptr;
+    if (kes_aipp_config_parse(text.data(), text.size(), "--insert-op-conf", &parsed) != KES_OK)
+        fail(KES_ERR_INVALID_ARGUMENT, "%s", kes_last_error());
+    kes_aipp_config_destroy(parsed);
+#endif
 }
 
 void freeze_input(ir::Graph& g, const std::string& name, const ir::Tensor& value) {
