@@ -6,9 +6,14 @@
 #include <cmath>
 #include <cstring>
 
+#include "kes/cpu_dispatch.hpp"
 #include "kes/error.hpp"
 #include "kes/math.hpp"
 #include "vpc_internal.hpp"
+
+#if KES_SIMD_ARM
+#include <arm_neon.h>  // baseline armv8-a: no flags, chosen at run time by use_neon()
+#endif
 
 namespace kes {
 namespace vpc {
@@ -87,6 +92,69 @@ bool is_rgb(int64_t f) {
     return f == KES_PIXEL_RGB888 || f == KES_PIXEL_BGR888;
 }
 
+#if KES_SIMD_ARM
+// yuv_to_rgb's arithmetic for 16 pixels at a time in 32-bit lanes (the products do not fit 16 bits),
+// so the bits are the scalar loop's; vqmovn then vqmovun is clamp8. Returns the pixels done.
+uint32_t yuv_to_rgb_row_neon(const uint8_t* ys, const uint8_t* us, const uint8_t* vs, uint32_t c_step, const Matrix& m,
+                             uint8_t* d, bool bgr, uint32_t w) {
+    const int16x8_t bias = vdupq_n_s16(128), y0 = vdupq_n_s16(int16_t(m.y0));
+    const int32x4_t half = vdupq_n_s32(kHalf);
+    auto widen = [](int16x8_t v, int32x4_t out[2]) {
+        out[0] = vmovl_s16(vget_low_s16(v));
+        out[1] = vmovl_high_s16(v);
+    };
+    // Four 32-bit sums of 4 pixels each → 16 clamped bytes.
+    auto narrow = [](const int32x4_t v[4]) {
+        const int16x8_t lo = vcombine_s16(vqmovn_s32(vshrq_n_s32(v[0], kShift)), vqmovn_s32(vshrq_n_s32(v[1], kShift)));
+        const int16x8_t hi = vcombine_s16(vqmovn_s32(vshrq_n_s32(v[2], kShift)), vqmovn_s32(vshrq_n_s32(v[3], kShift)));
+        return vcombine_u8(vqmovun_s16(lo), vqmovun_s16(hi));
+    };
+    uint32_t x = 0;
+    for (; x + 16 <= w; x += 16) {
+        uint8x8_t u8, v8;
+        if (c_step == 2) {  // NV12/NV21: 8 interleaved pairs, U first when its pointer is
+            const uint8x8x2_t uv = vld2_u8(std::min(us, vs) + x);
+            u8 = us < vs ? uv.val[0] : uv.val[1];
+            v8 = us < vs ? uv.val[1] : uv.val[0];
+        } else {
+            u8 = vld1_u8(us + x / 2);
+            v8 = vld1_u8(vs + x / 2);
+        }
+        int32x4_t u[2], v[2];
+        widen(vsubq_s16(vreinterpretq_s16_u16(vmovl_u8(u8)), bias), u);
+        widen(vsubq_s16(vreinterpretq_s16_u16(vmovl_u8(v8)), bias), v);
+        // Chroma terms of the 8 samples, each then doubled up for its two pixels.
+        int32x4_t rc[4], gc[4], bc[4];
+        for (int k = 0; k < 2; ++k) {
+            const int32x4_t r = vmulq_n_s32(v[k], m.r_v);
+            const int32x4_t g = vmlaq_n_s32(vmulq_n_s32(u[k], m.g_u), v[k], m.g_v);
+            const int32x4_t b = vmulq_n_s32(u[k], m.b_u);
+            rc[2 * k] = vzip1q_s32(r, r);
+            rc[2 * k + 1] = vzip2q_s32(r, r);
+            gc[2 * k] = vzip1q_s32(g, g);
+            gc[2 * k + 1] = vzip2q_s32(g, g);
+            bc[2 * k] = vzip1q_s32(b, b);
+            bc[2 * k + 1] = vzip2q_s32(b, b);
+        }
+        const uint8x16_t yb = vld1q_u8(ys + x);
+        int32x4_t yy[4];
+        widen(vsubq_s16(vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(yb))), y0), yy);
+        widen(vsubq_s16(vreinterpretq_s16_u16(vmovl_high_u8(yb)), y0), yy + 2);
+        int32x4_t r[4], g[4], b[4];
+        for (int k = 0; k < 4; ++k) {
+            yy[k] = vmlaq_n_s32(half, yy[k], m.cy);
+            r[k] = vaddq_s32(yy[k], rc[k]);
+            g[k] = vaddq_s32(yy[k], gc[k]);
+            b[k] = vaddq_s32(yy[k], bc[k]);
+        }
+        const uint8x16_t rr = narrow(r), gg = narrow(g), bb = narrow(b);
+        const uint8x16x3_t px = {{bgr ? bb : rr, gg, bgr ? rr : bb}};
+        vst3q_u8(d + 3 * size_t(x), px);
+    }
+    return x;
+}
+#endif
+
 void yuv_to_rgb(const Yuv420& s, const Matrix& m, uint8_t* dst, size_t dst_stride, bool bgr, uint32_t w, uint32_t h) {
     const int ri = bgr ? 2 : 0, bi = bgr ? 0 : 2;
     for (uint32_t y = 0; y < h; ++y) {
@@ -94,7 +162,11 @@ void yuv_to_rgb(const Yuv420& s, const Matrix& m, uint8_t* dst, size_t dst_strid
         const uint8_t* us = s.u + size_t(y / 2) * s.c_stride;
         const uint8_t* vs = s.v + size_t(y / 2) * s.c_stride;
         uint8_t* d = dst + size_t(y) * dst_stride;
-        for (uint32_t x = 0; x < w; ++x) {
+        uint32_t x0 = 0;
+#if KES_SIMD_ARM
+        if (use_neon()) x0 = yuv_to_rgb_row_neon(ys, us, vs, s.c_step, m, d, bgr, w);
+#endif
+        for (uint32_t x = x0; x < w; ++x) {
             const int32_t yy = m.cy * (ys[x] - m.y0) + kHalf;
             const int32_t u = us[size_t(x / 2) * s.c_step] - 128, v = vs[size_t(x / 2) * s.c_step] - 128;
             d[3 * x + ri] = clamp8((yy + m.r_v * v) >> kShift);

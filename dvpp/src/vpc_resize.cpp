@@ -16,6 +16,7 @@
 //     for 1, 3 and 4 channels, round-half-to-even of the mean for 2 channels.
 // Nearest: source index min(floor(d · (1 / (dst / src))), src − 1) per axis.
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -49,18 +50,16 @@ Coord linear_coord(uint32_t d, double scale) {
     return {s, int16_t(std::lrint((1.f - f) * kCoefScale)), int16_t(std::lrint(f * kCoefScale))};
 }
 
-bool use_avx2() {
-    static const bool yes = KES_SIMD_X86 && kes_cpu_has(KES_CPU_AVX2);
-    return yes;
-}
+std::atomic<bool> g_scalar_only{false};
 
 void resize_area2(const PlaneView& src, uint32_t cn, uint8_t* dst, size_t dst_stride, uint32_t dw, uint32_t dh) {
     const size_t n = size_t(dw) * cn;
+    const bool neon = use_neon();
     for (uint32_t y = 0; y < dh; ++y) {
         const uint8_t* s0 = src.data + size_t(2 * y) * src.stride;
         const uint8_t* s1 = s0 + src.stride;
         uint8_t* d = dst + size_t(y) * dst_stride;
-        for (size_t i = 0; i < n; ++i) {
+        for (size_t i = neon ? area2_row_neon(s0, s1, cn, d, n) : 0; i < n; ++i) {
             const size_t a = (i / cn) * 2 * cn + i % cn, b = a + cn;
             const uint32_t sum = uint32_t(s0[a]) + s0[b] + s1[a] + s1[b];
             uint32_t v = (sum + 2) >> 2;
@@ -141,7 +140,11 @@ private:
         int16_t* out = rows_[k].data();
         cached_[k] = r;
         size_t i = 0;
-        if (use_avx2()) i = hresize_linear_avx2(&s, 1, tables_, &out);
+        if (use_avx2()) {
+            i = hresize_linear_avx2(&s, 1, tables_, &out);
+        } else if (use_neon()) {
+            i = hresize_linear_neon(&s, 1, tables_, &out);
+        }
         scalar_tail(s, out, i);
         return k;
     }
@@ -153,7 +156,11 @@ private:
         cached_[0] = r0;
         cached_[1] = r1;
         size_t i = 0;
-        if (use_avx2()) i = hresize_linear_avx2(s, 2, tables_, out);
+        if (use_avx2()) {
+            i = hresize_linear_avx2(s, 2, tables_, out);
+        } else if (use_neon()) {
+            i = hresize_linear_neon(s, 2, tables_, out);
+        }
         scalar_tail(s[0], out[0], i);
         scalar_tail(s[1], out[1], i);
     }
@@ -171,7 +178,12 @@ private:
     // h0/h1 hold OpenCV's v_pack(sum >> 4) (no saturation: a sum is at most 255 · 2048). v_mul_hi is
     // (a · b) >> 16, v_rshr_pack_u<2> is (v + 2) >> 2 saturated to 0..255.
     static void vertical(const int16_t* h0, const int16_t* h1, int32_t b0, int32_t b1, uint8_t* d, size_t n) {
-        size_t i = use_avx2() ? vresize_linear_avx2(h0, h1, b0, b1, d, n) : 0;
+        size_t i = 0;
+        if (use_avx2()) {
+            i = vresize_linear_avx2(h0, h1, b0, b1, d, n);
+        } else if (use_neon()) {
+            i = vresize_linear_neon(h0, h1, b0, b1, d, n);
+        }
 #if KES_SIMD_X86
         const __m128i vb0 = _mm_set1_epi16(int16_t(b0)), vb1 = _mm_set1_epi16(int16_t(b1)), two = _mm_set1_epi16(2);
         auto step = [&](size_t k) {
@@ -180,8 +192,11 @@ private:
             const __m128i v = _mm_add_epi16(_mm_mulhi_epi16(a, vb0), _mm_mulhi_epi16(b, vb1));
             return _mm_srai_epi16(_mm_add_epi16(v, two), 2);
         };
-        for (; i + 16 <= n; i += 16)
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), _mm_packus_epi16(step(i), step(i + 8)));
+        // SSE2 is part of x86-64 (no feature bit): only the test hook turns this step off.
+        if (!g_scalar_only.load(std::memory_order_relaxed)) {
+            for (; i + 16 <= n; i += 16)
+                _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), _mm_packus_epi16(step(i), step(i + 8)));
+        }
 #endif
         for (; i < n; ++i) {
             const int32_t v = ((h0[i] * b0) >> 16) + ((h1[i] * b1) >> 16);
@@ -204,11 +219,41 @@ void resize_nearest(const PlaneView& src, uint32_t cn, uint8_t* dst, size_t dst_
     const double ifx = 1.0 / (double(dw) / src.w), ify = 1.0 / (double(dh) / src.h);  // OpenCV's 1/fx, 1/fy
     std::vector<uint32_t> xs(dw);
     for (uint32_t x = 0; x < dw; ++x) xs[x] = std::min(uint32_t(std::floor(x * ifx)), src.w - 1) * cn;
+    const bool neon = use_neon();
+    const size_t out_bytes = size_t(dw) * cn, in_bytes = size_t(src.w) * cn;
+    std::vector<uint32_t> src_byte, base;
+    std::vector<uint8_t> index, window;
+    NearestTables t{};
+    if (neon) {
+        src_byte.resize(out_bytes);
+        for (size_t j = 0; j < out_bytes; ++j) src_byte[j] = xs[j / cn] + uint32_t(j % cn);
+        t.groups = out_bytes / 16;
+        base.assign(t.groups, 0);
+        index.assign(16 * t.groups, 0);
+        window.assign(t.groups, 0);
+        // Rows under 32 bytes have no window: all their groups go byte by byte.
+        for (size_t g = 0; in_bytes >= 32 && g < t.groups; ++g) {
+            // Not monotonic for cn > 1 (an upscale repeats a pixel's channels): take the group's span.
+            const auto span = std::minmax_element(src_byte.begin() + 16 * g, src_byte.begin() + 16 * g + 16);
+            // Near the right edge the 32-byte window starts earlier, to stay inside the row.
+            const uint32_t b = std::min(*span.first, uint32_t(in_bytes - 32));
+            if (*span.second - b >= 32) continue;
+            base[g] = b;
+            window[g] = 1;
+            for (size_t k = 0; k < 16; ++k) index[16 * g + k] = uint8_t(src_byte[16 * g + k] - b);
+        }
+        t.src_byte = src_byte.data();
+        t.base = base.data();
+        t.index = index.data();
+        t.window = window.data();
+    }
     for (uint32_t y = 0; y < dh; ++y) {
         const uint32_t sy = std::min(uint32_t(std::floor(y * ify)), src.h - 1);
         const uint8_t* s = src.data + size_t(sy) * src.stride;
         uint8_t* d = dst + size_t(y) * dst_stride;
-        if (cn == 1) {
+        if (neon) {
+            for (size_t j = nearest_row_neon(s, t, d); j < out_bytes; ++j) d[j] = s[src_byte[j]];
+        } else if (cn == 1) {
             for (uint32_t x = 0; x < dw; ++x) d[x] = s[xs[x]];
         } else if (cn == 2) {
             for (uint32_t x = 0; x < dw; ++x) std::memcpy(d + 2 * size_t(x), s + xs[x], 2);
@@ -232,11 +277,45 @@ void resize_plane(const PlaneView& src, uint32_t cn, uint8_t* dst, size_t dst_st
     LinearResizer(src, cn, dw, dh).run(dst, dst_stride);
 }
 
+bool use_avx2() noexcept {
+    static const bool has = KES_SIMD_X86 && kes_cpu_has(KES_CPU_AVX2);
+    return has && !g_scalar_only.load(std::memory_order_relaxed);
+}
+
+bool use_neon() noexcept {
+    static const bool has = KES_SIMD_ARM && kes_cpu_has(KES_CPU_NEON);
+    return has && !g_scalar_only.load(std::memory_order_relaxed);
+}
+
+void set_scalar_only(bool scalar_only) noexcept {
+    g_scalar_only.store(scalar_only, std::memory_order_relaxed);
+}
+
+const char* simd_path() noexcept {
+    if (use_avx2()) return "avx2";
+    if (use_neon()) return "neon";
+    return KES_SIMD_X86 && !g_scalar_only.load(std::memory_order_relaxed) ? "sse2" : "scalar";
+}
+
 #if !KES_SIMD_X86
 size_t hresize_linear_avx2(const uint8_t* const*, int, const HTables&, int16_t* const*) {
     return 0;
 }
 size_t vresize_linear_avx2(const int16_t*, const int16_t*, int32_t, int32_t, uint8_t*, size_t) {
+    return 0;
+}
+#endif
+#if !KES_SIMD_ARM
+size_t hresize_linear_neon(const uint8_t* const*, int, const HTables&, int16_t* const*) {
+    return 0;
+}
+size_t vresize_linear_neon(const int16_t*, const int16_t*, int32_t, int32_t, uint8_t*, size_t) {
+    return 0;
+}
+size_t area2_row_neon(const uint8_t*, const uint8_t*, uint32_t, uint8_t*, size_t) {
+    return 0;
+}
+size_t nearest_row_neon(const uint8_t*, const NearestTables&, uint8_t*) {
     return 0;
 }
 #endif
