@@ -153,8 +153,8 @@ Plan make_plan(const kes_aipp_params& p, const kes_image* image, uint32_t index,
 }
 
 struct Job {
-    const std::vector<Plan>* plans;
-    uint32_t rows;  // per image (all images share the tensor's H)
+    const Plan* plans;  // the images of this round
+    uint32_t rows;      // per image (all images share the tensor's H)
     bool scalar;
     std::atomic<bool> failed{false};
 };
@@ -168,7 +168,7 @@ void run_range(void* user, uint64_t begin, uint64_t end, uint32_t /*worker*/) {
             const uint32_t r0 = static_cast<uint32_t>(begin % job->rows);
             const uint64_t stop = std::min<uint64_t>(end, (img + 1) * job->rows);
             const uint32_t r1 = static_cast<uint32_t>(stop - img * job->rows);
-            const Plan& pl = (*job->plans)[img];
+            const Plan& pl = job->plans[img];
             if (job->scalar) {
                 run_rows_scalar(pl, r0, r1);
             } else {
@@ -195,34 +195,41 @@ kes_aipp_exec_config read_exec_config(const kes_aipp_exec_config* c) {
     return cfg;
 }
 
-// params[i] is image i's block (one shared block for static AIPP, per batch item for dynamic).
-void execute(const std::vector<const kes_aipp_params*>& params, const kes_aipp_exec_config* exec_config,
+// Image i uses params[per_image ? i : 0] (one shared block for static AIPP, one per batch item for
+// dynamic). Images go in rounds of kRound whose plans live on the stack, so executing allocates nothing.
+void execute(const kes_aipp_params* params, bool per_image, const kes_aipp_exec_config* exec_config,
              const kes_image* images, uint32_t count, kes_tensor* output) {
     TraceScope span("aipp", "aipp_execute");
     const kes_aipp_exec_config cfg = read_exec_config(exec_config);
     KES_REQUIRE(images != nullptr && count > 0, "images must hold at least one image (count %u)", count);
     const TensorDims dims = check_tensor(output);
     KES_REQUIRE(dims.n == count, "output N is %u but %u images were given", dims.n, count);
-    std::vector<Plan> plans;
-    plans.reserve(count);
-    for (uint32_t i = 0; i < count; ++i) {
-        plans.push_back(
-            make_plan(*params[i], &images[i], i, output, dims, cfg.precision == KES_AIPP_PRECISION_BOARD_EXACT));
-    }
-    Job job;
-    job.plans = &plans;
-    job.rows = dims.h;
-    job.scalar = cfg.kernel == KES_AIPP_KERNEL_SCALAR;
+    constexpr uint32_t kRound = 16;
+    Plan plans[kRound];
+    // Every image is checked before any output is written.
+    for (uint32_t i = 0; i < count; ++i)
+        make_plan(params[per_image ? i : 0], &images[i], i, output, dims,
+                  cfg.precision == KES_AIPP_PRECISION_BOARD_EXACT);
+    kes_thread_pool* pool = cfg.pool ? cfg.pool : kes_thread_pool_default();
     // ~16K output pixels per task: big enough to amortise the hand-off, small enough to balance.
     const uint64_t grain = std::max<uint64_t>(1, 16384 / dims.w);
-    kes_thread_pool* pool = cfg.pool ? cfg.pool : kes_thread_pool_default();
-    if (pool) {
-        const kes_status st = kes_thread_pool_parallel_for(pool, uint64_t{count} * dims.h, grain, run_range, &job);
-        if (st != KES_OK) KES_FAIL(st, "thread pool: %s", kes_last_error());
-    } else {
-        run_range(&job, 0, uint64_t{count} * dims.h, 0);
+    for (uint32_t first = 0; first < count; first += kRound) {
+        const uint32_t n = std::min(kRound, count - first);
+        for (uint32_t k = 0; k < n; ++k)
+            plans[k] = make_plan(params[per_image ? first + k : 0], &images[first + k], first + k, output, dims,
+                                 cfg.precision == KES_AIPP_PRECISION_BOARD_EXACT);
+        Job job;
+        job.plans = plans;
+        job.rows = dims.h;
+        job.scalar = cfg.kernel == KES_AIPP_KERNEL_SCALAR;
+        if (pool) {
+            const kes_status st = kes_thread_pool_parallel_for(pool, uint64_t{n} * dims.h, grain, run_range, &job);
+            if (st != KES_OK) KES_FAIL(st, "thread pool: %s", kes_last_error());
+        } else {
+            run_range(&job, 0, uint64_t{n} * dims.h, 0);
+        }
+        if (job.failed.load()) KES_FAIL(KES_ERR_OUT_OF_MEMORY, "out of memory for row scratch");
     }
-    if (job.failed.load()) KES_FAIL(KES_ERR_OUT_OF_MEMORY, "out of memory for row scratch");
 }
 
 kes_aipp_dynamic* check_dynamic(kes_aipp_dynamic* d, uint64_t batch_index) {
@@ -283,8 +290,7 @@ kes_status kes_aipp_execute(const kes_aipp_params* params, const kes_aipp_exec_c
         const kes_aipp_params p = kes::aipp::read_params_in(params);
         kes::aipp::validate(p, *kes_board_active_profile(), kes::aipp::plain("params->"));
         KES_REQUIRE(count <= 65536, "count %u exceeds 65536", count);
-        const std::vector<const kes_aipp_params*> all(count, &p);
-        kes::aipp::execute(all, exec_config, images, count, output);
+        kes::aipp::execute(&p, false, exec_config, images, count, output);
         return KES_OK;
     });
 }
@@ -482,9 +488,7 @@ kes_status kes_aipp_dynamic_execute(const kes_aipp_dynamic* d, const kes_aipp_ex
             const std::string prefix = kes::format("batch %u: ", i);
             kes::aipp::validate(d->items[i], board, [&](const char* f) { return prefix + f; });
         }
-        std::vector<const kes_aipp_params*> items;
-        for (uint32_t i = 0; i < count; ++i) items.push_back(&d->items[i]);
-        kes::aipp::execute(items, exec_config, images, count, output);
+        kes::aipp::execute(d->items.data(), true, exec_config, images, count, output);
         return KES_OK;
     });
 }

@@ -235,8 +235,17 @@ template <class T>
 void run_rows_typed(const Plan& pl, uint32_t row_begin, uint32_t row_end) {
     Tables<T> tables;
     fill_tables(pl, &tables);
-    std::vector<uint8_t> scratch(size_t{pl.crop_w} * 3);
-    uint8_t* rows[3] = {scratch.data(), scratch.data() + pl.crop_w, scratch.data() + 2 * size_t{pl.crop_w}};
+    // Three converted rows. On the stack up to the crop limit of spec §3.2 (4096), so executing
+    // allocates nothing; a wider uncropped source (larger than any board's AIPP reads) takes the heap.
+    constexpr uint32_t kStackWidth = 4096;
+    uint8_t stack_rows[3 * kStackWidth];
+    std::vector<uint8_t> heap_rows;
+    uint8_t* scratch = stack_rows;
+    if (pl.crop_w > kStackWidth) {
+        heap_rows.resize(size_t{pl.crop_w} * 3);
+        scratch = heap_rows.data();
+    }
+    uint8_t* rows[3] = {scratch, scratch + pl.crop_w, scratch + 2 * size_t{pl.crop_w}};
     T* out = reinterpret_cast<T*>(pl.out_base);
     for (uint32_t y = row_begin; y < row_end; ++y) {
         const bool pad_row = y < pl.pad_t || y >= pl.pad_t + pl.crop_h;

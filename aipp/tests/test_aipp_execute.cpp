@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "alloc_counter.hpp"
 #include "kestrel/aipp.h"
 
 namespace {
@@ -371,9 +372,11 @@ TEST(AippExecute, BatchFillsEverySliceOnAnyPool) {
     pc.threads = 3;
     kes_thread_pool* pool = nullptr;
     ASSERT_EQ(kes_thread_pool_create(&pc, &pool), KES_OK);
+    // 37 images: more than one round of plans (16), with a partial last round.
+    constexpr uint32_t kBatch = 37;
     std::vector<Image*> imgs;
     std::vector<kes_image> batch;
-    for (uint32_t i = 0; i < 5; ++i) {
+    for (uint32_t i = 0; i < kBatch; ++i) {
         imgs.push_back(new Image(KES_PIXEL_NV12, 20, 18, 0, 0, 100 + i));  // test-local ownership
         batch.push_back(imgs.back()->im);
     }
@@ -381,9 +384,16 @@ TEST(AippExecute, BatchFillsEverySliceOnAnyPool) {
     ASSERT_EQ(kes_aipp_params_set_csc(&p, KES_AIPP_CSC_YUV2BGR_BT601_WIDE), KES_OK);
     kes_aipp_exec_config cfg = exec(KES_AIPP_KERNEL_AUTO);
     cfg.pool = pool;
-    Tensor out(KES_F16, KES_LAYOUT_NCHW, 5, 3, 18, 20);
-    ASSERT_EQ(kes_aipp_execute(&p, &cfg, batch.data(), 5, &out.t), KES_OK) << kes_last_error();
-    for (uint32_t i = 0; i < 5; ++i) expect_matches_reference(out, i, batch[i], p, 20, 18, "batch");
+    Tensor out(KES_F16, KES_LAYOUT_NCHW, kBatch, 3, 18, 20);
+    ASSERT_EQ(kes_aipp_execute(&p, &cfg, batch.data(), kBatch, &out.t), KES_OK) << kes_last_error();
+    for (uint32_t i = 0; i < kBatch; ++i) expect_matches_reference(out, i, batch[i], p, 20, 18, "batch");
+
+    // Static AIPP allocates nothing on any thread (plans on the stack, row scratch on the stack).
+    kes_test::start_counting_all_threads();
+    const kes_status st = kes_aipp_execute(&p, &cfg, batch.data(), kBatch, &out.t);
+    const uint64_t allocations = kes_test::stop_counting_all_threads();
+    EXPECT_EQ(st, KES_OK) << kes_last_error();
+    EXPECT_EQ(allocations, 0u);
     for (Image* im : imgs) delete im;
     kes_thread_pool_destroy(pool);
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "alloc_counter.hpp"
 #include "kestrel/kestrel.h"
 
 namespace {
@@ -154,6 +155,10 @@ TEST(AippModel, AippModelOnNv12EqualsPlainModelOnTheSameTensor) {
     kes_model_input image_input = {nullptr, &img, 1};
     ASSERT_EQ(kes_model_execute_images(with_aipp.ctx, &image_input, 1, &out, 1), KES_OK) << kes_last_error();
     EXPECT_EQ(y_images, y_aipp);
+    kes_test::start_counting_all_threads();  // AIPP on the pool's workers included
+    const kes_status again = kes_model_execute_images(with_aipp.ctx, &image_input, 1, &out, 1);
+    EXPECT_EQ(kes_test::stop_counting_all_threads(), 0u) << "kes_model_execute_images allocated";
+    EXPECT_EQ(again, KES_OK) << kes_last_error();
 
     // Each input gets what it takes, named when it does not.
     kes_model_input tensor_input = {&b, nullptr, 0};

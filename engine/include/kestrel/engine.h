@@ -166,8 +166,8 @@ typedef struct kes_model_input {
  * config (input_format, src_image_size, crop; the aipp module's rules name any mismatch). Errors:
  * KES_ERR_INVALID_ARGUMENT naming the input (a tensor for an AIPP input or the reverse, an image count
  * other than the batch, an image AIPP refuses), KES_ERR_UNSUPPORTED for dynamic AIPP or a build
- * without the aipp module. Allocates only what the aipp module's per-call plan needs (a few small
- * vectors); kes_model_execute allocates nothing. */
+ * without the aipp module. Allocates nothing, on any thread (AIPP spreads rows over the default
+ * thread pool). */
 KES_API kes_status kes_model_execute_images(kes_model_context* context, const kes_model_input* inputs,
                                             size_t input_count, kes_tensor* outputs, size_t output_count);
 
