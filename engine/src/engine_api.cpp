@@ -328,8 +328,13 @@ void execute_images(kes_model_context* context, const kes_model_input* inputs, s
                      ti.name.c_str());
         kes_tensor tensor;
         describe(ti, p.shapes[t], p.bytes[t], &tensor);
-        // ONNX inputs are ND: a 4-d one is NCHW (ATC's AIPP output for ONNX models); TFLite's are NHWC.
-        if (tensor.layout == KES_LAYOUT_ND && tensor.ndim == 4) tensor.layout = KES_LAYOUT_NCHW;
+        // An ND input (ONNX's, unless converted with --input-format) is NCHW, ATC's default input_format,
+        // unless it is plainly channels-last: dim 3 is AIPP's channel count and dim 1 is not (models
+        // exported from TensorFlow or Barracuda, e.g. BlazeFace [1,256,256,3]).
+        if (tensor.layout == KES_LAYOUT_ND && tensor.ndim == 4) {
+            const int64_t c = model.aipp[i].params.input_format == KES_AIPP_YUV400_U8 ? 1 : 3;
+            tensor.layout = tensor.shape[3] == c && tensor.shape[1] != c ? KES_LAYOUT_NHWC : KES_LAYOUT_NCHW;
+        }
         tensor.data = dst;
         if (kes_aipp_execute(&model.aipp[i].params, nullptr, inputs[i].images, inputs[i].image_count, &tensor) !=
             KES_OK)

@@ -193,6 +193,22 @@ TEST(ConvertPipeline, DynamicBatchDescribesTheLargestGear) {
     EXPECT_EQ(g.tensors[static_cast<size_t>(g.outputs[0])].shape, (Shape{4, 4, 5, 5}));
 }
 
+TEST(ConvertPipeline, InputFormatRecordsTheLayoutOfFourDimensionalInputs) {
+    const std::vector<uint8_t> model = conv_bn_relu_model();
+    convert::Options opt;
+    opt.input_shapes = convert::parse_input_shapes("x:1,2,5,5");
+    const ir::Graph nd = convert::build_graph(model.data(), model.size(), opt);
+    EXPECT_EQ(nd.tensors[static_cast<size_t>(nd.inputs[0])].layout, KES_LAYOUT_ND);  // an ONNX file does not say
+    opt.input_format = "NCHW";
+    const ir::Graph g = convert::build_graph(model.data(), model.size(), opt);
+    EXPECT_EQ(g.tensors[static_cast<size_t>(g.inputs[0])].layout, KES_LAYOUT_NCHW);
+    opt.input_format = "NC1HWC0";  // ATC's 5-d format: not a layout Kestrel records
+    std::string msg;
+    EXPECT_EQ(status_of([&] { convert::build_graph(model.data(), model.size(), opt); }, &msg),
+              KES_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(msg.find("--input-format"), std::string::npos) << msg;
+}
+
 TEST(ConvertPipeline, FreezeInputTurnsAnInputIntoAConstant) {
     OnnxGraphSpec s;
     s.inputs.push_back(value_info("x", kFloat, {2, 3}));

@@ -31,6 +31,7 @@ const char kUsage[] =
     "                             for the largest and executes any gear\n"
     "  --dynamic-image-size GEARS image size gears \"h,w;h,w\" for the inputs whose -1 dims (or, with\n"
     "                             none, whose dims 2,3 / NHWC 1,2) are height and width\n"
+    "  --input-format NCHW|NHWC   layout of the 4-d inputs (ONNX files do not say; TFLite is NHWC)\n"
     "  --insert-op-conf FILE      ATC aipp_op config: AIPP for the input of each block's related_input_rank\n"
     "  --weight-type f32|f16      store large Conv/Gemm/MatMul weights as f16 (cast back at run time)\n"
     "  --board 310|310B|host      target board profile recorded in the model (default host)\n"
@@ -107,6 +108,8 @@ int main(int argc, char** argv) {
             opt.dynamic_batch = value("--dynamic-batch");
         } else if (a == "--dynamic-image-size" || a == "--dynamic_image_size") {
             opt.dynamic_image_size = value("--dynamic-image-size");
+        } else if (a == "--input-format" || a == "--input_format") {
+            opt.input_format = value("--input-format");
         } else if (a == "--insert-op-conf" || a == "--insert_op_conf") {
             opt.insert_op_conf = value("--insert-op-conf");
         } else if (a == "--weight-type") {

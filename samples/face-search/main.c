@@ -8,7 +8,9 @@
  *               [--threshold 0.5]
  *
  * DETECTOR is BlazeFace 256 (the "back" model: 16×16×2 + 8×8×6 anchors), EMBEDDER MobileFaceNet
- * ([N,112,112,3] → [N,192]), both converted with kes-convert (./kestrel.sh demo does it). Faces of the
+ * ([N,112,112,3] → [N,192]), both converted with kes-convert (./kestrel.sh demo does it). Converted with
+ * --insert-op-conf aipp_rgb_centered.cfg, a model carries its AIPP and consumes the NV12 image itself
+ * (kes_model_execute_images), as on a board; otherwise face-search runs the same AIPP itself. Faces of the
  * gallery photo become features (id0 0, id1 0, offset = face number); each face of a query photo is
  * searched and reported with its best match and cosine similarity. With no query, the gallery photo
  * is searched against itself (every face must find itself at cosine 1). --video takes the queries
@@ -48,7 +50,8 @@ static float iou(const face* a, const face* b) {
 typedef struct model {
     kes_model* model;
     kes_model_context* ctx;
-    kes_tensor in;
+    int has_aipp;  /* converted with --insert-op-conf: the model consumes the NV12 image itself */
+    kes_tensor in; /* otherwise the app's AIPP writes this input tensor */
     kes_tensor out[4];
     size_t outputs;
 } model;
@@ -61,27 +64,41 @@ static int model_open(model* m, const char* path, kes_mem_pool* pool) {
     if (kes_model_context_create(m->model, NULL, 0, &m->ctx) != KES_OK) return fail("model context");
     if (gears > 0 && kes_model_context_set_batch(m->ctx, 1) != KES_OK) return fail("batch gear 1");
     kes_tensor desc;
-    if (kes_model_input_desc(m->model, 0, &desc) != KES_OK) return fail("input description");
-    desc.shape[0] = 1; /* one image per run */
+    const char* aipp = NULL;
+    if (kes_model_input_aipp(m->model, 0, &aipp) != KES_OK) return fail("input AIPP");
+    m->has_aipp = aipp != NULL;
+    if (kes_model_context_input_desc(m->ctx, 0, &desc) != KES_OK) return fail("input description");
     /* An ONNX file does not say its layout: images with 3 channels last are NHWC (BlazeFace, MobileFaceNet). */
     if (desc.ndim == 4 && desc.layout == KES_LAYOUT_ND)
         desc.layout = desc.shape[3] == 3 ? KES_LAYOUT_NHWC : KES_LAYOUT_NCHW;
-    if (kes_tensor_alloc(&m->in, pool, desc.dtype, desc.layout, desc.ndim, desc.shape) != KES_OK)
+    if (!m->has_aipp && kes_tensor_alloc(&m->in, pool, desc.dtype, desc.layout, desc.ndim, desc.shape) != KES_OK)
         return fail("input tensor");
     kes_model_output_count(m->model, &m->outputs);
     if (m->outputs > 4) m->outputs = 4;
     for (size_t i = 0; i < m->outputs; ++i) {
-        if (kes_model_output_desc(m->model, i, &desc) != KES_OK) return fail("output description");
-        desc.shape[0] = 1;
+        if (kes_model_context_output_desc(m->ctx, i, &desc) != KES_OK) return fail("output description");
         if (kes_tensor_alloc(&m->out[i], pool, desc.dtype, desc.layout, desc.ndim, desc.shape) != KES_OK)
             return fail("output tensor");
     }
     return 0;
 }
 
+/* One image through the model: as on a board when the model carries AIPP (kes_model_execute_images),
+ * else the app's own AIPP into the input tensor, then kes_model_execute. Both give the same bits. */
+static int model_run(model* m, const kes_aipp_params* aipp, const kes_image* image, const char* what) {
+    if (m->has_aipp) {
+        const kes_model_input in = {NULL, image, 1};
+        if (kes_model_execute_images(m->ctx, &in, 1, m->out, m->outputs) != KES_OK) return fail(what);
+        return 0;
+    }
+    if (kes_aipp_execute(aipp, NULL, image, 1, &m->in) != KES_OK) return fail("AIPP");
+    if (kes_model_execute(m->ctx, &m->in, 1, m->out, m->outputs) != KES_OK) return fail(what);
+    return 0;
+}
+
 static void model_close(model* m) {
     for (size_t i = 0; i < m->outputs; ++i) kes_tensor_release(&m->out[i]);
-    kes_tensor_release(&m->in);
+    if (!m->has_aipp) kes_tensor_release(&m->in);
     kes_model_context_destroy(m->ctx);
     kes_model_unload(m->model);
 }
@@ -219,8 +236,7 @@ static int process_image(pipeline* p, const kes_image* image, float* embeddings,
     if (kes_vpc_letterbox(p->channel, &img, NULL, DETECTOR_SIZE, DETECTOR_SIZE, NULL, NULL, &boxed, &paste) != KES_OK)
         return fail("VPC letterbox");
     const float scale = (float)(paste.right - paste.left + 1) / (float)(img.width & ~1u);
-    if (kes_aipp_execute(&p->aipp, NULL, &boxed, 1, &p->det.in) != KES_OK) return fail("AIPP (detector)");
-    if (kes_model_execute(p->det.ctx, &p->det.in, 1, p->det.out, p->det.outputs) != KES_OK) return fail("BlazeFace");
+    if (model_run(&p->det, &p->aipp, &boxed, "BlazeFace")) return 1;
     face found[MAX_FACES];
     const size_t n = decode_faces(&p->det, &paste, scale, found);
 
@@ -231,10 +247,9 @@ static int process_image(pipeline* p, const kes_image* image, float* embeddings,
         if (rc < 0) return fail("aligned face image");
         if (rc == 0) continue; /* degenerate keypoints */
         faces[used] = found[i];
-        const kes_status st = kes_aipp_execute(&p->aipp, NULL, &aligned, 1, &p->emb.in);
+        const int rc_run = model_run(&p->emb, &p->aipp, &aligned, "MobileFaceNet");
         kes_image_release(&aligned);
-        if (st != KES_OK) return fail("AIPP (embedder)");
-        if (kes_model_execute(p->emb.ctx, &p->emb.in, 1, p->emb.out, 1) != KES_OK) return fail("MobileFaceNet");
+        if (rc_run) return 1;
         memcpy(embeddings + used * 192, p->emb.out[0].data, 192 * sizeof(float));
         ++used;
     }

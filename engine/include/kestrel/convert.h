@@ -62,6 +62,8 @@ typedef struct kes_convert_options {
     kes_convert_progress_fn progress; /* NULL: no progress reports */
     void* progress_user_data;
     const char* dynamic_image_size; /* "224,224;416,416" (ATC --dynamic_image_size): height,width gears */
+    const char* input_format;       /* "NCHW", "NHWC" or "ND" (ATC --input_format): the layout recorded for
+                                       every 4-d graph input (ONNX inputs are ND otherwise, TFLite's NHWC) */
 } kes_convert_options;
 
 typedef struct kes_convert_summary {

@@ -162,7 +162,9 @@ typedef struct kes_model_input {
 
 /* As kes_model_execute, with each AIPP input (kes_model_input_aipp non-NULL) fed DVPP images through the
  * model's static AIPP: crop, colour conversion, padding and normalisation write the input tensor in
- * the arena (4-d ND inputs taken as NCHW, ATC's AIPP output for ONNX models). The images must suit the
+ * the arena in the input's layout (an ND 4-d input, as ONNX inputs are unless converted with
+ * --input-format, is NCHW — ATC's default — unless dim 3 is AIPP's channel count and dim 1 is not,
+ * which is NHWC: BlazeFace [1,256,256,3]). The images must suit the
  * config (input_format, src_image_size, crop; the aipp module's rules name any mismatch). Errors:
  * KES_ERR_INVALID_ARGUMENT naming the input (a tensor for an AIPP input or the reverse, an image count
  * other than the batch, an image AIPP refuses), KES_ERR_UNSUPPORTED for dynamic AIPP or a build

@@ -489,6 +489,17 @@ ir::Graph build_graph(const uint8_t* data, size_t size, const Options& options, 
         }
         g.dynamic_batch = options.dynamic_batch;
     }
+    if (!options.input_format.empty()) {
+        // ATC's --input_format: how the 4-d graph inputs are laid out (an ONNX file does not say).
+        const std::string& f = options.input_format;
+        if (f != "NCHW" && f != "NHWC" && f != "ND")
+            fail(KES_ERR_INVALID_ARGUMENT, "--input-format: '%s' is not NCHW, NHWC or ND", f.c_str());
+        for (int32_t t : g.inputs) {
+            ir::Tensor& in = g.tensors[static_cast<size_t>(t)];
+            if (in.shape.size() == 4)
+                in.layout = f == "NCHW" ? KES_LAYOUT_NCHW : f == "NHWC" ? KES_LAYOUT_NHWC : KES_LAYOUT_ND;
+        }
+    }
     if (!options.dynamic_image_sizes.empty()) set_image_gears(g, options.dynamic_image_sizes);
 
     ir::PassStats stats;
@@ -618,6 +629,9 @@ kes::convert::Options to_options(const kes_convert_options* o) {
     if (o->struct_size >= offsetof(kes_convert_options, dynamic_image_size) + sizeof(const char*) &&
         o->dynamic_image_size && *o->dynamic_image_size)
         opt.dynamic_image_sizes = kes::convert::parse_image_sizes(o->dynamic_image_size);
+    if (o->struct_size >= offsetof(kes_convert_options, input_format) + sizeof(const char*) && o->input_format &&
+        *o->input_format)
+        opt.input_format = o->input_format;
     if (o->insert_op_conf && *o->insert_op_conf) {
         const std::vector<uint8_t> text = kes::read_file(o->insert_op_conf);
         opt.aipp_config.assign(text.begin(), text.end());

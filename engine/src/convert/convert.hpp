@@ -21,6 +21,7 @@ struct Options {
     std::vector<std::pair<std::string, Shape>> input_shapes;    // --input-shape
     std::vector<int64_t> dynamic_batch;                         // --dynamic-batch, ascending
     std::vector<ir::ImageSize> dynamic_image_sizes;             // --dynamic-image-size, ascending by area
+    std::string input_format;                                   // --input-format NCHW|NHWC|ND, "" = keep
     std::string aipp_config;                                    // --insert-op-conf file contents
     bool f16_weights = false;                                   // --weight-type f16
     std::string board = "host";                                 // --board
