@@ -141,10 +141,8 @@ KES_API kes_status kes_model_image_sizes(const kes_model* model, int64_t* out_si
 KES_API kes_status kes_model_context_set_image_size(kes_model_context* context, int64_t height, int64_t width);
 
 /* As kes_model_input_desc / kes_model_output_desc, at the context's current gear. */
-KES_API kes_status kes_model_context_input_desc(const kes_model_context* context, size_t index,
-                                                kes_tensor* out_desc);
-KES_API kes_status kes_model_context_output_desc(const kes_model_context* context, size_t index,
-                                                 kes_tensor* out_desc);
+KES_API kes_status kes_model_context_input_desc(const kes_model_context* context, size_t index, kes_tensor* out_desc);
+KES_API kes_status kes_model_context_output_desc(const kes_model_context* context, size_t index, kes_tensor* out_desc);
 
 /* Runs the model synchronously. inputs[i] / outputs[i] follow the model's input/output order and must
  * match kes_model_context_*_desc (the context's gear) in dtype and shape (layout ND matches anything);
