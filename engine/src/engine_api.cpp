@@ -353,6 +353,18 @@ void execute_images(kes_model_context* context, const kes_model_input* inputs, s
     }
 }
 
+// The synchronous calls and the gear setters need an empty queue (the worker uses the same arena and
+// program). require_no_queued_work expects the context's mutex held.
+void require_no_queued_work(const kes_model_context& context) {
+    KES_REQUIRE(context.count == 0, "the context has asynchronous work queued: kes_model_context_wait first");
+}
+
+void require_idle(kes_model_context* context) {
+    KES_REQUIRE_NOT_NULL(context);
+    std::lock_guard<std::mutex> lock(context->mutex);
+    require_no_queued_work(*context);
+}
+
 void worker_loop(kes_model_context* ctx) {
     std::unique_lock<std::mutex> lock(ctx->mutex);
     for (;;) {
@@ -593,11 +605,7 @@ kes_status kes_model_execute(kes_model_context* context, const kes_tensor* input
                              kes_tensor* outputs, size_t output_count) {
     return kes::guard(__func__, [&] {
         kes::TraceScope span("engine", "model_execute");
-        KES_REQUIRE_NOT_NULL(context);
-        {
-            std::lock_guard<std::mutex> lock(context->mutex);
-            KES_REQUIRE(context->count == 0, "the context has asynchronous work queued: kes_model_context_wait first");
-        }
+        require_idle(context);
         execute(context, inputs, input_count, outputs, output_count);
         return KES_OK;
     });
@@ -607,11 +615,7 @@ kes_status kes_model_execute_images(kes_model_context* context, const kes_model_
                                     kes_tensor* outputs, size_t output_count) {
     return kes::guard(__func__, [&] {
         kes::TraceScope span("engine", "model_execute_images");
-        KES_REQUIRE_NOT_NULL(context);
-        {
-            std::lock_guard<std::mutex> lock(context->mutex);
-            KES_REQUIRE(context->count == 0, "the context has asynchronous work queued: kes_model_context_wait first");
-        }
+        require_idle(context);
         execute_images(context, inputs, input_count, outputs, output_count);
         return KES_OK;
     });
@@ -681,7 +685,7 @@ kes_status kes_model_batch_gears(const kes_model* model, int64_t* out_gears, siz
 // Selects a program for the context (no allocation): refused while asynchronous work is queued.
 static kes_status select_program(kes_model_context* context, const kes::Program* p) {
     std::lock_guard<std::mutex> lock(context->mutex);
-    KES_REQUIRE(context->count == 0, "the context has asynchronous work queued: kes_model_context_wait first");
+    require_no_queued_work(*context);
     context->program = p;
     return KES_OK;
 }

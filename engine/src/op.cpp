@@ -41,11 +41,7 @@ bool is_view_op(std::string_view op) {
     return op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" || op == "Identity";
 }
 
-bool is_inplace_input(std::string_view op, size_t input, size_t output_count, kes_dtype input_dtype,
-                      const Shape& input_shape, kes_dtype output_dtype, const Shape& output_shape) {
-    // Each kernel checked in its run() (see op.hpp). Input 0 only: unary math and Not (elementwise.cpp),
-    // then Clip, Dropout (elementwise.cpp), Cast, CastLike (misc.cpp), BatchNormalization (nn.cpp) and
-    // the variadic ops, which copy input 0 into the output before reading the others.
+bool is_unary_elementwise(std::string_view op) {
     static constexpr std::string_view kUnary[] = {"Relu",      "Abs",        "Neg",   "Sigmoid",   "Tanh",
                                                   "Sqrt",      "Exp",        "Log",   "Floor",     "Ceil",
                                                   "Round",     "Reciprocal", "Erf",   "HardSwish", "HardSigmoid",
@@ -53,7 +49,15 @@ bool is_inplace_input(std::string_view op, size_t input, size_t output_count, ke
                                                   "Softplus",  "Softsign",   "Sign",  "Sin",       "Cos",
                                                   "Tan",       "Sinh",       "Cosh",  "Asin",      "Acos",
                                                   "Atan",      "Asinh",      "Acosh", "Atanh",     "Shrink",
-                                                  "Not"};
+                                                  "IsNaN",     "IsInf",      "Not"};
+    return std::find(std::begin(kUnary), std::end(kUnary), op) != std::end(kUnary);
+}
+
+bool is_inplace_input(std::string_view op, size_t input, size_t output_count, kes_dtype input_dtype,
+                      const Shape& input_shape, kes_dtype output_dtype, const Shape& output_shape) {
+    // Each kernel checked in its run() (see op.hpp). Input 0 only: unary math and Not (elementwise.cpp),
+    // then Clip, Dropout (elementwise.cpp), Cast, CastLike (misc.cpp), BatchNormalization (nn.cpp) and
+    // the variadic ops, which copy input 0 into the output before reading the others.
     static constexpr std::string_view kFirstInput[] = {"Clip", "Dropout", "Cast", "CastLike", "BatchNormalization",
                                                        "Max",  "Min",     "Sum",  "Mean"};
     // Either input: the binary ops (elementwise.cpp create_binary).
@@ -62,7 +66,9 @@ bool is_inplace_input(std::string_view op, size_t input, size_t output_count, ke
                                                      "Equal",       "Greater", "Less",  "GreaterOrEqual",
                                                      "LessOrEqual", "And",     "Or",    "Xor"};
     auto listed = [&](const auto& list) { return std::find(std::begin(list), std::end(list), op) != std::end(list); };
-    if (!listed(kAnyInput) && (input != 0 || !(listed(kUnary) || listed(kFirstInput)))) return false;
+    // IsNaN / IsInf write bool: never the size of their input, so never listed.
+    const bool unary = is_unary_elementwise(op) && op != "IsNaN" && op != "IsInf";
+    if (!listed(kAnyInput) && (input != 0 || !(unary || listed(kFirstInput)))) return false;
     if (output_count != 1) return false;
     const size_t size = kes_dtype_size(input_dtype);
     return size != 0 && size == kes_dtype_size(output_dtype) && input_shape == output_shape;

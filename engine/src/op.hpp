@@ -93,6 +93,11 @@ std::unique_ptr<Kernel> create_kernel(const OpDef& def, const NodeDesc& node, st
 // Identity): the memory plan may give both one buffer, and the loader accepts that overlap.
 bool is_view_op(std::string_view op);
 
+// One-input elementwise ops: output element i depends on input element i only (Relu, Abs, Exp, ...,
+// Shrink, IsNaN, IsInf, Not). Layout-free (the layout pass carries them through); all but IsNaN and
+// IsInf (bool outputs) are in is_inplace_input's list.
+bool is_unary_elementwise(std::string_view op);
+
 // Elementwise ops that may write their output over an input (the memory plan's in-place sharing):
 // true when `op`'s kernel, with its single output on the bytes of input `input`, still computes the
 // same result. Each listed kernel (src/ops/) reads element i of that input before it writes element i of

@@ -202,14 +202,7 @@ bool one_of(const std::string& op, std::initializer_list<const char*> names) {
 }
 
 bool is_unary(const std::string& op) {
-    return one_of(op, {"Relu",      "Abs",        "Neg",   "Sigmoid",   "Tanh",
-                       "Sqrt",      "Exp",        "Log",   "Floor",     "Ceil",
-                       "Round",     "Reciprocal", "Erf",   "HardSwish", "HardSigmoid",
-                       "LeakyRelu", "Elu",        "Selu",  "Celu",      "ThresholdedRelu",
-                       "Softplus",  "Softsign",   "Sign",  "Sin",       "Cos",
-                       "Tan",       "Sinh",       "Cosh",  "Asin",      "Acos",
-                       "Atan",      "Asinh",      "Acosh", "Atanh",     "Shrink",
-                       "IsNaN",     "IsInf",      "Not",   "Identity",  "Cast"});
+    return is_unary_elementwise(op) || op == "Identity" || op == "Cast";
 }
 
 bool is_broadcasting(const std::string& op) {
