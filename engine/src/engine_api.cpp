@@ -60,7 +60,9 @@ struct kes_model {
 // The asynchronous queue of a context: one worker thread, started by the first async call, runs
 // jobs in submission order from a fixed ring (no allocation per job).
 struct AsyncJob {
-    std::vector<kes_tensor> inputs, outputs;  // sized at queue creation
+    std::vector<kes_tensor> inputs, outputs;    // sized at queue creation
+    std::vector<kes_model_input> image_inputs;  // kes_model_execute_images_async: used instead of inputs
+    bool images = false;
     kes_model_callback callback = nullptr;
     void* user = nullptr;
 };
@@ -373,10 +375,15 @@ void worker_loop(kes_model_context* ctx) {
         AsyncJob& job = ctx->ring[ctx->head];
         ctx->running = true;
         lock.unlock();
-        const kes_status st = kes::guard("kes_model_execute_async", [&] {
-            execute(ctx, job.inputs.data(), job.inputs.size(), job.outputs.data(), job.outputs.size());
-            return KES_OK;
-        });
+        const kes_status st =
+            kes::guard(job.images ? "kes_model_execute_images_async" : "kes_model_execute_async", [&] {
+                if (job.images)
+                    execute_images(ctx, job.image_inputs.data(), job.image_inputs.size(), job.outputs.data(),
+                                   job.outputs.size());
+                else
+                    execute(ctx, job.inputs.data(), job.inputs.size(), job.outputs.data(), job.outputs.size());
+                return KES_OK;
+            });
         if (job.callback) job.callback(st, st == KES_OK ? "" : kes_last_error(), job.user);
         lock.lock();
         if (st != KES_OK && ctx->first_error == KES_OK) {
@@ -621,23 +628,31 @@ kes_status kes_model_execute_images(kes_model_context* context, const kes_model_
     });
 }
 
-kes_status kes_model_execute_async(kes_model_context* context, const kes_tensor* inputs, size_t input_count,
-                                   kes_tensor* outputs, size_t output_count, kes_model_callback callback,
-                                   void* user_data) {
-    return kes::guard(__func__, [&] {
+}  // extern "C"
+
+namespace {
+
+// Queues a job on the context's worker (started by the first call: the only allocation). `fill` copies
+// the caller's inputs into the job's preallocated slots.
+template <class Fill>
+kes_status queue_job(const char* fn, kes_model_context* context, size_t input_count, bool has_inputs,
+                     kes_tensor* outputs, size_t output_count, kes_model_callback callback, void* user_data,
+                     bool images, Fill fill) {
+    return kes::guard(fn, [&] {
         KES_REQUIRE_NOT_NULL(context);
         const kes::ModelInfo& m = context->model->info;
         KES_REQUIRE(input_count == m.inputs.size(), "input_count is %zu, the model has %zu inputs", input_count,
                     m.inputs.size());
         KES_REQUIRE(output_count == m.outputs.size(), "output_count is %zu, the model has %zu outputs", output_count,
                     m.outputs.size());
-        KES_REQUIRE(inputs != nullptr || input_count == 0, "inputs is NULL");
+        KES_REQUIRE(has_inputs || input_count == 0, "inputs is NULL");
         KES_REQUIRE(outputs != nullptr, "outputs is NULL");
         std::unique_lock<std::mutex> lock(context->mutex);
         if (context->ring.empty()) {  // first async call: the queue and its worker
             context->ring.resize(KES_MODEL_ASYNC_QUEUE_DEPTH);
             for (AsyncJob& job : context->ring) {
                 job.inputs.resize(input_count);
+                job.image_inputs.resize(input_count);
                 job.outputs.resize(output_count);
             }
             context->worker = std::thread(worker_loop, context);
@@ -646,14 +661,33 @@ kes_status kes_model_execute_async(kes_model_context* context, const kes_tensor*
             KES_FAIL(KES_ERR_BUSY, "the context's queue is full (%zu jobs): kes_model_context_wait first",
                      context->ring.size());
         AsyncJob& job = context->ring[(context->head + context->count) % context->ring.size()];
-        std::copy(inputs, inputs + input_count, job.inputs.begin());
+        fill(job);
         std::copy(outputs, outputs + output_count, job.outputs.begin());
+        job.images = images;
         job.callback = callback;
         job.user = user_data;
         ++context->count;
         context->cv.notify_all();
         return KES_OK;
     });
+}
+
+}  // namespace
+
+extern "C" {
+
+kes_status kes_model_execute_async(kes_model_context* context, const kes_tensor* inputs, size_t input_count,
+                                   kes_tensor* outputs, size_t output_count, kes_model_callback callback,
+                                   void* user_data) {
+    return queue_job(__func__, context, input_count, inputs != nullptr, outputs, output_count, callback, user_data,
+                     false, [&](AsyncJob& job) { std::copy(inputs, inputs + input_count, job.inputs.begin()); });
+}
+
+kes_status kes_model_execute_images_async(kes_model_context* context, const kes_model_input* inputs, size_t input_count,
+                                          kes_tensor* outputs, size_t output_count, kes_model_callback callback,
+                                          void* user_data) {
+    return queue_job(__func__, context, input_count, inputs != nullptr, outputs, output_count, callback, user_data,
+                     true, [&](AsyncJob& job) { std::copy(inputs, inputs + input_count, job.image_inputs.begin()); });
 }
 
 kes_status kes_model_context_wait(kes_model_context* context) {

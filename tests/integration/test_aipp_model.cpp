@@ -160,6 +160,24 @@ TEST(AippModel, AippModelOnNv12EqualsPlainModelOnTheSameTensor) {
     EXPECT_EQ(kes_test::stop_counting_all_threads(), 0u) << "kes_model_execute_images allocated";
     EXPECT_EQ(again, KES_OK) << kes_last_error();
 
+    // The same on the context's queue: several images in flight, each result as the synchronous one.
+    std::vector<std::vector<float>> queued(3, std::vector<float>(4, NAN));
+    std::vector<kes_tensor> queued_out(3);
+    for (size_t k = 0; k < queued.size(); ++k) {
+        ASSERT_EQ(kes_tensor_wrap(&queued_out[k], KES_F32, KES_LAYOUT_NCHW, 4, out_shape, queued[k].data(), 16),
+                  KES_OK);
+        ASSERT_EQ(kes_model_execute_images_async(with_aipp.ctx, &image_input, 1, &queued_out[k], 1, nullptr, nullptr),
+                  KES_OK)
+            << kes_last_error();
+    }
+    ASSERT_EQ(kes_model_context_wait(with_aipp.ctx), KES_OK) << kes_last_error();
+    for (const std::vector<float>& y : queued) EXPECT_EQ(y, y_aipp);
+    // Argument errors found by the worker reach kes_model_context_wait.
+    kes_model_input no_images = {nullptr, nullptr, 0};
+    ASSERT_EQ(kes_model_execute_images_async(with_aipp.ctx, &no_images, 1, &out, 1, nullptr, nullptr), KES_OK);
+    EXPECT_EQ(kes_model_context_wait(with_aipp.ctx), KES_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(kes_last_error()).find("carries AIPP"), std::string::npos) << kes_last_error();
+
     // Each input gets what it takes, named when it does not.
     kes_model_input tensor_input = {&b, nullptr, 0};
     EXPECT_EQ(kes_model_execute_images(with_aipp.ctx, &tensor_input, 1, &out, 1), KES_ERR_INVALID_ARGUMENT);

@@ -189,6 +189,13 @@ KES_API kes_status kes_model_execute_async(kes_model_context* context, const kes
                                            kes_tensor* outputs, size_t output_count, kes_model_callback callback,
                                            void* user_data);
 
+/* kes_model_execute_images on the context's queue, as kes_model_execute_async. The kes_model_input
+ * structs are copied; the tensors and image arrays they point to, and the image buffers, must stay
+ * valid and unchanged until the callback runs or kes_model_context_wait returns. */
+KES_API kes_status kes_model_execute_images_async(kes_model_context* context, const kes_model_input* inputs,
+                                                  size_t input_count, kes_tensor* outputs, size_t output_count,
+                                                  kes_model_callback callback, void* user_data);
+
 /* Blocks until every queued execution of the context has finished; returns the first failure since the
  * last wait (its status, with the message in kes_last_error()), else KES_OK. */
 KES_API kes_status kes_model_context_wait(kes_model_context* context);
