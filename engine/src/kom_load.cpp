@@ -24,6 +24,9 @@ namespace {
 constexpr uint32_t kFormatVersion = 2;
 constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 40;  // also caps the arena: far above any board
 constexpr size_t kMaxTensors = size_t{1} << 20;
+// Gears per model, as ATC and kes-convert allow: each gear is a program built at load time, so a
+// hostile file must not ask for millions.
+constexpr size_t kMaxGears = 100;
 
 #define CORRUPT(...) ::kes::fail(KES_ERR_CORRUPT_DATA, __VA_ARGS__)
 
@@ -397,6 +400,7 @@ ModelInfo parse_kom(const uint8_t* data, size_t size) {
     }
     if (const auto* gears = root->batch_gears()) {
         require_aligned8(gears, "batch gears");
+        if (gears->size() > kMaxGears) CORRUPT("model: %u batch gears (at most %zu)", gears->size(), kMaxGears);
         for (flatbuffers::uoffset_t k = 0; k < gears->size(); ++k) {
             const int64_t b = gears->Get(k);
             if (b < 1 || (!m.batch_gears.empty() && b <= m.batch_gears.back()))
@@ -416,6 +420,7 @@ ModelInfo parse_kom(const uint8_t* data, size_t size) {
 
     if (const auto* sizes = root->image_gears()) {
         require_aligned8(sizes, "image gears");
+        if (sizes->size() > kMaxGears) CORRUPT("model: %u image gears (at most %zu)", sizes->size(), kMaxGears);
         for (flatbuffers::uoffset_t k = 0; k < sizes->size(); ++k) {
             const kom::ImageSize* s = sizes->Get(k);
             const int64_t h = s->height(), w = s->width();

@@ -255,6 +255,14 @@ TEST(DynamicImageSize, LoaderRefusesInconsistentGears) {
     both.dynamic_batch = {1};
     EXPECT_EQ(load_status(both, wo), KES_ERR_CORRUPT_DATA);
 
+    // Each gear is a program built at load time: a file may not ask for more than ATC's 100.
+    ir::Graph many = good;
+    many.dynamic_image_sizes.clear();
+    for (int64_t w = 1; w <= 101; ++w) many.dynamic_image_sizes.push_back(ir::ImageSize{1, w});
+    many.dynamic_image_sizes.back() = ir::ImageSize{32, 32};
+    EXPECT_EQ(load_status(many, ir::WriteOptions{}), KES_ERR_CORRUPT_DATA);
+    EXPECT_NE(std::string(kes_last_error()).find("101 image gears"), std::string::npos) << kes_last_error();
+
     // A gear of smaller area can still need more bytes for some tensor (1x1000 < 32x32, but the first
     // Conv's output is 8x1x500 > 8x16x16): without the capacities check_gears computes, refused.
     ir::Graph grown = good;
