@@ -52,6 +52,7 @@ function(engine_convert_after_module)
                           --input-shape x:1,1,-1,-1 --dynamic-image-size 4)
     kes_convert_exit_test(CorruptModelExitsWith3 3 ${CMAKE_CURRENT_SOURCE_DIR}/schema/kom.fbs -o ${CMAKE_BINARY_DIR}/test-tmp/none.kom)
     set_tests_properties(KesConvert.Help KesConvert.ConvertsAModel PROPERTIES LABELS engine)
+    set_tests_properties(KesConvert.ConvertsAModel PROPERTIES FIXTURES_SETUP kes_seed_kom)
   endif()
 
   if(KES_BUILD_TESTS)

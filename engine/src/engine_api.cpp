@@ -788,6 +788,26 @@ kes_status kes_model_context_output_desc(const kes_model_context* context, size_
     return kes::guard(__func__, [&] { return context_io_desc(context, false, index, out_desc); });
 }
 
+kes_status kes_model_get_metadata(const kes_model* model, kes_model_metadata* out_metadata) {
+    return kes::guard(__func__, [&] {
+        KES_REQUIRE_NOT_NULL(model);
+        KES_REQUIRE_NOT_NULL(out_metadata);
+        KES_REQUIRE(
+            out_metadata->struct_size >= sizeof(uint32_t) && out_metadata->struct_size <= sizeof(kes_model_metadata),
+            "out_metadata->struct_size %u is not sizeof(kes_model_metadata)", out_metadata->struct_size);
+        const kes::ModelInfo& m = model->info;
+        kes_model_metadata full = {};
+        full.struct_size = out_metadata->struct_size;
+        full.format_version = m.format_version;
+        full.source_format = m.source_format.c_str();
+        full.source_hash = m.source_hash.c_str();
+        full.converter_version = m.converter_version.c_str();
+        full.target_board = m.target_board.c_str();
+        std::memcpy(out_metadata, &full, out_metadata->struct_size);  // older callers get the fields they know
+        return KES_OK;
+    });
+}
+
 kes_status kes_model_input_aipp(const kes_model* model, size_t index, const char** out_config) {
     return kes::guard(__func__, [&] {
         KES_REQUIRE_NOT_NULL(out_config);

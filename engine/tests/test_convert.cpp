@@ -338,6 +338,19 @@ TEST(ConvertApi, FileConversionWritesAFileThatLoads) {
     ASSERT_EQ(kes_convert_file(in.c_str(), out.c_str(), &opt, nullptr), KES_OK) << kes_last_error();
     kes_model* m = nullptr;
     ASSERT_EQ(kes_model_load_from_file(out.c_str(), 0, &m), KES_OK) << kes_last_error();
+    // The file records where it came from (issue 5 §1 metadata).
+    kes_model_metadata md;
+    std::memset(&md, 0, sizeof md);
+    md.struct_size = sizeof md;
+    ASSERT_EQ(kes_model_get_metadata(m, &md), KES_OK) << kes_last_error();
+    EXPECT_EQ(md.format_version, 2u);
+    EXPECT_STREQ(md.source_format, "onnx");
+    EXPECT_STREQ(md.target_board, "310B");
+    const std::vector<uint8_t> source = conv_bn_relu_model();
+    EXPECT_EQ(md.source_hash, convert::sha256_hex(source.data(), source.size()));
+    EXPECT_EQ(std::string(md.converter_version).rfind("kes-convert ", 0), 0u) << md.converter_version;
+    md.struct_size = 2;  // not a kes_model_metadata
+    EXPECT_EQ(kes_model_get_metadata(m, &md), KES_ERR_INVALID_ARGUMENT);
     kes_model_unload(m);
     std::remove(in.c_str());
     std::remove(out.c_str());

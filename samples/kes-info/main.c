@@ -4,6 +4,7 @@
  *   kes-info               print everything
  *   kes-info --board 310   print with another board profile active (or set KES_BOARD)
  *   kes-info --check       also exit non-zero if the self-check fails (used by the test suite)
+ *   kes-info --model M.kom describe a converted model: origin, inputs and outputs, gears, AIPP, memory
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,6 +96,72 @@ static int pool_self_check(void) {
     return failures ? 1 : 0;
 }
 
+#if KES_HAVE_ENGINE
+static void print_tensor(const char* what, size_t i, const char* name, const kes_tensor* t) {
+    printf("  %s %zu  %-24s %s %s [", what, i, name, kes_dtype_name(t->dtype), kes_layout_name(t->layout));
+    for (uint32_t d = 0; d < t->ndim; ++d) printf(d ? ",%lld" : "%lld", (long long)t->shape[d]);
+    printf("]\n");
+}
+
+/* What a .kom file holds, through the public API (the model is verified as any load verifies it). */
+static int describe_model(const char* path) {
+    kes_model* model = NULL;
+    if (kes_model_load_from_file(path, KES_MODEL_LOAD_MMAP, &model) != KES_OK) {
+        fprintf(stderr, "kes-info: %s\n", kes_last_error());
+        return 1;
+    }
+    kes_model_metadata md;
+    memset(&md, 0, sizeof md);
+    md.struct_size = sizeof md;
+    kes_model_get_metadata(model, &md);
+    printf("model              %s (.kom format %u)\n", path, md.format_version);
+    printf("  converted        from %s by %s for board %s\n", md.source_format, md.converter_version, md.target_board);
+    printf("  source sha256    %s\n", md.source_hash[0] ? md.source_hash : "-");
+    size_t inputs = 0, outputs = 0;
+    kes_model_input_count(model, &inputs);
+    kes_model_output_count(model, &outputs);
+    for (size_t i = 0; i < inputs; ++i) {
+        const char* name = NULL;
+        const char* aipp = NULL;
+        kes_tensor t;
+        kes_model_input_name(model, i, &name);
+        kes_model_input_desc(model, i, &t);
+        print_tensor("input ", i, name, &t);
+        kes_model_input_aipp(model, i, &aipp);
+        if (aipp) printf("    AIPP inserted  (kes_model_execute_images feeds it images)\n");
+    }
+    for (size_t i = 0; i < outputs; ++i) {
+        const char* name = NULL;
+        kes_tensor t;
+        kes_model_output_name(model, i, &name);
+        kes_model_output_desc(model, i, &t);
+        print_tensor("output", i, name, &t);
+    }
+    int64_t gears[100 * 2];
+    size_t count = 0;
+    kes_model_batch_gears(model, gears, 100, &count);
+    if (count) {
+        printf("  batch gears     ");
+        for (size_t g = 0; g < count && g < 100; ++g) printf(" %lld", (long long)gears[g]);
+        printf("\n");
+    }
+    kes_model_image_sizes(model, gears, 100, &count);
+    if (count) {
+        printf("  image gears     ");
+        for (size_t g = 0; g < count && g < 100; ++g)
+            printf(" %lldx%lld", (long long)gears[2 * g], (long long)gears[2 * g + 1]);
+        printf("\n");
+    }
+    size_t work = 0, weights = 0, arena = 0, ideal = 0;
+    kes_model_get_size(model, &work, &weights);
+    kes_model_get_memory_plan(model, &arena, &ideal);
+    printf("  memory           work %zu B (arena; ideal %zu B, %.2fx), weights %zu B\n", work, ideal,
+           ideal ? (double)arena / (double)ideal : 0.0, weights);
+    kes_model_unload(model);
+    return 0;
+}
+#endif
+
 int main(int argc, char** argv) {
     int check = 0;
     for (int i = 1; i < argc; ++i) {
@@ -106,8 +173,15 @@ int main(int argc, char** argv) {
                 fprintf(stderr, "kes-info: %s\n", kes_last_error());
                 return 2;
             }
+        } else if (strcmp(argv[i], "--model") == 0 && i + 1 < argc) {
+#if KES_HAVE_ENGINE
+            return describe_model(argv[++i]);
+#else
+            fprintf(stderr, "kes-info: this build has no engine module\n");
+            return 1;
+#endif
         } else {
-            fprintf(stderr, "usage: kes-info [--board 310|310B|host] [--check]\n");
+            fprintf(stderr, "usage: kes-info [--board 310|310B|host] [--check] [--model M.kom]\n");
             return strcmp(argv[i], "--help") == 0 ? 0 : 2;
         }
     }

@@ -91,6 +91,18 @@ KES_API kes_status kes_model_get_memory_plan(const kes_model* model, size_t* out
 
 /* ---- description ------------------------------------------------------------------------------- */
 
+/* What a .kom file records about its origin. The strings live as long as the model. */
+typedef struct kes_model_metadata {
+    uint32_t struct_size;          /* set by the caller to sizeof(kes_model_metadata) */
+    uint32_t format_version;       /* of the .kom file */
+    const char* source_format;     /* "onnx", "tflite" or "builder" */
+    const char* source_hash;       /* sha256 of the source model file, hex ("" if none) */
+    const char* converter_version; /* e.g. "kes-convert 0.1.0" */
+    const char* target_board;      /* the --board profile: "310", "310B" or "host" */
+} kes_model_metadata;
+
+KES_API kes_status kes_model_get_metadata(const kes_model* model, kes_model_metadata* out_metadata);
+
 KES_API kes_status kes_model_input_count(const kes_model* model, size_t* out_count);
 KES_API kes_status kes_model_output_count(const kes_model* model, size_t* out_count);
 
