@@ -54,3 +54,46 @@ TEST(DynamicImageSize, TfliteSamePaddingFollowsTheGear) {
     // SAME at 13 (→ 7) pads 1+1; at 10 (→ 5) 0+1: the odd pixel after (TF), as [h0, w0, h1, w1].
     EXPECT_EQ(g.nodes[0].attrs.get_ints("pads"), (std::vector<int64_t>{1, 0, 1, 1}));
 }
+
+// An FPN step: CONV stride 2 → RESIZE_BILINEAR ×2 → ADD with a full-resolution branch. The ×2 resize
+// is imported as scales, so it follows every gear; each gear equals the same network authored at that
+// size (a .tflite whose own shapes say so, converted statically).
+std::vector<uint8_t> fpn_step(int32_t h, int32_t w) {
+    TfliteBuilder tb;
+    const int32_t in = tb.tensor("input", {1, h, w, 2});
+    const int32_t wd = tb.f32("w_down", {3, 3, 3, 2}, ramp(54, 0.4f, -0.1f));
+    const int32_t wf = tb.f32("w_full", {3, 1, 1, 2}, ramp(6, 0.7f, -0.2f));
+    const int32_t down = tb.tensor("down", {1, (h + 1) / 2, (w + 1) / 2, 3});
+    const int32_t full = tb.tensor("full", {1, h, w, 3}),
+                  up = tb.tensor("up", {1, 2 * ((h + 1) / 2), 2 * ((w + 1) / 2), 3});
+    const int32_t out = tb.tensor("out", {1, h, w, 3});
+    tb.op(tfl::BuiltinOperator::CONV_2D, {in, wd, -1}, {down}, tfl::BuiltinOptions::Conv2DOptions,
+          tfl::CreateConv2DOptions(tb.fb(), tfl::Padding::SAME, 2, 2).Union());
+    tb.op(tfl::BuiltinOperator::CONV_2D, {in, wf, -1}, {full}, tfl::BuiltinOptions::Conv2DOptions,
+          tfl::CreateConv2DOptions(tb.fb(), tfl::Padding::VALID, 1, 1).Union());
+    const int32_t size = tb.i32("size", {2}, {2 * ((h + 1) / 2), 2 * ((w + 1) / 2)});
+    tb.op(tfl::BuiltinOperator::RESIZE_BILINEAR, {down, size}, {up}, tfl::BuiltinOptions::ResizeBilinearOptions,
+          tfl::CreateResizeBilinearOptions(tb.fb(), false, true).Union());
+    tb.op(tfl::BuiltinOperator::ADD, {up, full}, {out}, tfl::BuiltinOptions::AddOptions,
+          tfl::CreateAddOptions(tb.fb()).Union());
+    return tb.finish({in}, {out});
+}
+
+TEST(DynamicImageSize, TfliteIntegerResizeFollowsTheGear) {
+    const std::vector<uint8_t> kom = convert_bytes(fpn_step(16, 16), nullptr, "16,16;8,12;12,20");
+    Loaded dynamic(kom);
+    ASSERT_NE(dynamic.ctx, nullptr);
+    for (const auto& hw : {std::pair<int32_t, int32_t>{8, 12}, {12, 20}, {16, 16}}) {
+        SCOPED_TRACE(std::to_string(hw.first) + "x" + std::to_string(hw.second));
+        ASSERT_EQ(kes_model_context_set_image_size(dynamic.ctx, hw.first, hw.second), KES_OK) << kes_last_error();
+        const std::vector<uint8_t> authored = convert_bytes(fpn_step(hw.first, hw.second), nullptr);
+        Loaded fixed(authored);
+        ASSERT_NE(fixed.ctx, nullptr);
+        const std::vector<float> x = sine_input(static_cast<size_t>(hw.first * hw.second * 2), 1.0f, 0.0f);
+        const auto got = run(dynamic.ctx, 1, x);
+        const auto want = run(fixed.ctx, 1, x);
+        ASSERT_EQ(got[0].size(), static_cast<size_t>(hw.first * hw.second * 3));
+        ASSERT_EQ(got[0].size(), want[0].size());
+        EXPECT_EQ(std::memcmp(got[0].data(), want[0].data(), got[0].size() * sizeof(float)), 0);
+    }
+}

@@ -190,12 +190,13 @@ TEST(TfliteImport, StridedSliceMasksAndShrinkAxis) {
     expect_near_all(got[0], {21, 22, 23, 17, 18, 19, 13, 14, 15}, 0.0f, "strided slice");
 }
 
-TEST(TfliteImport, ResizeBilinearHalfPixelCentersMatchesTf) {
-    const int64_t H = 2, W = 3, OH = 4, OW = 5;
+// TF's RESIZE_BILINEAR with half_pixel_centers on a [1,H,W,2] ramp, against TF's formula.
+static void check_resize_bilinear_half_pixel(int64_t H, int64_t W, int64_t OH, int64_t OW) {
     const auto x = ramp(H * W * 2, 3.0f, 0.0f);  // [1,2,3,2]
     TfliteBuilder tb;
     const int32_t in = tb.tensor("input", i32shape({1, H, W, 2}));
-    const int32_t size = tb.i32("size", {2}, {OH, OW}), out = tb.tensor("out", i32shape({1, OH, OW, 2}));
+    const int32_t size = tb.i32("size", {2}, {static_cast<int32_t>(OH), static_cast<int32_t>(OW)});
+    const int32_t out = tb.tensor("out", i32shape({1, OH, OW, 2}));
     tb.op(tfl::BuiltinOperator::RESIZE_BILINEAR, {in, size}, {out}, tfl::BuiltinOptions::ResizeBilinearOptions,
           tfl::CreateResizeBilinearOptions(tb.fb(), false, true).Union());
     // TF: in = (out + 0.5)·scale − 0.5, lower = max(floor(in), 0), upper = min(ceil(in), size − 1).
@@ -219,9 +220,21 @@ TEST(TfliteImport, ResizeBilinearHalfPixelCentersMatchesTf) {
                 const float bottom = at(y1, x0) + (at(y1, x1) - at(y1, x0)) * tx;
                 want.push_back(top + (bottom - top) * ty);
             }
-    const auto got = run_graph(import(tb.finish({in}, {out})), {x});
+    const kes::ir::Graph g = import(tb.finish({in}, {out}));
+    ASSERT_EQ(g.nodes.size(), 1u);
+    const bool integral = OH % H == 0 && OW % W == 0;
+    EXPECT_EQ(g.nodes[0].inputs.size(), integral ? 3u : 4u) << "scales for an integer factor, else sizes";
+    const auto got = run_graph(g, {x});
     ASSERT_EQ(got.size(), 1u);
     expect_near_all(got[0], want, 1e-5f, "resize bilinear");
+}
+
+TEST(TfliteImport, ResizeBilinearHalfPixelCentersMatchesTf) {
+    // 2x3 → 4x5 keeps the file's sizes; 2x3 → 4x6 (×2) becomes scales; both must be TF's numbers.
+    for (const int64_t OW : {5, 6}) {
+        SCOPED_TRACE(OW);
+        check_resize_bilinear_half_pixel(2, 3, 4, OW);
+    }
 }
 
 TEST(TfliteImport, MeanSoftmaxBetaPadReshapeChain) {

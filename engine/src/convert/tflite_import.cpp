@@ -12,7 +12,8 @@
 //     [C·M,KH,KW,1] with group C (transposed at import when constant, else by a Transpose node).
 //   - padding SAME becomes auto_pad SAME_UPPER (TF rule: the odd pixel goes to the bottom/right), so
 //     it follows the input size (--input-shape, --dynamic-image-size); make_padding_explicit then
-//     writes explicit pads for static shapes. RESIZE_* sizes stay the file's constants.
+//     writes explicit pads for static shapes. RESIZE_* by an integer factor becomes scales (it then
+//     follows the input size too); other sizes stay the file's constants.
 //   - fused activations become op.hpp's Activation attributes on Conv, Gemm, Add, Sub, Mul and Div,
 //     and a separate node after ops that do not read them (pools, Concat).
 //   - DEQUANTIZE of a constant (fp16 weights, int8/uint8/int16 with scale/zero point, per tensor or per
@@ -908,9 +909,16 @@ private:
         if (size.size() != 2 || xs.size() != 4 || size[0] <= 0 || size[1] <= 0)
             corrupt_op("size must be 2 positive values for a 4-d input");
         const int32_t x = ref(ins_[0]);
-        // Resize on all four NHWC dims; N and C keep their size.
-        const int32_t sizes = const_i64("sizes", {4}, {xs[0], size[0], size[1], xs[3]});
-        Node& n = node("Resize", {x, -1, -1, sizes}, {def(outs_[0])});
+        // An integer upscale (an FPN's ×2) becomes scales [1, k, k', 1]: the same output (ONNX derives
+        // the coordinate scale from sizes as out/in = k), but it follows the input's batch and size,
+        // so batch and image gears work. Other ratios keep the file's sizes (N and C as the input's).
+        const bool integral = xs[1] > 0 && xs[2] > 0 && size[0] % xs[1] == 0 && size[1] % xs[2] == 0;
+        const int32_t target =
+            integral ? const_f32("scales", {4},
+                                 {1.0f, static_cast<float>(size[0] / xs[1]), static_cast<float>(size[1] / xs[2]), 1.0f})
+                     : const_i64("sizes", {4}, {xs[0], size[0], size[1], xs[3]});
+        Node& n = integral ? node("Resize", {x, -1, target}, {def(outs_[0])})
+                           : node("Resize", {x, -1, -1, target}, {def(outs_[0])});
         n.attrs.set_string("mode", bilinear ? "linear" : "nearest");
         if (bilinear) {
             n.attrs.set_string("coordinate_transformation_mode",
