@@ -34,8 +34,10 @@
  * Thread-safety: a loaded model is immutable; its weights are shared read-only, so any number of
  * contexts of one model may execute concurrently on different threads. One kes_model_context executes
  * on one thread at a time. Contexts sharing one work buffer (several contexts created without their
- * own work memory on a model loaded with caller work memory, or several contexts given the same
- * buffer) must run one after another, as aclmdl models sharing a workspace do. The description calls
+ * own work memory on a model loaded with caller work memory, or several contexts — of one model or of
+ * several, e.g. a detector and an embedder loaded on one buffer sized for the larger — given the same
+ * buffer) must run one after another, as aclmdl models sharing a workspace do; nothing one leaves in
+ * the arena is read by the next. The description calls
  * (counts, names, descriptors) may run from any thread. Unloading a model while a context of it is
  * alive, or destroying a context while it executes, is the caller's bug.
  * Ownership: the caller owns the file bytes passed to kes_model_load_from_memory (they are not kept),
