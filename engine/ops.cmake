@@ -7,7 +7,8 @@ list(APPEND engine_sources
   src/ops/shape.cpp
   src/ops/reduce.cpp
   src/ops/misc.cpp
-  src/ops/rnn.cpp)
+  src/ops/rnn.cpp
+  src/ops/sampling.cpp)
 
 set(engine_ops_test_sources
   tests/test_ops_elementwise.cpp
@@ -16,7 +17,8 @@ set(engine_ops_test_sources
   tests/test_ops_reduce.cpp
   tests/test_ops_misc.cpp
   tests/test_ops_inplace.cpp
-  tests/test_ops_rnn.cpp)
+  tests/test_ops_rnn.cpp
+  tests/test_ops_sampling.cpp)
 
 # The ops get their own test binary (kes_engine_ops_tests, label "engine"): every test runs each
 # kernel under the allocation counter, so the binary links alloc_counter.cpp as well.

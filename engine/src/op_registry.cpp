@@ -19,6 +19,7 @@ const OpList& registry() {
         add_reduce_ops(v);
         add_misc_ops(v);
         add_rnn_ops(v);
+        add_sampling_ops(v);
         std::sort(v.begin(), v.end(), [](const OpDef& a, const OpDef& b) { return std::strcmp(a.name, b.name) < 0; });
         return v;
     }();
