@@ -252,34 +252,51 @@ void run(kes_model_context* ctx) {
     }
 }
 
-// The synchronous body shared by kes_model_execute and the async worker.
-void execute(kes_model_context* context, const kes_tensor* inputs, size_t input_count, kes_tensor* outputs,
-             size_t output_count) {
-    const kes::ModelInfo& m = context->model->info;
-    const kes::Program& p = *context->program;
+// The argument checks both synchronous bodies (and the async queue) start with.
+void check_counts(const kes::ModelInfo& m, bool has_inputs, size_t input_count, const kes_tensor* outputs,
+                  size_t output_count) {
     KES_REQUIRE(input_count == m.inputs.size(), "input_count is %zu, the model has %zu inputs", input_count,
                 m.inputs.size());
     KES_REQUIRE(output_count == m.outputs.size(), "output_count is %zu, the model has %zu outputs", output_count,
                 m.outputs.size());
-    KES_REQUIRE(inputs != nullptr || input_count == 0, "inputs is NULL");
+    KES_REQUIRE(has_inputs || input_count == 0, "inputs is NULL");
     KES_REQUIRE(outputs != nullptr, "outputs is NULL");
-    for (size_t i = 0; i < input_count; ++i) {
-        const size_t t = static_cast<size_t>(m.inputs[i]);
-        check_io("inputs", i, m.tensors[t], p.shapes[t], p.bytes[t], inputs[i]);
-    }
+}
+
+void check_outputs(const kes::ModelInfo& m, const kes::Program& p, const kes_tensor* outputs, size_t output_count) {
     for (size_t i = 0; i < output_count; ++i) {
         const size_t t = static_cast<size_t>(m.outputs[i]);
         check_io("outputs", i, m.tensors[t], p.shapes[t], p.bytes[t], outputs[i]);
     }
-    for (size_t i = 0; i < input_count; ++i) {
-        const size_t t = static_cast<size_t>(m.inputs[i]);
-        if (p.bytes[t]) std::memcpy(context->arena + m.tensors[t].offset, inputs[i].data, p.bytes[t]);
-    }
+}
+
+// Runs the nodes on the inputs already in the arena, then copies the graph outputs out.
+void run_and_copy_outputs(kes_model_context* context, kes_tensor* outputs, size_t output_count) {
+    const kes::ModelInfo& m = context->model->info;
+    const kes::Program& p = *context->program;
     run(context);
     for (size_t i = 0; i < output_count; ++i) {
         const size_t t = static_cast<size_t>(m.outputs[i]);
         if (p.bytes[t]) std::memcpy(outputs[i].data, context->arena + m.tensors[t].offset, p.bytes[t]);
     }
+}
+
+// The synchronous body shared by kes_model_execute and the async worker.
+void execute(kes_model_context* context, const kes_tensor* inputs, size_t input_count, kes_tensor* outputs,
+             size_t output_count) {
+    const kes::ModelInfo& m = context->model->info;
+    const kes::Program& p = *context->program;
+    check_counts(m, inputs != nullptr, input_count, outputs, output_count);
+    for (size_t i = 0; i < input_count; ++i) {
+        const size_t t = static_cast<size_t>(m.inputs[i]);
+        check_io("inputs", i, m.tensors[t], p.shapes[t], p.bytes[t], inputs[i]);
+    }
+    check_outputs(m, p, outputs, output_count);
+    for (size_t i = 0; i < input_count; ++i) {
+        const size_t t = static_cast<size_t>(m.inputs[i]);
+        if (p.bytes[t]) std::memcpy(context->arena + m.tensors[t].offset, inputs[i].data, p.bytes[t]);
+    }
+    run_and_copy_outputs(context, outputs, output_count);
 }
 
 // kes_model_execute_images: AIPP inputs are written by the aipp module straight into the arena.
@@ -288,12 +305,7 @@ void execute_images(kes_model_context* context, const kes_model_input* inputs, s
     const kes_model& model = *context->model;
     const kes::ModelInfo& m = model.info;
     const kes::Program& p = *context->program;
-    KES_REQUIRE(input_count == m.inputs.size(), "input_count is %zu, the model has %zu inputs", input_count,
-                m.inputs.size());
-    KES_REQUIRE(output_count == m.outputs.size(), "output_count is %zu, the model has %zu outputs", output_count,
-                m.outputs.size());
-    KES_REQUIRE(inputs != nullptr || input_count == 0, "inputs is NULL");
-    KES_REQUIRE(outputs != nullptr, "outputs is NULL");
+    check_counts(m, inputs != nullptr, input_count, outputs, output_count);
     for (size_t i = 0; i < input_count; ++i) {
         const size_t t = static_cast<size_t>(m.inputs[i]);
         const kes::TensorInfo& ti = m.tensors[t];
@@ -311,10 +323,7 @@ void execute_images(kes_model_context* context, const kes_model_input* inputs, s
             check_io("inputs", i, ti, p.shapes[t], p.bytes[t], *in.tensor);
         }
     }
-    for (size_t i = 0; i < output_count; ++i) {
-        const size_t t = static_cast<size_t>(m.outputs[i]);
-        check_io("outputs", i, m.tensors[t], p.shapes[t], p.bytes[t], outputs[i]);
-    }
+    check_outputs(m, p, outputs, output_count);
     for (size_t i = 0; i < input_count; ++i) {
         const size_t t = static_cast<size_t>(m.inputs[i]);
         const kes::TensorInfo& ti = m.tensors[t];
@@ -348,11 +357,7 @@ void execute_images(kes_model_context* context, const kes_model_input* inputs, s
                  i, ti.name.c_str());
 #endif
     }
-    run(context);
-    for (size_t i = 0; i < output_count; ++i) {
-        const size_t t = static_cast<size_t>(m.outputs[i]);
-        if (p.bytes[t]) std::memcpy(outputs[i].data, context->arena + m.tensors[t].offset, p.bytes[t]);
-    }
+    run_and_copy_outputs(context, outputs, output_count);
 }
 
 // The synchronous calls and the gear setters need an empty queue (the worker uses the same arena and
@@ -640,13 +645,7 @@ kes_status queue_job(const char* fn, kes_model_context* context, size_t input_co
                      bool images, Fill fill) {
     return kes::guard(fn, [&] {
         KES_REQUIRE_NOT_NULL(context);
-        const kes::ModelInfo& m = context->model->info;
-        KES_REQUIRE(input_count == m.inputs.size(), "input_count is %zu, the model has %zu inputs", input_count,
-                    m.inputs.size());
-        KES_REQUIRE(output_count == m.outputs.size(), "output_count is %zu, the model has %zu outputs", output_count,
-                    m.outputs.size());
-        KES_REQUIRE(has_inputs || input_count == 0, "inputs is NULL");
-        KES_REQUIRE(outputs != nullptr, "outputs is NULL");
+        check_counts(context->model->info, has_inputs, input_count, outputs, output_count);
         std::unique_lock<std::mutex> lock(context->mutex);
         if (context->ring.empty()) {  // first async call: the queue and its worker
             context->ring.resize(KES_MODEL_ASYNC_QUEUE_DEPTH);

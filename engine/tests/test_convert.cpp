@@ -17,21 +17,12 @@
 #include "test_kom_run.hpp"
 #include "test_onnx_builder.hpp"
 #include "test_passes_runner.hpp"
+#include "test_status.hpp"
 
 using namespace kes;
 using namespace kes_test;
 
 namespace {
-
-kes_status status_of(const std::function<void()>& f, std::string* message = nullptr) {
-    try {
-        f();
-    } catch (const Error& e) {
-        if (message) *message = e.what();
-        return e.status();
-    }
-    return KES_OK;
-}
 
 std::vector<float> wave_f(size_t n, float scale, float bias) {
     std::vector<float> v(n);

@@ -17,6 +17,7 @@
 #include "kestrel/engine.h"
 #include "test_kom_run.hpp"
 #include "test_onnx_builder.hpp"
+#include "test_status.hpp"
 
 using namespace kes;
 using namespace kes_test;
@@ -44,16 +45,6 @@ std::vector<uint8_t> image_model() {
     s.nodes.push_back(node("GlobalAveragePool", {"c2"}, {"pooled"}));
     s.nodes.push_back(node("Resize", {"c2", "", "scales"}, {"up"}, {attr_string("mode", "nearest")}));
     return onnx_model(s);
-}
-
-kes_status status_of(const std::function<void()>& f, std::string* message) {
-    try {
-        f();
-    } catch (const Error& e) {
-        *message = e.what();
-        return e.status();
-    }
-    return KES_OK;
 }
 
 }  // namespace

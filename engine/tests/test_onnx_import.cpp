@@ -14,21 +14,12 @@
 #include "kes/error.hpp"
 #include "test_onnx_builder.hpp"
 #include "test_passes_runner.hpp"
+#include "test_status.hpp"
 
 using namespace kes;
 using namespace kes_test;
 
 namespace {
-
-kes_status status_of(const std::function<void()>& f, std::string* message = nullptr) {
-    try {
-        f();
-    } catch (const Error& e) {
-        if (message) *message = e.what();
-        return e.status();
-    }
-    return KES_OK;
-}
 
 ir::Graph import(const std::vector<uint8_t>& bytes) {
     return ir::import_onnx(bytes.data(), bytes.size());

@@ -29,6 +29,7 @@
 #include <string>
 #include <unordered_set>
 
+#include "../ops/ops.hpp"
 #include "importers.hpp"
 #include "kes/error.hpp"
 #include "kestrel/tensor.h"
@@ -49,25 +50,6 @@ int64_t saturating_add(int64_t a, int64_t b) {
     int64_t r;
     if (!__builtin_add_overflow(a, b, &r)) return r;
     return b > 0 ? kInt64Max : kInt64Min;
-}
-
-// ONNX TensorProto data types (Cast's "to").
-int64_t onnx_type_of(kes_dtype dt) {
-    switch (dt) {
-        case KES_F32: return 1;
-        case KES_U8: return 2;
-        case KES_I8: return 3;
-        case KES_U16: return 4;
-        case KES_I16: return 5;
-        case KES_I32: return 6;
-        case KES_I64: return 7;
-        case KES_BOOL: return 9;
-        case KES_F16: return 10;
-        case KES_F64: return 11;
-        case KES_U32: return 12;
-        case KES_U64: return 13;
-    }
-    return 0;
 }
 
 std::string builtin_name(int32_t code) {
@@ -998,7 +980,7 @@ private:
         const int32_t x = ref(ins_[0]);
         const int32_t out = def(outs_[0]);
         Node& n = node("Cast", {x}, {out});
-        n.attrs.set_int("to", onnx_type_of(g_.tensors[static_cast<size_t>(out)].dtype));
+        n.attrs.set_int("to", kes_dtype_to_onnx(g_.tensors[static_cast<size_t>(out)].dtype));
     }
 
     void gather(const tfl::Operator& op) {
