@@ -52,6 +52,10 @@ void write_packets(kes_venc* v) {
         const int ret = avcodec_receive_packet(v->enc.get(), v->pkt.get());
         if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF) return;
         if (ret < 0) fail(KES_ERR_INTERNAL, "encoder failed: %s", av_error_text(ret).c_str());
+        // The encoder's time base is one frame, and libx264/libx265 leave the duration at 0. MP4 keeps
+        // durations in its sample table, so a 0 there made the last frame last nothing: readers
+        // (FFmpeg, kes_vdec, players) dropped it and the stream was one frame short.
+        if (v->pkt->duration <= 0) v->pkt->duration = 1;
         av_packet_rescale_ts(v->pkt.get(), v->enc->time_base, v->stream->time_base);
         v->pkt->stream_index = v->stream->index;
         v->bytes += uint64_t(v->pkt->size);

@@ -149,6 +149,74 @@ TEST(Venc, H265AnnexBRoundTripAbove35dB) {
     round_trip(KES_VIDEO_CODEC_H265, KES_VENC_CONTAINER_ANNEXB, "venc-h265.h265", 12);
 }
 
+// MP4 keeps a frame's duration in its sample table: a packet written without one made the last frame
+// last 0 ticks, and readers (FFmpeg, kes_vdec, players) dropped it — 25 frames at 25 fps read back as 24.
+// Annex-B has no durations, so only MP4 is checked; the counts and rates are the ones the bug showed at.
+void mp4_keeps_every_frame(kes_video_codec codec, uint32_t fps, size_t count) {
+    Frames clip;
+    ASSERT_NO_FATAL_FAILURE(load_frames("h264.mp4", &clip));
+    ASSERT_FALSE(clip.images.empty());
+    Frames in;  // borrows clip's images, cycling through them for counts above the clip's 30
+    for (size_t i = 0; i < count; ++i) {
+        kes_image img = clip.images[i % clip.images.size()];
+        ASSERT_EQ(kes_image_wrap(&in.images.emplace_back(), img.format, img.width, img.height, img.width_stride,
+                                 img.height_stride, img.data, img.size),
+                  KES_OK)
+            << kes_last_error();
+    }
+    const std::string path = tmp_path("venc-count-" + std::to_string(int(codec)) + "-" + std::to_string(count) + "at" +
+                                      std::to_string(fps) + ".mp4");
+    std::remove(path.c_str());
+    kes_venc_config cfg = base_config(path, codec, KES_VENC_CONTAINER_MP4);
+    cfg.fps_num = fps;
+    cfg.fps_den = 1;
+    ASSERT_NO_FATAL_FAILURE(encode(in, cfg));
+
+    kes_vdec_config dcfg;
+    kes_vdec_config_init(&dcfg);
+    dcfg.source = path.c_str();
+    kes_vdec* v = nullptr;
+    ASSERT_EQ(kes_vdec_create(&dcfg, &v), KES_OK) << kes_last_error();
+    std::vector<int64_t> pts;
+    for (;;) {
+        kes_vdec_frame f;
+        ASSERT_EQ(kes_vdec_read_frame(v, &f), KES_OK) << kes_last_error();
+        if (f.end_of_stream) break;
+        pts.push_back(f.pts);
+        kes_image_release(&f.image);
+    }
+    kes_vdec_stream_info info;
+    info.struct_size = sizeof info;
+    ASSERT_EQ(kes_vdec_get_stream_info(v, &info), KES_OK) << kes_last_error();
+    kes_vdec_destroy(v);
+    ASSERT_EQ(pts.size(), count) << path;
+    for (size_t i = 0; i < count; ++i)
+        EXPECT_EQ(pts[i], (int64_t(i) * 1000000 + fps / 2) / fps) << path << " frame " << i;  // µs, 1/fps steps
+    EXPECT_EQ(info.fps_num, fps) << path;
+    EXPECT_EQ(info.fps_den, 1u) << path;
+    // The container says the stream lasts count/fps seconds: the last frame has its full duration
+    // (to MP4's movie header timescale, 1 ms).
+    EXPECT_NEAR(double(info.duration_us), double(count) * 1e6 / fps, 1000.0) << path;
+}
+
+TEST(Venc, Mp4Keeps25FramesAt25Fps) {
+    REQUIRE_CLIPS();
+    mp4_keeps_every_frame(KES_VIDEO_CODEC_H264, 25, 25);
+    mp4_keeps_every_frame(KES_VIDEO_CODEC_H265, 25, 25);
+}
+
+TEST(Venc, Mp4Keeps50FramesAt25Fps) {
+    REQUIRE_CLIPS();
+    mp4_keeps_every_frame(KES_VIDEO_CODEC_H264, 25, 50);
+    mp4_keeps_every_frame(KES_VIDEO_CODEC_H265, 25, 50);
+}
+
+TEST(Venc, Mp4Keeps10FramesAt30Fps) {
+    REQUIRE_CLIPS();
+    mp4_keeps_every_frame(KES_VIDEO_CODEC_H264, 30, 10);
+    mp4_keeps_every_frame(KES_VIDEO_CODEC_H265, 30, 10);
+}
+
 TEST(Venc, GopSetsTheKeyFrameInterval) {
     REQUIRE_CLIPS();
     Frames in;
