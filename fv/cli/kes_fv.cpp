@@ -23,6 +23,7 @@
 #include "fv_internal.hpp"
 #include "kes/error.hpp"
 #include "kestrel/fv.h"
+#include "kestrel/trace.h"
 #include "vector_files.hpp"
 
 namespace {
@@ -730,7 +731,9 @@ int cmd_export(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int run(int argc, char** argv) {
     if (argc < 2) {
         print_usage(stderr);
         return kUsage;
@@ -755,4 +758,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "kes-fv: unknown command '%s'\n\n", cmd.c_str());
     print_usage(stderr);
     return kUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    int rc = run(argc, argv);
+    // KES_TRACE=trace.json is written at exit, too late to change the exit status; stopping here makes
+    // a trace that cannot be written fail the run instead of passing unnoticed.
+    if (kes_trace_enabled() && kes_trace_stop() != KES_OK) {
+        std::fprintf(stderr, "kes-fv: KES_TRACE: %s\n", kes_last_error());
+        if (rc == kOk) rc = kFailure;
+    }
+    return rc;
 }

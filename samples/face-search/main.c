@@ -319,7 +319,7 @@ static int search_video(pipeline* p, const char* source, uint32_t every, float t
     return 0;
 }
 
-int main(int argc, char** argv) {
+static int run(int argc, char** argv) {
     const char* paths[64];
     int npaths = 0;
     float threshold = 0.5f;
@@ -402,4 +402,15 @@ int main(int argc, char** argv) {
     kes_dvpp_channel_destroy(p.channel);
     kes_mem_pool_destroy(p.pool);
     return 0;
+}
+
+int main(int argc, char** argv) {
+    int rc = run(argc, argv);
+    /* KES_TRACE=trace.json is written at exit, too late to change the exit status; stopping here
+     * makes a trace that cannot be written fail the run instead of passing unnoticed. */
+    if (kes_trace_enabled() && kes_trace_stop() != KES_OK) {
+        fprintf(stderr, "face-search: KES_TRACE: %s\n", kes_last_error());
+        if (rc == 0) rc = 1;
+    }
+    return rc;
 }

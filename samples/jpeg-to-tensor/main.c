@@ -73,7 +73,7 @@ static int read_file(const char* path, void** out_data, size_t* out_size) {
     return 0;
 }
 
-int main(int argc, char** argv) {
+static int run(int argc, char** argv) {
     const char* path = NULL;
     uint32_t size = 224;
     for (int i = 1; i < argc; ++i) {
@@ -170,4 +170,15 @@ int main(int argc, char** argv) {
     kes_dvpp_channel_destroy(channel);
     kes_mem_pool_destroy(pool);
     return 0;
+}
+
+int main(int argc, char** argv) {
+    int rc = run(argc, argv);
+    /* KES_TRACE=trace.json is written at exit, too late to change the exit status; stopping here
+     * makes a trace that cannot be written fail the run instead of passing unnoticed. */
+    if (kes_trace_enabled() && kes_trace_stop() != KES_OK) {
+        fprintf(stderr, "jpeg-to-tensor: KES_TRACE: %s\n", kes_last_error());
+        if (rc == 0) rc = 1;
+    }
+    return rc;
 }

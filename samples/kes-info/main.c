@@ -201,5 +201,10 @@ int main(int argc, char** argv) {
            kes_thread_pool_size(kes_thread_pool_default()));
     print_profile(kes_board_active_profile());
     const int failed = pool_self_check();
+    /* KES_TRACE is written at exit, too late for the exit status: a trace that cannot be written fails here. */
+    if (kes_trace_enabled() && kes_trace_stop() != KES_OK) {
+        fprintf(stderr, "kes-info: KES_TRACE: %s\n", kes_last_error());
+        return 1;
+    }
     return (check && failed) ? 1 : 0;
 }

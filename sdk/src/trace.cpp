@@ -3,9 +3,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -100,7 +102,9 @@ void append_json_string(std::string& out, const char* s) {
     out += '"';
 }
 
-kes_status write_trace(Recorder& r, uint64_t session) {
+// Writes the JSON file. On failure returns the status and puts the reason in `why`, and records no
+// last error itself: at exit this thread's thread-local storage is already destroyed (see stop_at_exit).
+kes_status write_trace(Recorder& r, uint64_t session, std::string* why) {
     std::string json = "{\"traceEvents\":[\n";
     const long pid = static_cast<long>(getpid());
     uint64_t dropped = 0;
@@ -134,16 +138,33 @@ kes_status write_trace(Recorder& r, uint64_t session) {
     json += num;
 
     FILE* f = std::fopen(r.path.c_str(), "wb");
-    if (!f) return set_error(KES_ERR_IO, "kes_trace_stop: cannot open %s for writing", r.path.c_str());
+    if (!f) {
+        *why = format("cannot open %s for writing: %s", r.path.c_str(), std::strerror(errno));
+        return KES_ERR_IO;
+    }
     const bool ok = std::fwrite(json.data(), 1, json.size(), f) == json.size();
+    const int write_errno = errno;
     const bool closed = std::fclose(f) == 0;
-    if (!ok || !closed) return set_error(KES_ERR_IO, "kes_trace_stop: cannot write %s", r.path.c_str());
+    if (!ok || !closed) {
+        *why = format("cannot write %s: %s", r.path.c_str(), std::strerror(ok ? errno : write_errno));
+        return KES_ERR_IO;
+    }
     KES_LOGI("sdk", "trace written to %s", r.path.c_str());
     return KES_OK;
 }
 
+// Runs from exit(), after this thread's thread-local objects (the last error among them) were
+// destroyed: going through kes_trace_stop would store the failure in a freed std::string, which
+// glibc caught as "double free" in kes-info. So nothing here touches thread-local storage, and a
+// trace that cannot be written is said on stderr, the only channel left. Programs that want a
+// non-zero exit for it call kes_trace_stop() themselves before returning from main.
 void stop_at_exit() {
-    if (g_enabled.load()) kes_trace_stop();
+    Recorder& r = recorder();
+    std::lock_guard<std::mutex> lock(r.mutex);
+    if (!g_enabled.exchange(false)) return;
+    std::string why;
+    if (write_trace(r, r.session, &why) != KES_OK)
+        std::fprintf(stderr, "[kestrel E sdk] the trace was not written: %s\n", why.c_str());
 }
 
 // KES_TRACE=file.json: record from start-up and write at exit.
@@ -187,7 +208,10 @@ kes_status kes_trace_stop(void) {
         kes::Recorder& r = kes::recorder();
         std::lock_guard<std::mutex> lock(r.mutex);
         if (!kes::g_enabled.exchange(false)) KES_FAIL(KES_ERR_NOT_FOUND, "tracing is not on");
-        return kes::write_trace(r, r.session);
+        std::string why;
+        const kes_status st = kes::write_trace(r, r.session, &why);
+        if (st != KES_OK) KES_FAIL(st, "%s", why.c_str());
+        return KES_OK;
     });
 }
 
