@@ -395,6 +395,7 @@ kes_status kes_jpeg_decode(kes_dvpp_channel* channel, const void* data, size_t s
 kes_status kes_jpeg_decode_file(kes_dvpp_channel* channel, const char* path, kes_pixel_format format,
                                 kes_mem_pool* pool, kes_image* out_image) {
     return kes::guard(__func__, [&] {
+        kes::TraceScope span("dvpp", "jpeg_decode_file");  // reading the file is part of the cost
         kes::begin_output(channel, out_image);
         const std::vector<uint8_t> bytes = kes::read_file(path);
         return kes::decode_common(channel, bytes.data(), bytes.size(), kes::format_arg(format, "format"), 0, 0, pool,

@@ -222,6 +222,7 @@ kes_status kes_png_decode(kes_dvpp_channel* channel, const void* data, size_t si
 kes_status kes_png_decode_file(kes_dvpp_channel* channel, const char* path, kes_pixel_format format, kes_mem_pool* pool,
                                kes_image* out_image) {
     return kes::guard(__func__, [&] {
+        kes::TraceScope span("dvpp", "png_decode_file");  // reading the file is part of the cost
         KES_REQUIRE_NOT_NULL(out_image);
         std::memset(out_image, 0, sizeof *out_image);
         const std::vector<uint8_t> bytes = kes::read_file(path);

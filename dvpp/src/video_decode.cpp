@@ -592,6 +592,7 @@ void kes_vdec_config_init(kes_vdec_config* config) {
 
 kes_status kes_vdec_create(const kes_vdec_config* config, kes_vdec** out_vdec) {
     return kes::guard(__func__, [&] {
+        kes::TraceScope span("dvpp", "vdec_create");
         KES_REQUIRE_NOT_NULL(out_vdec);
         *out_vdec = nullptr;
         KES_REQUIRE_NOT_NULL(config);
@@ -675,6 +676,7 @@ void kes_vdec_destroy(kes_vdec* vdec) {
 
 kes_status kes_vdec_read_frame(kes_vdec* vdec, kes_vdec_frame* out_frame) {
     return kes::guard(__func__, [&] {
+        kes::TraceScope span("dvpp", "vdec_read_frame");
         KES_REQUIRE_NOT_NULL(vdec);
         KES_REQUIRE_NOT_NULL(out_frame);
         kes::zero_frame(out_frame);
@@ -695,6 +697,7 @@ kes_status kes_vdec_read_frame(kes_vdec* vdec, kes_vdec_frame* out_frame) {
 
 kes_status kes_vdec_send_packet(kes_vdec* vdec, const void* data, size_t size, int64_t pts) {
     return kes::guard(__func__, [&] {
+        kes::TraceScope span("dvpp", "vdec_send_packet");
         KES_REQUIRE_NOT_NULL(vdec);
         KES_REQUIRE(vdec->packet_mode, "the channel reads '%s' itself: use kes_vdec_read_frame", vdec->source.c_str());
         KES_REQUIRE(!vdec->input_done, "the end of the stream was already sent");
@@ -714,6 +717,7 @@ kes_status kes_vdec_send_packet(kes_vdec* vdec, const void* data, size_t size, i
 
 kes_status kes_vdec_receive_frame(kes_vdec* vdec, kes_vdec_frame* out_frame) {
     return kes::guard(__func__, [&] {
+        kes::TraceScope span("dvpp", "vdec_receive_frame");
         KES_REQUIRE_NOT_NULL(vdec);
         KES_REQUIRE_NOT_NULL(out_frame);
         kes::zero_frame(out_frame);

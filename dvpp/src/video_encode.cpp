@@ -96,6 +96,7 @@ void kes_venc_config_init(kes_venc_config* config) {
 
 kes_status kes_venc_create(const kes_venc_config* config, kes_venc** out_venc) {
     return kes::guard(__func__, [&] {
+        kes::TraceScope span("dvpp", "venc_create");
         KES_REQUIRE_NOT_NULL(out_venc);
         *out_venc = nullptr;
         KES_REQUIRE_NOT_NULL(config);
@@ -189,6 +190,7 @@ kes_status kes_venc_create(const kes_venc_config* config, kes_venc** out_venc) {
 
 kes_status kes_venc_encode_frame(kes_venc* venc, const kes_image* frame) {
     return kes::guard(__func__, [&] {
+        kes::TraceScope span("dvpp", "venc_encode_frame");
         KES_REQUIRE_NOT_NULL(venc);
         KES_REQUIRE_NOT_NULL(frame);
         KES_REQUIRE(!venc->finished, "the stream was already finished");
@@ -233,6 +235,7 @@ kes_status kes_venc_encode_frame(kes_venc* venc, const kes_image* frame) {
 
 kes_status kes_venc_finish(kes_venc* venc) {
     return kes::guard(__func__, [&] {
+        kes::TraceScope span("dvpp", "venc_finish");
         KES_REQUIRE_NOT_NULL(venc);
         kes::finish(venc);
         return KES_OK;

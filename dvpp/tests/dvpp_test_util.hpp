@@ -6,10 +6,13 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "kestrel/dvpp.h"
+#include "kestrel/trace.h"
 
 namespace kes_test {
 
@@ -181,6 +184,28 @@ inline double psnr(const uint8_t* a, size_t a_stride, const uint8_t* b, size_t b
         }
     const double mse = se / (double(w) * h);
     return mse == 0 ? 99.0 : 10.0 * std::log10(255.0 * 255.0 / mse);
+}
+
+// Runs `body` while tracing to a file and returns the file's text (empty if tracing failed).
+template <class Body>
+std::string traced(const std::string& name, Body&& body) {
+    const std::string path = std::string(KES_TEST_TMPDIR) + "/" + name + ".trace.json";
+    std::remove(path.c_str());
+    EXPECT_EQ(kes_trace_start(path.c_str()), KES_OK) << kes_last_error();
+    body();
+    EXPECT_EQ(kes_trace_stop(), KES_OK) << kes_last_error();
+    std::string text;
+    if (FILE* f = std::fopen(path.c_str(), "rb")) {
+        char buf[4096];
+        for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) text.append(buf, n);
+        std::fclose(f);
+    }
+    return text;
+}
+
+// Whether a trace's text holds a dvpp span called `name`.
+inline bool has_dvpp_span(const std::string& trace, const char* name) {
+    return trace.find(std::string("\"name\":\"") + name + "\",\"cat\":\"dvpp\"") != std::string::npos;
 }
 
 }  // namespace kes_test

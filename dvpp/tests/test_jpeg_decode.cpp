@@ -439,6 +439,22 @@ TEST(JpegDecode, FileDecodeAndMissingFile) {
     EXPECT_EQ(kes_jpeg_decode_file(ch.get(), path.c_str(), KES_PIXEL_NV12, nullptr, &none), KES_ERR_NOT_FOUND);
 }
 
+TEST(JpegDecode, DecodeFileRecordsATraceSpan) {
+    const auto jpeg = encode_jpeg(48, 32, TJSAMP_420);
+    const std::string path = std::string(KES_TEST_TMPDIR) + "/dvpp_decode_file_traced.jpg";
+    FILE* f = std::fopen(path.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    ASSERT_EQ(std::fwrite(jpeg.data(), 1, jpeg.size(), f), jpeg.size());
+    std::fclose(f);
+    Channel ch;
+    Image img;
+    const std::string trace = traced("jpeg_decode_file", [&] {
+        EXPECT_EQ(kes_jpeg_decode_file(ch.get(), path.c_str(), KES_PIXEL_NV12, nullptr, &img), KES_OK)
+            << kes_last_error();
+    });
+    EXPECT_TRUE(has_dvpp_span(trace, "jpeg_decode_file")) << trace;
+}
+
 TEST(JpegDecode, ChannelsDecodeConcurrentlyFromTheirOwnThreads) {
     const auto jpeg = encode_jpeg(64, 48, TJSAMP_420);
     const RefPlanes ref = ref_planes(jpeg);

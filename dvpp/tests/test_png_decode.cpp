@@ -56,6 +56,23 @@ TEST(PngDecode, Rgb8DecodesExactlyWithBoardStrides) {
     for (uint32_t y = 0; y < 36; ++y) ASSERT_EQ(0, std::memcmp(img.row(0, y), &rgb[y * 120], 120)) << y;
 }
 
+TEST(PngDecode, DecodeFileRecordsATraceSpan) {
+    const auto rgb = make_rgb(40, 36);
+    const auto png = write_png(40, 36, PNG_FORMAT_RGB, rgb.data());
+    const std::string path = std::string(KES_TEST_TMPDIR) + "/dvpp_decode_file_traced.png";
+    FILE* f = std::fopen(path.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    ASSERT_EQ(std::fwrite(png.data(), 1, png.size(), f), png.size());
+    std::fclose(f);
+    Channel ch(KES_BOARD_310);
+    Image img;
+    const std::string trace = traced("png_decode_file", [&] {
+        EXPECT_EQ(kes_png_decode_file(ch.get(), path.c_str(), KES_PIXEL_RGB888, nullptr, &img), KES_OK)
+            << kes_last_error();
+    });
+    EXPECT_TRUE(has_dvpp_span(trace, "png_decode_file")) << trace;
+}
+
 TEST(PngDecode, RgbaOutputAddsOpaqueAlphaAndUnknownMeansRgba) {
     const auto rgb = make_rgb(32, 32);
     const auto png = write_png(32, 32, PNG_FORMAT_RGB, rgb.data());

@@ -18,6 +18,7 @@ extern "C" {
 #include <string>
 #include <vector>
 
+#include "dvpp_test_util.hpp"
 #include "kestrel/dvpp_video.h"
 
 #if defined(__SANITIZE_THREAD__)
@@ -592,6 +593,34 @@ TEST(Vdec, PacketApiSignalsBusyThenEndOfStream) {
     ASSERT_EQ(kes_vdec_get_stream_info(v, &info), KES_OK) << kes_last_error();
     EXPECT_EQ(info.width, 328u);
     kes_vdec_destroy(v);
+}
+
+TEST(Vdec, EveryCallRecordsATraceSpan) {
+    REQUIRE_CLIPS();
+    const std::string path = data_path("camera.h264");
+    const std::string trace = kes_test::traced("vdec", [&] {
+        for (bool packets : {false, true}) {
+            kes_vdec_config cfg;
+            kes_vdec_config_init(&cfg);
+            if (packets)
+                cfg.codec = KES_VIDEO_CODEC_H264;
+            else
+                cfg.source = path.c_str();
+            kes_vdec* v = nullptr;
+            ASSERT_EQ(kes_vdec_create(&cfg, &v), KES_OK) << kes_last_error();
+            if (packets) {
+                const std::vector<uint8_t> s = read_bytes(path);
+                EXPECT_EQ(kes_vdec_send_packet(v, s.data(), s.size(), 0), KES_OK) << kes_last_error();
+                EXPECT_EQ(kes_vdec_send_packet(v, nullptr, 0, KES_VIDEO_NO_PTS), KES_OK) << kes_last_error();
+            }
+            kes_vdec_frame f;
+            EXPECT_EQ(packets ? kes_vdec_receive_frame(v, &f) : kes_vdec_read_frame(v, &f), KES_OK) << kes_last_error();
+            kes_image_release(&f.image);
+            kes_vdec_destroy(v);
+        }
+    });
+    for (const char* span : {"vdec_create", "vdec_read_frame", "vdec_send_packet", "vdec_receive_frame"})
+        EXPECT_TRUE(kes_test::has_dvpp_span(trace, span)) << span << "\n" << trace;
 }
 
 TEST(Vdec, PacketApiCarriesPtsThroughReordering) {

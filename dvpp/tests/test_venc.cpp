@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "dvpp_test_util.hpp"
 #include "kestrel/dvpp_video.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -215,6 +216,18 @@ TEST(Venc, Mp4Keeps10FramesAt30Fps) {
     REQUIRE_CLIPS();
     mp4_keeps_every_frame(KES_VIDEO_CODEC_H264, 30, 10);
     mp4_keeps_every_frame(KES_VIDEO_CODEC_H265, 30, 10);
+}
+
+TEST(Venc, EveryCallRecordsATraceSpan) {
+    REQUIRE_CLIPS();
+    Frames in;
+    ASSERT_NO_FATAL_FAILURE(load_frames("h264.mp4", &in));
+    keep_first(&in, 2);
+    const std::string path = tmp_path("venc-traced.h264");
+    const kes_venc_config cfg = base_config(path, KES_VIDEO_CODEC_H264, KES_VENC_CONTAINER_ANNEXB);
+    const std::string trace = kes_test::traced("venc", [&] { encode(in, cfg); });
+    for (const char* span : {"venc_create", "venc_encode_frame", "venc_finish"})
+        EXPECT_TRUE(kes_test::has_dvpp_span(trace, span)) << span << "\n" << trace;
 }
 
 TEST(Venc, GopSetsTheKeyFrameInterval) {
