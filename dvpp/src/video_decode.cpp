@@ -524,6 +524,12 @@ void feed_from_source(kes_vdec* v) {
     if (pkt->stream_index != v->stream_index) return;
     const uint64_t ordinal = v->packet_ordinal++;
     if (v->cfg.keyframes_only && !(pkt->flags & AV_PKT_FLAG_KEY)) return;
+    // RTP packets have no byte position (pos -1), and FFmpeg's demuxer-side parser then never takes
+    // the timestamp of the first access unit it assembles (av_parser_parse2 starts its offsets at
+    // pos, so the first frame's descriptor is never matched): the first RTSP frame came out as
+    // KES_VIDEO_NO_PTS although the depacketizer had stamped it. rtpdec counts the session's
+    // timestamps from its first RTP packet, which is this frame's: that is 0.
+    if (v->network && ordinal == 0 && pkt->pts == AV_NOPTS_VALUE && pkt->dts == AV_NOPTS_VALUE) pkt->pts = pkt->dts = 0;
     pkt->pos = int64_t(ordinal);
     send(v, pkt);
 }
