@@ -8,7 +8,7 @@ set_property(GLOBAL APPEND PROPERTY KES_CONFIG_DEPENDENCIES
 
 list(APPEND dvpp_sources src/video_decode.cpp src/video_encode.cpp)
 list(APPEND dvpp_libs PkgConfig::KES_FFMPEG)
-list(APPEND dvpp_test_sources tests/test_vdec.cpp tests/test_vdec_rtsp.cpp tests/test_venc.cpp)
+list(APPEND dvpp_test_sources tests/test_vdec.cpp tests/test_vdec_rtsp.cpp tests/test_venc.cpp tests/test_struct_size.cpp)
 
 function(dvpp_video_after_module)
   if(NOT KES_BUILD_TESTS)

@@ -11,6 +11,7 @@
 #include "aipp_internal.hpp"
 #include "kes/cpu_dispatch.hpp"
 #include "kes/error.hpp"
+#include "kes/struct_size.hpp"
 #include "kestrel/trace.h"
 
 struct kes_aipp_dynamic {
@@ -185,9 +186,8 @@ kes_aipp_exec_config read_exec_config(const kes_aipp_exec_config* c) {
     kes_aipp_exec_config cfg;
     kes_aipp_exec_config_init(&cfg);
     if (!c) return cfg;
-    KES_REQUIRE(c->struct_size >= sizeof(uint32_t) * 2,
-                "exec_config->struct_size must be sizeof(kes_aipp_exec_config) (got %u)", c->struct_size);
-    std::memcpy(&cfg, c, c->struct_size < sizeof(cfg) ? c->struct_size : sizeof(cfg));
+    // Its first release held struct_size and precision only; later fields default when absent.
+    kes::read_struct(c, sizeof(uint32_t) * 2, "exec_config", "kes_aipp_exec_config", &cfg);
     KES_REQUIRE(cfg.precision == KES_AIPP_PRECISION_FLOAT || cfg.precision == KES_AIPP_PRECISION_BOARD_EXACT,
                 "exec_config->precision: unknown value %d", static_cast<int>(cfg.precision));
     KES_REQUIRE(cfg.kernel == KES_AIPP_KERNEL_AUTO || cfg.kernel == KES_AIPP_KERNEL_SCALAR,

@@ -5,6 +5,7 @@
 
 #include "aipp_internal.hpp"
 #include "kes/error.hpp"
+#include "kes/struct_size.hpp"
 
 namespace kes {
 namespace aipp {
@@ -190,23 +191,18 @@ void validate(const kes_aipp_params& p, const kes_board_profile& board, const Fi
     }
 }
 
+// The first released kes_aipp_params ended with aipp_mode; later fields default when a caller's struct is shorter.
+constexpr size_t kParamsV1Size = offsetof(kes_aipp_params, aipp_mode) + sizeof(kes_aipp_mode);
+
 void copy_params_out(const kes_aipp_params& src, kes_aipp_params* dst) {
-    const uint32_t size = dst->struct_size;
-    KES_REQUIRE(size >= offsetof(kes_aipp_params, aipp_mode) + sizeof(kes_aipp_mode),
-                "out_params->struct_size must be sizeof(kes_aipp_params) (got %u)", size);
-    std::memcpy(dst, &src, size < sizeof(src) ? size : sizeof(src));
-    dst->struct_size = size;
+    kes::check_out_struct(dst, kParamsV1Size, "out_params", "kes_aipp_params");
+    kes::write_struct(src, dst);
 }
 
 kes_aipp_params read_params_in(const kes_aipp_params* src) {
-    KES_REQUIRE_NOT_NULL(src);
-    const uint32_t size = src->struct_size;
-    KES_REQUIRE(size >= offsetof(kes_aipp_params, aipp_mode) + sizeof(kes_aipp_mode),
-                "params->struct_size must be sizeof(kes_aipp_params) (got %u)", size);
     kes_aipp_params p;
     kes_aipp_params_init(&p);
-    std::memcpy(&p, src, size < sizeof(p) ? size : sizeof(p));
-    p.struct_size = sizeof(p);
+    kes::read_struct(src, kParamsV1Size, "params", "kes_aipp_params", &p);
     p.related_input_name[KES_AIPP_NAME_MAX - 1] = '\0';
     // Params built in code get ATC's CSC defaults too, exactly as a parsed config would (spec §3.3).
     apply_csc_defaults(&p);

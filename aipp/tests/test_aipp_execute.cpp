@@ -2,6 +2,8 @@
 // double-precision reference written here from the formulas, fast path == scalar path, padding,
 // batching, board_exact precision and dynamic AIPP.
 #include <gtest/gtest.h>
+#include <algorithm>
+#include <cstddef>
 
 #include <cmath>
 #include <cstdint>
@@ -586,4 +588,75 @@ TEST(AippExecute, ConcurrentCallsOnOneParamsGiveIdenticalResults) {
     }
     for (std::thread& th : threads) th.join();
     for (int t = 0; t < 4; ++t) EXPECT_EQ(same[t], 1) << "thread " << t;
+}
+
+// struct_size (kes/struct_size.hpp): params and exec config are accepted from their first release up
+// and, newer, only with a zero tail.
+namespace {
+// A caller's struct of `size` bytes: `full` cut short (the bytes after it are garbage, as in an app's
+// memory), or followed by a tail of `tail` bytes (an app built against newer headers).
+template <class T>
+class SizedStruct {
+public:
+    SizedStruct(const T& full, size_t size, unsigned char tail = 0)
+        : storage_((size + 64) / sizeof(std::max_align_t) + 1) {
+        auto* b = reinterpret_cast<unsigned char*>(storage_.data());
+        std::memset(b, 0xEE, storage_.size() * sizeof(std::max_align_t));
+        std::memcpy(b, &full, std::min(size, sizeof(T)));
+        if (size > sizeof(T)) std::memset(b + sizeof(T), tail, size - sizeof(T));
+        get()->struct_size = static_cast<uint32_t>(size);
+    }
+    T* get() { return reinterpret_cast<T*>(storage_.data()); }
+    const unsigned char* bytes() const { return reinterpret_cast<const unsigned char*>(storage_.data()); }
+
+private:
+    std::vector<std::max_align_t> storage_;
+};
+
+// The struct_size contract (kes/struct_size.hpp) for one public struct: accepted from its first
+// released size up, refused below it, and above sizeof(T) accepted only with an all-zero tail.
+template <class T, class Call>
+void expect_struct_growth(const T& full, size_t first, Call call) {
+    SizedStruct<T> at_first(full, first);
+    EXPECT_EQ(call(at_first.get()), KES_OK) << "the first released size, " << first << ": " << kes_last_error();
+    SizedStruct<T> below(full, first - 4);
+    EXPECT_EQ(call(below.get()), KES_ERR_INVALID_ARGUMENT) << "below the first released size";
+    SizedStruct<T> zero_tail(full, sizeof(T) + 24, 0);
+    EXPECT_EQ(call(zero_tail.get()), KES_OK) << "a newer struct with a zero tail: " << kes_last_error();
+    SizedStruct<T> set_tail(full, sizeof(T) + 24, 1);
+    EXPECT_EQ(call(set_tail.get()), KES_ERR_INVALID_ARGUMENT) << "a newer struct asking for more";
+    EXPECT_NE(std::strstr(kes_last_error(), "does not know"), nullptr) << kes_last_error();
+}
+
+}  // namespace
+
+TEST(AippParams, GrowWithoutBreakingApps) {
+    kes_aipp_params params;
+    kes_aipp_params_init(&params);
+    ASSERT_EQ(kes_aipp_params_apply_recipe(&params, KES_AIPP_RECIPE_IMAGENET, KES_AIPP_YUV420SP_U8,
+                                           KES_AIPP_CSC_YUV2RGB_BT601_WIDE),
+              KES_OK)
+        << kes_last_error();
+    expect_struct_growth(params, offsetof(kes_aipp_params, aipp_mode) + sizeof(kes_aipp_mode), [](kes_aipp_params* p) {
+        // The first release's 8 bytes leave input_format at its default (none), which
+        // validation then asks for: the struct itself was accepted.
+        const kes_status st = kes_aipp_params_validate(p);
+        if (p->struct_size <= 8 && std::strstr(kes_last_error(), "input_format is required")) return KES_OK;
+        return st;
+    });
+}
+
+TEST(AippExecute, ExecConfigGrowsWithoutBreakingApps) {
+    kes_aipp_params params;
+    kes_aipp_params_init(&params);
+    ASSERT_EQ(kes_aipp_params_apply_recipe(&params, KES_AIPP_RECIPE_IMAGENET, KES_AIPP_YUV420SP_U8,
+                                           KES_AIPP_CSC_YUV2RGB_BT601_WIDE),
+              KES_OK)
+        << kes_last_error();
+    Image img(KES_PIXEL_NV12, 64, 64);
+    Tensor out(KES_F32, KES_LAYOUT_NCHW, 1, 3, 64, 64);
+    kes_aipp_exec_config cfg;
+    kes_aipp_exec_config_init(&cfg);
+    expect_struct_growth(cfg, 2 * sizeof(uint32_t),
+                         [&](kes_aipp_exec_config* c) { return kes_aipp_execute(&params, c, &img.im, 1, &out.t); });
 }

@@ -4,6 +4,7 @@
 #include "dvpp_internal.hpp"
 #include "kes/error.hpp"
 #include "kes/math.hpp"
+#include "kes/struct_size.hpp"
 
 namespace kes {
 
@@ -43,12 +44,9 @@ kes_status kes_dvpp_channel_create(const kes_dvpp_channel_config* config, kes_dv
         *out_channel = nullptr;
         kes_dvpp_channel_config cfg;
         kes_dvpp_channel_config_init(&cfg);
-        if (config) {
-            KES_REQUIRE(config->struct_size == sizeof cfg,
-                        "config->struct_size must be sizeof(kes_dvpp_channel_config) = %zu (got %u)", sizeof cfg,
-                        config->struct_size);
-            cfg = *config;
-        }
+        if (config)
+            kes::read_struct(config, KES_STRUCT_SIZE_THROUGH(kes_dvpp_channel_config, max_pixels), "config",
+                             "kes_dvpp_channel_config", &cfg);
         const kes_board_profile* profile = cfg.board_profile ? cfg.board_profile : kes_board_active_profile();
         KES_REQUIRE(profile != nullptr, "no board profile");
         auto ch = std::make_unique<kes_dvpp_channel>();

@@ -9,6 +9,7 @@
 #include "kes/error.hpp"
 #include "kes/file.hpp"
 #include "kes/math.hpp"
+#include "kes/struct_size.hpp"
 #include "plane_ops.hpp"
 
 namespace kes {
@@ -374,11 +375,13 @@ kes_status kes_jpeg_get_info(kes_dvpp_channel* channel, const void* data, size_t
     return kes::guard(__func__, [&] {
         KES_REQUIRE_NOT_NULL(channel);
         KES_REQUIRE_NOT_NULL(out_info);
-        KES_REQUIRE(out_info->struct_size == sizeof(kes_jpeg_info),
-                    "out_info->struct_size must be sizeof(kes_jpeg_info) = %zu (got %u)", sizeof(kes_jpeg_info),
-                    out_info->struct_size);
+        kes::check_out_struct(out_info, KES_STRUCT_SIZE_THROUGH(kes_jpeg_info, output_size), "out_info",
+                              "kes_jpeg_info");
         const kes::DecodePlan p = kes::plan_decode(channel, data, size, kes::format_arg(format, "format"), 0, 0);
-        kes::fill_info(p, channel, out_info);
+        kes_jpeg_info info;
+        info.struct_size = sizeof info;
+        kes::fill_info(p, channel, &info);
+        kes::write_struct(info, out_info);
         return KES_OK;
     });
 }

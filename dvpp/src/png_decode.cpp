@@ -14,6 +14,7 @@
 #include "kes/error.hpp"
 #include "kes/file.hpp"
 #include "kes/math.hpp"
+#include "kes/struct_size.hpp"
 
 namespace kes {
 namespace {
@@ -200,10 +201,12 @@ kes_status kes_png_get_info(kes_dvpp_channel* channel, const void* data, size_t 
                             kes_png_info* out_info) {
     return kes::guard(__func__, [&] {
         KES_REQUIRE_NOT_NULL(out_info);
-        KES_REQUIRE(out_info->struct_size == sizeof(kes_png_info),
-                    "out_info->struct_size must be sizeof(kes_png_info) = %zu (got %u)", sizeof(kes_png_info),
-                    out_info->struct_size);
-        kes::run_job(channel, data, size, format, true, nullptr, nullptr, out_info);
+        kes::check_out_struct(out_info, KES_STRUCT_SIZE_THROUGH(kes_png_info, output_size), "out_info", "kes_png_info");
+        kes_png_info info;
+        std::memset(&info, 0, sizeof info);
+        info.struct_size = sizeof info;
+        kes::run_job(channel, data, size, format, true, nullptr, nullptr, &info);
+        kes::write_struct(info, out_info);
         return KES_OK;
     });
 }

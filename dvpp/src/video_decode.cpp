@@ -26,6 +26,7 @@ extern "C" {
 #include "kes/error.hpp"
 #include "kes/logging.hpp"
 #include "kes/math.hpp"
+#include "kes/struct_size.hpp"
 #include "video_ffmpeg.hpp"
 
 namespace kes {
@@ -602,11 +603,12 @@ kes_status kes_vdec_create(const kes_vdec_config* config, kes_vdec** out_vdec) {
         KES_REQUIRE_NOT_NULL(out_vdec);
         *out_vdec = nullptr;
         KES_REQUIRE_NOT_NULL(config);
-        KES_REQUIRE(config->struct_size == sizeof(kes_vdec_config),
-                    "config->struct_size must be sizeof(kes_vdec_config) = %zu (got %u)", sizeof(kes_vdec_config),
-                    config->struct_size);
         auto v = std::make_unique<kes_vdec>();
-        v->cfg = *config;
+        kes_vdec_config_init(&v->cfg);
+        kes::read_struct(config, KES_STRUCT_SIZE_THROUGH(kes_vdec_config, max_pixels), "config", "kes_vdec_config",
+                         &v->cfg);
+        const kes_vdec_config full = v->cfg;  // the caller's struct may be shorter: read this from here on
+        config = &full;
         const kes_board_profile* profile = config->board_profile ? config->board_profile : kes_board_active_profile();
         KES_REQUIRE(profile != nullptr, "no board profile");
         v->profile = *profile;
@@ -745,12 +747,11 @@ kes_status kes_vdec_get_stream_info(kes_vdec* vdec, kes_vdec_stream_info* out_in
     return kes::guard(__func__, [&] {
         KES_REQUIRE_NOT_NULL(vdec);
         KES_REQUIRE_NOT_NULL(out_info);
-        KES_REQUIRE(out_info->struct_size == sizeof(kes_vdec_stream_info),
-                    "out_info->struct_size must be sizeof(kes_vdec_stream_info) = %zu (got %u)",
-                    sizeof(kes_vdec_stream_info), out_info->struct_size);
+        kes::check_out_struct(out_info, KES_STRUCT_SIZE_THROUGH(kes_vdec_stream_info, frame_size), "out_info",
+                              "kes_vdec_stream_info");
         if (!vdec->have_info)
             return kes::set_error(KES_ERR_BUSY, "kes_vdec_get_stream_info: no frame decoded yet (packet mode)");
-        *out_info = vdec->info;
+        kes::write_struct(vdec->info, out_info);
         return KES_OK;
     });
 }

@@ -11,6 +11,7 @@ extern "C" {
 #include "kes/error.hpp"
 #include "kes/logging.hpp"
 #include "kes/math.hpp"
+#include "kes/struct_size.hpp"
 #include "video_ffmpeg.hpp"
 
 namespace kes {
@@ -100,11 +101,11 @@ kes_status kes_venc_create(const kes_venc_config* config, kes_venc** out_venc) {
         KES_REQUIRE_NOT_NULL(out_venc);
         *out_venc = nullptr;
         KES_REQUIRE_NOT_NULL(config);
-        KES_REQUIRE(config->struct_size == sizeof(kes_venc_config),
-                    "config->struct_size must be sizeof(kes_venc_config) = %zu (got %u)", sizeof(kes_venc_config),
-                    config->struct_size);
         auto v = std::make_unique<kes_venc>();
-        v->cfg = *config;
+        kes_venc_config_init(&v->cfg);
+        kes::read_struct(config, KES_STRUCT_SIZE_THROUGH(kes_venc_config, threads), "config", "kes_venc_config",
+                         &v->cfg);
+        config = &v->cfg;  // the full struct from here on
         const kes_board_profile* profile = config->board_profile ? config->board_profile : kes_board_active_profile();
         KES_REQUIRE(profile != nullptr, "no board profile");
         v->profile = *profile;

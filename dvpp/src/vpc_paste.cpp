@@ -6,6 +6,7 @@
 
 #include "kes/error.hpp"
 #include "kes/math.hpp"
+#include "kes/struct_size.hpp"
 #include "vpc_internal.hpp"
 
 namespace kes {
@@ -120,11 +121,9 @@ kes_status kes_vpc_letterbox(kes_dvpp_channel* channel, const kes_image* in, con
         KES_REQUIRE_NOT_NULL(in);
         kes_vpc_letterbox_config cfg;
         kes_vpc_letterbox_config_init(&cfg);
-        if (config) {
-            KES_REQUIRE(config->struct_size == sizeof cfg,
-                        "config->struct_size must be sizeof(kes_vpc_letterbox_config)");
-            cfg = *config;
-        }
+        if (config)
+            kes::read_struct(config, KES_STRUCT_SIZE_THROUGH(kes_vpc_letterbox_config, fill_v), "config",
+                             "kes_vpc_letterbox_config", &cfg);
         const int64_t align = kes::enum_value(cfg.align);
         KES_REQUIRE(align == KES_VPC_LETTERBOX_CENTER || align == KES_VPC_LETTERBOX_TOP_LEFT,
                     "align must be KES_VPC_LETTERBOX_CENTER or _TOP_LEFT (got %lld)", static_cast<long long>(align));

@@ -15,6 +15,7 @@
 #include "fv_repo.hpp"
 #include "kes/error.hpp"
 #include "kes/math.hpp"
+#include "kes/struct_size.hpp"
 #include "kestrel/thread_pool.h"
 
 namespace kes {
@@ -246,12 +247,9 @@ kes_status kes_fv_pq_train(kes_fv_pq* pq, const float* vectors, uint64_t count, 
         KES_REQUIRE_NOT_NULL(vectors);
         kes_fv_pq_train_params p;
         kes_fv_pq_train_params_init(&p);
-        if (params) {
-            KES_REQUIRE(params->struct_size >= sizeof(kes_fv_pq_train_params),
-                        "params->struct_size must be at least %zu (got %u): call kes_fv_pq_train_params_init first",
-                        sizeof(kes_fv_pq_train_params), params->struct_size);
-            p = *params;
-        }
+        if (params)
+            kes::read_struct(params, KES_STRUCT_SIZE_THROUGH(kes_fv_pq_train_params, max_training_vectors), "params",
+                             "kes_fv_pq_train_params", &p);
         KES_REQUIRE(p.iterations >= 1 && p.iterations <= 1000, "params->iterations must be in [1, 1000] (got %u)",
                     p.iterations);
         KES_REQUIRE(p.max_training_vectors >= KES_FV_PQ_TRAIN_MIN,

@@ -11,6 +11,7 @@
 #include "fv_repo.hpp"
 #include "kes/error.hpp"
 #include "kes/math.hpp"
+#include "kes/struct_size.hpp"
 
 using kes::fv::Library;
 
@@ -185,14 +186,10 @@ kes_status kes_fv_repo_create(const kes_fv_config* config, kes_fv_repo** out_rep
     return kes::guard(__func__, [&] {
         KES_REQUIRE_NOT_NULL(config);
         KES_REQUIRE_NOT_NULL(out_repo);
-        KES_REQUIRE(config->struct_size >= kConfigV1Size,
-                    "config->struct_size must be at least %zu (got %u): call kes_fv_config_init first", kConfigV1Size,
-                    config->struct_size);
         auto repo = std::make_unique<kes_fv_repo>();
         kes_fv_config c;
         kes_fv_config_init(&c);
-        std::memcpy(&c, config, std::min<size_t>(config->struct_size, sizeof(kes_fv_config)));
-        c.struct_size = sizeof(kes_fv_config);
+        kes::read_struct(config, kConfigV1Size, "config", "kes_fv_config", &c);
         const int64_t kind = kes::enum_value(c.kind);
         KES_REQUIRE(kind == KES_FV_PQ36 || kind == KES_FV_DENSE,
                     "config->kind must be KES_FV_PQ36 (0) or KES_FV_DENSE (1) (got %lld)",

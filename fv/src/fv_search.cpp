@@ -19,6 +19,7 @@
 #include "fv_repo.hpp"
 #include "kes/error.hpp"
 #include "kes/math.hpp"
+#include "kes/struct_size.hpp"
 #include "kestrel/thread_pool.h"
 #include "kestrel/trace.h"
 
@@ -103,12 +104,10 @@ struct Params {
 };
 
 Params check_params(const kes_fv_repo& repo, const kes_fv_search_params* p) {
-    KES_REQUIRE_NOT_NULL(p);
-    KES_REQUIRE(p->struct_size >= kParamsV1Size,
-                "params->struct_size must be at least %zu (got %u): call kes_fv_search_params_init first",
-                kParamsV1Size, p->struct_size);
-    const bool has_rerank = p->struct_size >= offsetof(kes_fv_search_params, rerank) + sizeof(uint32_t);
-    Params out{p->range, p->k, p->use_threshold != 0, p->threshold, has_rerank ? p->rerank : 0u};
+    kes_fv_search_params full;
+    kes_fv_search_params_init(&full);
+    kes::read_struct(p, kParamsV1Size, "params", "kes_fv_search_params", &full);
+    Params out{full.range, full.k, full.use_threshold != 0, full.threshold, full.rerank};
     const kes_fv_range& r = out.range;
     KES_REQUIRE(r.id0_min <= r.id0_max && r.id0_max <= KES_FV_ID_MAX,
                 "params->range must have id0_min <= id0_max <= %u (got %u..%u)", KES_FV_ID_MAX, r.id0_min, r.id0_max);

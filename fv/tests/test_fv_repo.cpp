@@ -1,5 +1,10 @@
 // Repository model: creation, aclfv offsets, delete/modify/delete_range, storage schemes.
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "fv_test_util.hpp"
 
@@ -299,3 +304,96 @@ TEST(FvRepo, CosineNormalisesAtInsertAndF16RoundsToNearest) {
 }
 
 }  // namespace
+
+// struct_size (kes/struct_size.hpp): every fv struct is accepted from its first release up (fields it
+// lacks take their defaults) and, newer, only with a zero tail.
+namespace {
+// A caller's struct of `size` bytes: `full` cut short (the bytes after it are garbage, as in an app's
+// memory), or followed by a tail of `tail` bytes (an app built against newer headers).
+template <class T>
+class SizedStruct {
+public:
+    SizedStruct(const T& full, size_t size, unsigned char tail = 0)
+        : storage_((size + 64) / sizeof(std::max_align_t) + 1) {
+        auto* b = reinterpret_cast<unsigned char*>(storage_.data());
+        std::memset(b, 0xEE, storage_.size() * sizeof(std::max_align_t));
+        std::memcpy(b, &full, std::min(size, sizeof(T)));
+        if (size > sizeof(T)) std::memset(b + sizeof(T), tail, size - sizeof(T));
+        get()->struct_size = static_cast<uint32_t>(size);
+    }
+    T* get() { return reinterpret_cast<T*>(storage_.data()); }
+    const unsigned char* bytes() const { return reinterpret_cast<const unsigned char*>(storage_.data()); }
+
+private:
+    std::vector<std::max_align_t> storage_;
+};
+
+// The struct_size contract (kes/struct_size.hpp) for one public struct: accepted from its first
+// released size up, refused below it, and above sizeof(T) accepted only with an all-zero tail.
+template <class T, class Call>
+void expect_struct_growth(const T& full, size_t first, Call call) {
+    SizedStruct<T> at_first(full, first);
+    EXPECT_EQ(call(at_first.get()), KES_OK) << "the first released size, " << first << ": " << kes_last_error();
+    SizedStruct<T> below(full, first - 4);
+    EXPECT_EQ(call(below.get()), KES_ERR_INVALID_ARGUMENT) << "below the first released size";
+    SizedStruct<T> zero_tail(full, sizeof(T) + 24, 0);
+    EXPECT_EQ(call(zero_tail.get()), KES_OK) << "a newer struct with a zero tail: " << kes_last_error();
+    SizedStruct<T> set_tail(full, sizeof(T) + 24, 1);
+    EXPECT_EQ(call(set_tail.get()), KES_ERR_INVALID_ARGUMENT) << "a newer struct asking for more";
+    EXPECT_NE(std::strstr(kes_last_error(), "does not know"), nullptr) << kes_last_error();
+}
+
+}  // namespace
+
+TEST(FvRepo, ConfigGrowsWithoutBreakingApps) {
+    kes_fv_config cfg;
+    kes_fv_config_init(&cfg);
+    cfg.kind = KES_FV_DENSE;
+    cfg.dim = 4;
+    expect_struct_growth(cfg, offsetof(kes_fv_config, keep_f32), [](kes_fv_config* c) {
+        kes_fv_repo* repo = nullptr;
+        const kes_status st = kes_fv_repo_create(c, &repo);
+        kes_fv_repo_destroy(repo);
+        return st;
+    });
+}
+
+TEST(FvSearch, ParamsGrowWithoutBreakingApps) {
+    kes_fv_config cfg;
+    kes_fv_config_init(&cfg);
+    cfg.kind = KES_FV_DENSE;
+    cfg.dim = 4;
+    kes_fv_repo* repo = nullptr;
+    ASSERT_EQ(kes_fv_repo_create(&cfg, &repo), KES_OK) << kes_last_error();
+    const float v[4] = {1, 0, 0, 0};
+    ASSERT_EQ(kes_fv_repo_add(repo, 0, 0, 0, v, 1, 4 * sizeof(float)), KES_OK) << kes_last_error();
+    kes_fv_search_params params;
+    kes_fv_search_params_init(&params);
+    params.k = 1;
+    expect_struct_growth(params, offsetof(kes_fv_search_params, rerank), [&](kes_fv_search_params* p) {
+        kes_fv_result r[1];
+        uint32_t n = 0;
+        return kes_fv_search(repo, v, 4, p, r, 1, &n);
+    });
+    kes_fv_repo_destroy(repo);
+}
+
+TEST(FvPq, TrainParamsGrowWithoutBreakingApps) {
+    const uint32_t dim = 64;
+    std::vector<float> data(size_t(KES_FV_PQ_TRAIN_MIN) * dim);
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> u(-1, 1);
+    for (float& x : data) x = u(rng);
+    kes_fv_pq_train_params params;
+    kes_fv_pq_train_params_init(&params);
+    params.iterations = 1;
+    expect_struct_growth(params, offsetof(kes_fv_pq_train_params, max_training_vectors) + sizeof(uint64_t),
+                         [&](kes_fv_pq_train_params* p) {
+                             kes_fv_pq* pq = nullptr;
+                             EXPECT_EQ(kes_fv_pq_create(dim, &pq), KES_OK) << kes_last_error();
+                             const kes_status st =
+                                 kes_fv_pq_train(pq, data.data(), KES_FV_PQ_TRAIN_MIN, data.size(), p);
+                             kes_fv_pq_destroy(pq);
+                             return st;
+                         });
+}

@@ -36,6 +36,7 @@
 #include "kes/error.hpp"
 #include "kes/logging.hpp"
 #include "kes/math.hpp"
+#include "kes/struct_size.hpp"
 #include "kestrel/memory.h"
 
 namespace kes {
@@ -712,10 +713,6 @@ void MemPool::report_leaks() const {
 }
 
 PoolSettings validate(const kes_mem_pool_config& config) {
-    KES_REQUIRE(config.struct_size >= sizeof(kes_mem_pool_config),
-                "config->struct_size is %u, expected at least sizeof(kes_mem_pool_config) = %zu "
-                "(start from kes_mem_pool_config_init)",
-                static_cast<unsigned>(config.struct_size), sizeof(kes_mem_pool_config));
     PoolSettings s;
     s.name = config.name != nullptr ? config.name : "pool";
     KES_REQUIRE(config.initial_bytes > 0, "pool '%s': initial_bytes must be > 0", s.name.c_str());
@@ -783,7 +780,11 @@ kes_status kes_mem_pool_create(const kes_mem_pool_config* config, kes_mem_pool**
         KES_REQUIRE_NOT_NULL(out_pool);
         *out_pool = nullptr;
         KES_REQUIRE_NOT_NULL(config);
-        auto pool = std::make_unique<kes_mem_pool>(kes::validate(*config));
+        kes_mem_pool_config c;
+        kes_mem_pool_config_init(&c);
+        kes::read_struct(config, KES_STRUCT_SIZE_THROUGH(kes_mem_pool_config, name), "config", "kes_mem_pool_config",
+                         &c);
+        auto pool = std::make_unique<kes_mem_pool>(kes::validate(c));
         *out_pool = pool.release();  // owned by the caller until kes_mem_pool_destroy
         return KES_OK;
     });

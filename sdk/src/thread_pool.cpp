@@ -17,6 +17,7 @@
 
 #include "kes/error.hpp"
 #include "kes/logging.hpp"
+#include "kes/struct_size.hpp"
 #include "kestrel/cpu.h"
 #include "kestrel/thread_pool.h"
 
@@ -212,12 +213,9 @@ kes_status kes_thread_pool_create(const kes_thread_pool_config* config, kes_thre
         *out_pool = nullptr;
         kes_thread_pool_config c;
         kes_thread_pool_config_init(&c);
-        if (config) {
-            KES_REQUIRE(config->struct_size >= sizeof c,
-                        "config->struct_size %u < %zu (call kes_thread_pool_config_init)", config->struct_size,
-                        sizeof c);
-            c = *config;
-        }
+        if (config)
+            kes::read_struct(config, KES_STRUCT_SIZE_THROUGH(kes_thread_pool_config, name), "config",
+                             "kes_thread_pool_config", &c);
         KES_REQUIRE(c.threads <= 1024, "threads %u > 1024", c.threads);
         KES_REQUIRE(c.affinity_count == 0 || c.cpu_affinity != nullptr, "affinity_count %u but cpu_affinity is NULL",
                     c.affinity_count);

@@ -1,0 +1,139 @@
+// struct_size (kes/struct_size.hpp, ARCHITECTURE.md "Config structs"): every public dvpp struct is
+// accepted at the size of its first release and at a newer, larger size whose unknown tail is zero; a
+// non-zero tail and a size below the first release are refused. Output structs get their tail zeroed.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "dvpp_test_util.hpp"
+#include "kestrel/dvpp.h"
+#include "kestrel/dvpp_video.h"
+
+namespace {
+
+// sizeof a struct that ended at byte `end`, as the compiler pads it.
+constexpr size_t padded(size_t end, size_t align) {
+    return (end + align - 1) / align * align;
+}
+
+// A caller's struct of `size` bytes: `full` cut short (the bytes after it are garbage, as in an app's
+// memory), or followed by a tail of `tail` bytes (an app built against newer headers).
+template <class T>
+class SizedStruct {
+public:
+    SizedStruct(const T& full, size_t size, unsigned char tail = 0)
+        : storage_((size + 64) / sizeof(std::max_align_t) + 1) {
+        auto* b = reinterpret_cast<unsigned char*>(storage_.data());
+        std::memset(b, 0xEE, storage_.size() * sizeof(std::max_align_t));
+        std::memcpy(b, &full, std::min(size, sizeof(T)));
+        if (size > sizeof(T)) std::memset(b + sizeof(T), tail, size - sizeof(T));
+        get()->struct_size = static_cast<uint32_t>(size);
+    }
+    T* get() { return reinterpret_cast<T*>(storage_.data()); }
+    const unsigned char* bytes() const { return reinterpret_cast<const unsigned char*>(storage_.data()); }
+
+private:
+    std::vector<std::max_align_t> storage_;
+};
+
+// The struct_size contract (kes/struct_size.hpp) for one public struct: accepted from its first
+// released size up, refused below it, and above sizeof(T) accepted only with an all-zero tail.
+template <class T, class Call>
+void expect_struct_growth(const T& full, size_t first, Call call) {
+    SizedStruct<T> at_first(full, first);
+    EXPECT_EQ(call(at_first.get()), KES_OK) << "the first released size, " << first << ": " << kes_last_error();
+    SizedStruct<T> below(full, first - 4);
+    EXPECT_EQ(call(below.get()), KES_ERR_INVALID_ARGUMENT) << "below the first released size";
+    SizedStruct<T> zero_tail(full, sizeof(T) + 24, 0);
+    EXPECT_EQ(call(zero_tail.get()), KES_OK) << "a newer struct with a zero tail: " << kes_last_error();
+    SizedStruct<T> set_tail(full, sizeof(T) + 24, 1);
+    EXPECT_EQ(call(set_tail.get()), KES_ERR_INVALID_ARGUMENT) << "a newer struct asking for more";
+    EXPECT_NE(std::strstr(kes_last_error(), "does not know"), nullptr) << kes_last_error();
+}
+
+TEST(StructSize, DvppChannelConfigGrowsWithoutBreakingApps) {
+    kes_dvpp_channel_config cfg;
+    kes_dvpp_channel_config_init(&cfg);
+    expect_struct_growth(cfg, offsetof(kes_dvpp_channel_config, max_pixels) + 8, [](kes_dvpp_channel_config* c) {
+        kes_dvpp_channel* ch = nullptr;
+        const kes_status st = kes_dvpp_channel_create(c, &ch);
+        kes_dvpp_channel_destroy(ch);
+        return st;
+    });
+}
+
+TEST(StructSize, VpcLetterboxConfigGrowsWithoutBreakingApps) {
+    kes_dvpp_channel* ch = nullptr;
+    ASSERT_EQ(kes_dvpp_channel_create(nullptr, &ch), KES_OK) << kes_last_error();
+    uint32_t ws = 0, hs = 0;
+    ASSERT_EQ(kes_image_strides(KES_PIXEL_NV12, 64, 48, KES_STRIDE_VPC, kes_board_get(), &ws, &hs), KES_OK);
+    kes_image in;
+    ASSERT_EQ(kes_image_alloc(&in, nullptr, KES_PIXEL_NV12, 64, 48, ws, hs), KES_OK) << kes_last_error();
+    std::memset(in.data, 128, in.size);
+    kes_vpc_letterbox_config cfg;
+    kes_vpc_letterbox_config_init(&cfg);
+    expect_struct_growth(cfg, padded(offsetof(kes_vpc_letterbox_config, fill_v) + 1, alignof(kes_vpc_letterbox_config)),
+                         [&](kes_vpc_letterbox_config* c) {
+                             kes_image out;
+                             const kes_status st =
+                                 kes_vpc_letterbox(ch, &in, nullptr, 64, 64, c, nullptr, &out, nullptr);
+                             kes_image_release(&out);
+                             return st;
+                         });
+    kes_image_release(&in);
+    kes_dvpp_channel_destroy(ch);
+}
+
+TEST(StructSize, VdecConfigGrowsWithoutBreakingApps) {
+    kes_vdec_config cfg;
+    kes_vdec_config_init(&cfg);
+    cfg.codec = KES_VIDEO_CODEC_H264;  // packet mode: no source needed
+    expect_struct_growth(cfg, offsetof(kes_vdec_config, max_pixels) + 8, [](kes_vdec_config* c) {
+        kes_vdec* v = nullptr;
+        const kes_status st = kes_vdec_create(c, &v);
+        kes_vdec_destroy(v);
+        return st;
+    });
+}
+
+TEST(StructSize, VencConfigGrowsWithoutBreakingApps) {
+    const std::string path = std::string(KES_TEST_TMPDIR) + "/struct-size.h264";
+    kes_venc_config cfg;
+    kes_venc_config_init(&cfg);
+    cfg.path = path.c_str();
+    cfg.container = KES_VENC_CONTAINER_ANNEXB;
+    cfg.width = 320;
+    cfg.height = 240;
+    expect_struct_growth(cfg, padded(offsetof(kes_venc_config, threads) + 4, alignof(kes_venc_config)),
+                         [](kes_venc_config* c) {
+                             kes_venc* e = nullptr;
+                             const kes_status st = kes_venc_create(c, &e);
+                             kes_venc_destroy(e);
+                             return st;
+                         });
+}
+
+TEST(StructSize, JpegInfoOfAnyReleaseIsFilledAndANewerTailZeroed) {
+    const auto jpeg = kes_test::encode_jpeg(48, 32, TJSAMP_420);
+    kes_dvpp_channel* ch = nullptr;
+    ASSERT_EQ(kes_dvpp_channel_create(nullptr, &ch), KES_OK) << kes_last_error();
+    kes_jpeg_info full;
+    full.struct_size = sizeof full;
+    ASSERT_EQ(kes_jpeg_get_info(ch, jpeg.data(), jpeg.size(), KES_PIXEL_NV12, &full), KES_OK) << kes_last_error();
+    SizedStruct<kes_jpeg_info> newer(full, sizeof(kes_jpeg_info) + 24, 0xAB);  // uninitialised tail
+    ASSERT_EQ(kes_jpeg_get_info(ch, jpeg.data(), jpeg.size(), KES_PIXEL_NV12, newer.get()), KES_OK) << kes_last_error();
+    EXPECT_EQ(newer.get()->width, 48u);
+    EXPECT_EQ(newer.get()->struct_size, sizeof(kes_jpeg_info) + 24);
+    for (size_t i = sizeof(kes_jpeg_info); i < sizeof(kes_jpeg_info) + 24; ++i)
+        EXPECT_EQ(newer.bytes()[i], 0) << "byte " << i << " of the fields this Kestrel does not know";
+    SizedStruct<kes_jpeg_info> short_info(full, 8);
+    EXPECT_EQ(kes_jpeg_get_info(ch, jpeg.data(), jpeg.size(), KES_PIXEL_NV12, short_info.get()),
+              KES_ERR_INVALID_ARGUMENT);
+    kes_dvpp_channel_destroy(ch);
+}
+
+}  // namespace
