@@ -327,11 +327,25 @@ static int run(int argc, char** argv) {
     uint32_t every = 15;
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--threshold") == 0 && i + 1 < argc) {
-            threshold = strtof(argv[++i], NULL);
+            /* A typo must not become 0, where every stranger "matches". */
+            char* end = NULL;
+            const char* arg = argv[++i];
+            threshold = strtof(arg, &end);
+            if (arg[0] == '\0' || *end != '\0' || !(threshold >= -1.0f && threshold <= 1.0f)) {
+                fprintf(stderr, "face-search: --threshold must be a cosine in -1..1 (got '%s')\n", arg);
+                return 2;
+            }
         } else if (strcmp(argv[i], "--video") == 0 && i + 1 < argc) {
             video = argv[++i];
         } else if (strcmp(argv[i], "--every") == 0 && i + 1 < argc) {
-            every = (uint32_t)strtoul(argv[++i], NULL, 10);
+            char* end = NULL;
+            const char* arg = argv[++i];
+            const unsigned long v = strtoul(arg, &end, 10);
+            if (arg[0] == '\0' || arg[0] == '-' || *end != '\0' || v < 1 || v > 1000000) {
+                fprintf(stderr, "face-search: --every must be a frame count in 1..1000000 (got '%s')\n", arg);
+                return 2;
+            }
+            every = (uint32_t)v;
         } else if (argv[i][0] == '-' || npaths == 64) {
             fprintf(stderr,
                     "usage: face-search DETECTOR.kom EMBEDDER.kom GALLERY.jpg [QUERY.jpg ...] [--video FILE|URL "

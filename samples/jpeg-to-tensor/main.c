@@ -79,9 +79,19 @@ static int run(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--board") == 0 && i + 1 < argc) {
             kes_board b;
-            if (kes_board_from_name(argv[++i], &b) != KES_OK || kes_board_set(b) != KES_OK) return fail("--board");
+            if (kes_board_from_name(argv[++i], &b) != KES_OK || kes_board_set(b) != KES_OK) {
+                fprintf(stderr, "jpeg-to-tensor: --board: %s\n", kes_last_error());
+                return 2; /* a bad argument is a usage error, like every other tool's */
+            }
         } else if (strcmp(argv[i], "--size") == 0 && i + 1 < argc) {
-            size = (uint32_t)strtoul(argv[++i], NULL, 10);
+            char* end = NULL;
+            const char* arg = argv[++i];
+            const unsigned long v = strtoul(arg, &end, 10);
+            if (arg[0] == '\0' || arg[0] == '-' || *end != '\0' || v > 1024) {
+                fprintf(stderr, "jpeg-to-tensor: --size must be an even number in 32..1024 (got '%s')\n", arg);
+                return 2;
+            }
+            size = (uint32_t)v;
         } else if (argv[i][0] == '-') {
             fprintf(stderr, "usage: jpeg-to-tensor [--board 310|310B|host] [--size N] [photo.jpg]\n");
             return strcmp(argv[i], "--help") == 0 ? 0 : 2;

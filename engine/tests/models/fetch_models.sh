@@ -19,7 +19,14 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cache="${KES_MODEL_CACHE:-$HOME/.cache/kestrel/models}"
 reference=1
-[[ "${1:-}" == "--no-reference" ]] && reference=0
+# Unknown arguments are refused (exit 2): a misspelt --no-reference used to be ignored in silence.
+for arg in "$@"; do
+  case "$arg" in
+    --no-reference) reference=0 ;;
+    -h|--help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; exit 0 ;;
+    *) echo "fetch_models.sh: unknown argument '$arg' (usage: fetch_models.sh [--no-reference])" >&2; exit 2 ;;
+  esac
+done
 
 mkdir -p "$cache/files" "$cache/extract"
 cd "$cache"
