@@ -67,14 +67,16 @@ struct Args {
         const auto it = options.find(k);
         return it == options.end() ? def : it->second;
     }
-    uint64_t number(const std::string& k, uint64_t def, uint64_t max) const {
+    // The range in the message is the one enforced: --k said [0, max] and then refused 0.
+    uint64_t number(const std::string& k, uint64_t def, uint64_t max, uint64_t min = 0) const {
         if (!has(k)) return def;
         const std::string& s = options.at(k);
         char* end = nullptr;
         errno = 0;
         const unsigned long long v = std::strtoull(s.c_str(), &end, 10);
-        if (s.empty() || s[0] == '-' || *end != '\0' || errno != 0 || v > max)
-            usage_error(k + " must be an integer in [0, " + std::to_string(max) + "] (got '" + s + "')");
+        if (s.empty() || s[0] == '-' || *end != '\0' || errno != 0 || v < min || v > max)
+            usage_error(k + " must be an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "] (got '" +
+                        s + "')");
         return v;
     }
 };
@@ -497,12 +499,14 @@ int cmd_train_pq(int argc, char** argv) {
     kes_fv_pq_train_params p;
     kes_fv_pq_train_params_init(&p);
     p.seed = a.number("--seed", 1, UINT64_MAX);
-    p.iterations = static_cast<uint32_t>(a.number("--iterations", 25, 1000));
+    p.iterations = static_cast<uint32_t>(a.number("--iterations", 25, 1000, 1));
     p.max_training_vectors = a.number("--max-train", 65536, UINT64_MAX);
     const std::vector<float> x = m.all();
     check(kes_fv_pq_train(pq.get(), x.data(), m.layout.rows, x.size(), &p), "training");
     check(kes_fv_repo_set_pq(repo.get(), pq.get()), "storing the codebook");
     save(repo.get(), a.positional[0]);
+    std::fprintf(stderr, "trained a 32 x 256 codebook for dim %u from %" PRIu64 " vectors\n", m.layout.cols,
+                 m.layout.rows);
     return kOk;
 }
 
@@ -537,7 +541,7 @@ int cmd_search(int argc, char** argv) {
     const kes_fv_config c = config_of(repo.get());
     kes_fv_search_params p;
     kes_fv_search_params_init(&p);
-    p.k = static_cast<uint32_t>(a.number("--k", 10, c.max_topk));
+    p.k = static_cast<uint32_t>(a.number("--k", 10, c.max_topk, 1));
     p.rerank = static_cast<uint32_t>(a.number("--rerank", 0, KES_FV_TOPK_LIMIT));
     id_range(a, "--id0", &p.range.id0_min, &p.range.id0_max);
     id_range(a, "--id1", &p.range.id1_min, &p.range.id1_max);
@@ -563,6 +567,10 @@ int cmd_search(int argc, char** argv) {
                                           queries.data() + i * KES_FV_PQ36_TABLE_FLOATS, KES_FV_PQ36_TABLE_FLOATS),
                   "building the ADC table");
     } else {
+        // Said in dims: the library would report the query buffer's size in floats.
+        const uint32_t dim = c.kind == KES_FV_PQ36 ? KES_FV_PQ36_TABLE_FLOATS : c.dim;
+        if (m.layout.rows && m.layout.cols != dim)
+            failure("queries have dim " + std::to_string(m.layout.cols) + ", the repository " + std::to_string(dim));
         queries = q;
     }
     if (m.layout.rows > UINT32_MAX) failure("too many queries");
@@ -636,6 +644,7 @@ int cmd_delete(int argc, char** argv) {
             usage_error("--offset needs single ids, not ranges");
         const uint32_t off = static_cast<uint32_t>(a.number("--offset", 0, UINT32_MAX));
         check(kes_fv_repo_delete(repo.get(), range.id0_min, range.id1_min, off), "deleting");
+        std::fprintf(stderr, "deleted feature (%u, %u, %u)\n", range.id0_min, range.id1_min, off);
     } else {
         uint32_t n = 0;
         check(kes_fv_repo_delete_range(repo.get(), &range, &n), "deleting libraries");
