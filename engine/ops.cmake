@@ -1,14 +1,26 @@
-# ops.cmake — the reference operator kernels (src/ops/, one file per family; see src/op.hpp) and
+# ops.cmake — the kernels: the reference set (src/kernels/ref/, one file per op family: the OpDefs and
+# the oracle kernels, see src/op.hpp), the fast kernels (src/kernels/common/: op drivers over the
+# per-ISA microkernel tables of src/kernels/{common,x86,arm}/, chosen by src/kernels/select.cpp) and
 # their tests. Included by engine/CMakeLists.txt; appends to engine_sources / engine_test_sources.
 list(APPEND engine_sources
-  src/ops/op_util.cpp
-  src/ops/elementwise.cpp
-  src/ops/nn.cpp
-  src/ops/shape.cpp
-  src/ops/reduce.cpp
-  src/ops/misc.cpp
-  src/ops/rnn.cpp
-  src/ops/sampling.cpp)
+  src/kernels/ref/op_util.cpp
+  src/kernels/ref/elementwise.cpp
+  src/kernels/ref/nn.cpp
+  src/kernels/ref/shape.cpp
+  src/kernels/ref/reduce.cpp
+  src/kernels/ref/misc.cpp
+  src/kernels/ref/rnn.cpp
+  src/kernels/ref/sampling.cpp
+  src/kernels/select.cpp
+  src/kernels/common/microkernels.cpp
+  src/kernels/common/conv_nhwc.cpp
+  src/kernels/common/elementwise.cpp
+  src/kernels/common/pool_nhwc.cpp
+  src/kernels/x86/microkernels_avx2.cpp
+  src/kernels/x86/microkernels_avx512.cpp
+  src/kernels/arm/microkernels_neon.cpp)
+kes_add_simd_source(src/kernels/x86/microkernels_avx2.cpp X86 -mavx2 -mfma)
+kes_add_simd_source(src/kernels/x86/microkernels_avx512.cpp X86 -mavx512f -mavx2 -mfma)
 
 set(engine_ops_test_sources
   tests/test_ops_elementwise.cpp
@@ -18,7 +30,8 @@ set(engine_ops_test_sources
   tests/test_ops_misc.cpp
   tests/test_ops_inplace.cpp
   tests/test_ops_rnn.cpp
-  tests/test_ops_sampling.cpp)
+  tests/test_ops_sampling.cpp
+  tests/test_kernels_fast.cpp)
 
 # The ops get their own test binary (kes_engine_ops_tests, label "engine"): every test runs each
 # kernel under the allocation counter, so the binary links alloc_counter.cpp as well.

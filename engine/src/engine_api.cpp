@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <memory>
@@ -40,13 +41,21 @@ struct kes_model {
     std::vector<kes::Program> programs;  // [0]: as written (the largest gear); then the other gears
     const uint8_t* weights = nullptr;    // the 128-byte aligned blob (owned, caller's or mapped)
     void* owned_weights = nullptr;       // kes_mem_alloc'd
-    void* map = nullptr;                 // mmap of the file (KES_MODEL_LOAD_MMAP)
+    // Kernel interface v2: packed weights (one slice per node, shared by every gear) after the blob
+    // in the weight region, and the scratch every context reserves after its arena.
+    size_t packed_size = 0;
+    size_t scratch_size = 0;
+    std::vector<size_t> packed_offset;  // per node, into the packed region
+    uint8_t* packed = nullptr;
+    void* owned_packed = nullptr;
+    void* map = nullptr;  // mmap of the file (KES_MODEL_LOAD_MMAP)
     size_t map_size = 0;
     void* work = nullptr;  // caller work memory from a *_with_mem load
     size_t work_size = 0;
 
     ~kes_model() {
         programs.clear();  // kernels may point into the weights
+        kes_mem_free(owned_packed);
         kes_mem_free(owned_weights);
         if (map) munmap(map, map_size);
     }
@@ -74,6 +83,10 @@ struct kes_model_context {
     const kes::Program* program = nullptr;  // the selected gear
     std::vector<const void*> in_ptrs;       // per-node scratch, sized at creation
     std::vector<void*> out_ptrs;
+    kes::RunContext rc;                     // threads and scratch (the arena's tail) for the kernels
+    kes_thread_pool* owned_pool = nullptr;  // a pool of its own when the config pins CPUs
+    bool profiling = false;
+    std::vector<uint64_t> node_ns;  // per node, the last run's time (profiling on)
 
     std::mutex mutex;
     std::condition_variable cv;
@@ -94,6 +107,7 @@ struct kes_model_context {
             cv.notify_all();
             worker.join();
         }
+        kes_thread_pool_destroy(owned_pool);
         kes_mem_free(owned_arena);
     }
 };
@@ -103,8 +117,19 @@ namespace {
 size_t arena_bytes(const kes::ModelInfo& m) {
     return static_cast<size_t>(m.arena_size);
 }
-size_t weight_bytes(const kes::ModelInfo& m) {
+size_t blob_bytes(const kes::ModelInfo& m) {
     return static_cast<size_t>(m.weights_size);
+}
+size_t align128(size_t n) {
+    return (n + KES_MEM_ALIGNMENT - 1) / KES_MEM_ALIGNMENT * KES_MEM_ALIGNMENT;
+}
+// What kes_model_query_size reports: the arena plus the largest scratch of any node, and the weight
+// blob plus the packed weights.
+size_t work_bytes(const kes_model& model) {
+    return arena_bytes(model.info) + model.scratch_size;
+}
+size_t weight_bytes(const kes_model& model) {
+    return blob_bytes(model.info) + model.packed_size;
 }
 
 void check_region(const char* what, const void* ptr, size_t size, size_t needed) {
@@ -116,18 +141,56 @@ void check_region(const char* what, const void* ptr, size_t size, size_t needed)
     KES_REQUIRE(size >= needed, "%s_size %zu is smaller than the model needs (%zu bytes)", what, size, needed);
 }
 
-// The kernels of every gear: the largest (as written) first.
+// The kernels of every gear (the largest, as written, first), with fast kernels where they apply; then
+// the sizes they need: packed weights (one slice per node, laid out from the first gear, which every
+// other gear's kernel of that node shares) and scratch (the largest of any kernel at kMaxThreads).
 void build_programs(kes_model& model) {
     const kes::ModelInfo& m = model.info;
     kes::Gear largest;
     if (!m.batch_gears.empty()) largest.batch = m.batch_gears.back();
     if (!m.image_sizes.empty()) std::tie(largest.height, largest.width) = m.image_sizes.back();
-    model.programs.push_back(kes::build_program(m, model.weights, largest));
+    model.programs.push_back(kes::build_program(m, model.weights, largest, true));
     for (size_t g = 0; g + 1 < m.batch_gears.size(); ++g)
-        model.programs.push_back(kes::build_program(m, model.weights, kes::Gear{m.batch_gears[g], 0, 0}));
+        model.programs.push_back(kes::build_program(m, model.weights, kes::Gear{m.batch_gears[g], 0, 0}, true));
     for (size_t g = 0; g + 1 < m.image_sizes.size(); ++g)
         model.programs.push_back(
-            kes::build_program(m, model.weights, kes::Gear{0, m.image_sizes[g].first, m.image_sizes[g].second}));
+            kes::build_program(m, model.weights, kes::Gear{0, m.image_sizes[g].first, m.image_sizes[g].second}, true));
+
+    model.packed_offset.assign(m.nodes.size(), 0);
+    size_t packed = 0, scratch = 0;
+    for (size_t i = 0; i < m.nodes.size(); ++i) {
+        const size_t bytes = model.programs.front().kernels[i]->packed_bytes();
+        model.packed_offset[i] = packed;
+        packed += align128(bytes);
+        for (const kes::Program& p : model.programs) {
+            // Packing depends on the weights and attributes only (op.hpp), so every gear agrees.
+            if (p.kernels[i]->packed_bytes() != bytes)
+                KES_FAIL(KES_ERR_INTERNAL, "model: node %zu (%s): the packed weights differ between gears", i,
+                         m.nodes[i].name.c_str());
+            scratch = std::max(scratch, p.kernels[i]->scratch_bytes(kes::kMaxThreads));
+        }
+    }
+    model.packed_size = packed;
+    model.scratch_size = align128(scratch);
+}
+
+// Packs every node's weights once into `region` (packed_size bytes) and gives the slice to each gear.
+void pack_weights(kes_model& model, uint8_t* region) {
+    model.packed = region;
+    for (size_t i = 0; i < model.info.nodes.size(); ++i) {
+        if (model.programs.front().kernels[i]->packed_bytes() == 0) continue;
+        uint8_t* slice = region + model.packed_offset[i];
+        model.programs.front().kernels[i]->pack(slice);
+        for (kes::Program& p : model.programs) p.kernels[i]->bind_packed(slice);
+    }
+}
+
+// The packed region in engine memory (no caller weight memory, or a mapped file).
+void pack_weights_owned(kes_model& model) {
+    if (model.packed_size == 0) return;
+    if (kes_mem_alloc(KES_MEM_HOST, model.packed_size, &model.owned_packed) != KES_OK)
+        KES_FAIL(KES_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes of packed weights", model.packed_size);
+    pack_weights(model, static_cast<uint8_t*>(model.owned_packed));
 }
 
 // Parses each input's aipp_op text (one block, written by kes-convert) into AIPP parameters, so that
@@ -160,20 +223,30 @@ std::unique_ptr<kes_model> load(const uint8_t* data, size_t size, void* work, si
     auto model = std::make_unique<kes_model>();
     model->info = kes::parse_kom(data, size);
     const kes::ModelInfo& m = model->info;
-    check_region("work", work, work_size, arena_bytes(m));
-    check_region("weight", weight, weight_size, weight_bytes(m));
+    // The kernels are built over the weights where they will stay, so the blob is copied first; the
+    // sizes that include packed weights and scratch are known only then.
+    check_region("weight", weight, weight_size, blob_bytes(m));
     model->work = work;
     model->work_size = work_size;
     if (m.weights_size != 0) {
         if (!weight) {
-            if (kes_mem_alloc(KES_MEM_HOST, weight_bytes(m), &model->owned_weights) != KES_OK)
-                KES_FAIL(KES_ERR_OUT_OF_MEMORY, "cannot allocate %zu weight bytes", weight_bytes(m));
-            weight = model->owned_weights;
+            if (kes_mem_alloc(KES_MEM_HOST, blob_bytes(m), &model->owned_weights) != KES_OK)
+                KES_FAIL(KES_ERR_OUT_OF_MEMORY, "cannot allocate %zu weight bytes", blob_bytes(m));
+        } else {
+            model->weights = static_cast<const uint8_t*>(weight);
         }
-        std::memcpy(weight, data + m.weights_offset, weight_bytes(m));
-        model->weights = static_cast<const uint8_t*>(weight);
+        void* blob = weight ? weight : model->owned_weights;
+        std::memcpy(blob, data + m.weights_offset, blob_bytes(m));
+        model->weights = static_cast<const uint8_t*>(blob);
     }
     build_programs(*model);
+    check_region("work", work, work_size, work_bytes(*model));
+    if (weight) {
+        check_region("weight", weight, weight_size, weight_bytes(*model));
+        pack_weights(*model, static_cast<uint8_t*>(weight) + blob_bytes(m));
+    } else {
+        pack_weights_owned(*model);
+    }
     prepare_aipp(*model);
     return model;
 }
@@ -198,6 +271,7 @@ std::unique_ptr<kes_model> load_mapped(const char* path) {
     model->info = kes::parse_kom(bytes, size);
     model->weights = model->info.weights_size ? bytes + model->info.weights_offset : nullptr;
     build_programs(*model);
+    pack_weights_owned(*model);
     prepare_aipp(*model);
     return model;
 }
@@ -244,11 +318,22 @@ void run(kes_model_context* ctx) {
         const uint8_t* base = ti.weight >= 0 ? model.weights : ctx->arena;
         return const_cast<uint8_t*>(base) + ti.offset;
     };
+    const bool tracing = kes_trace_enabled() != 0;
     for (size_t i = 0; i < m.nodes.size(); ++i) {
         const kes::NodeInfo& n = m.nodes[i];
         for (size_t k = 0; k < n.inputs.size(); ++k) ctx->in_ptrs[k] = ptr(n.inputs[k]);
         for (size_t k = 0; k < n.outputs.size(); ++k) ctx->out_ptrs[k] = ptr(n.outputs[k]);
-        p.kernels[i]->run(ctx->in_ptrs.data(), ctx->out_ptrs.data());
+        if (!ctx->profiling) {
+            p.kernels[i]->run(ctx->rc, ctx->in_ptrs.data(), ctx->out_ptrs.data());
+            continue;
+        }
+        // Profiling: one span per node (named after the node) and its time for the layer profile.
+        if (tracing) kes_trace_begin("engine.node", n.name.c_str());
+        const auto start = std::chrono::steady_clock::now();
+        p.kernels[i]->run(ctx->rc, ctx->in_ptrs.data(), ctx->out_ptrs.data());
+        ctx->node_ns[i] = static_cast<uint64_t>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+        if (tracing) kes_trace_end();
     }
 }
 
@@ -430,6 +515,45 @@ kes_status find_io(const char* fn, const kes_model* model, bool input, const cha
     });
 }
 
+// Multiply-adds × 2 of the compute-heavy ops (Conv, ConvTranspose, Gemm, MatMul) at the program's
+// shapes, for the profile's GFLOP/s; 0 for other ops.
+double layer_flops(const kes::ModelInfo& m, const kes::Program& p, size_t node) {
+    const kes::NodeInfo& n = m.nodes[node];
+    if (n.outputs.empty() || n.outputs[0] < 0 || n.inputs.size() < 2 || n.inputs[1] < 0) return 0.0;
+    const kes::Shape& y = p.shapes[static_cast<size_t>(n.outputs[0])];
+    const kes::Shape& w = p.shapes[static_cast<size_t>(n.inputs[1])];
+    double out = 1.0, per = 1.0;
+    for (int64_t d : y) out *= static_cast<double>(d);
+    if (n.op == "Conv") {
+        // Each output takes C/group × kernel taps: the weight's elements over its out channels.
+        for (size_t d = 1; d < w.size(); ++d) per *= static_cast<double>(w[d]);
+    } else if (n.op == "ConvTranspose") {
+        for (int64_t d : w) per *= static_cast<double>(d);
+        const kes::Shape& x = p.shapes[static_cast<size_t>(n.inputs[0])];
+        double in = 1.0;
+        for (int64_t d : x) in *= static_cast<double>(d);
+        return 2.0 * in * per / std::max<double>(1.0, static_cast<double>(w.empty() ? 1 : w[0]));
+    } else if (n.op == "Gemm" || n.op == "MatMul") {
+        const kes::Shape& a = p.shapes[static_cast<size_t>(n.inputs[0])];
+        const bool trans_a = n.op == "Gemm" && n.attrs.get_int("transA", 0) != 0;
+        if (a.empty()) return 0.0;
+        per = static_cast<double>(trans_a ? a.front() : a.back());
+    } else {
+        return 0.0;
+    }
+    return 2.0 * out * per;
+}
+
+// The sizes a load will need: the kernels are built over the file's own weight bytes (not packed).
+void query_sizes(const uint8_t* data, size_t size, size_t* out_work_bytes, size_t* out_weight_bytes) {
+    kes_model model;
+    model.info = kes::parse_kom(data, size);
+    model.weights = model.info.weights_size ? data + model.info.weights_offset : nullptr;
+    build_programs(model);
+    *out_work_bytes = work_bytes(model);
+    *out_weight_bytes = weight_bytes(model);
+}
+
 }  // namespace
 
 extern "C" {
@@ -438,9 +562,7 @@ kes_status kes_model_query_size(const void* data, size_t size, size_t* out_work_
     return kes::guard(__func__, [&] {
         KES_REQUIRE_NOT_NULL(out_work_bytes);
         KES_REQUIRE_NOT_NULL(out_weight_bytes);
-        const kes::ModelInfo m = kes::parse_kom(static_cast<const uint8_t*>(data), size);
-        *out_work_bytes = arena_bytes(m);
-        *out_weight_bytes = weight_bytes(m);
+        query_sizes(static_cast<const uint8_t*>(data), size, out_work_bytes, out_weight_bytes);
         return KES_OK;
     });
 }
@@ -450,9 +572,7 @@ kes_status kes_model_query_size_from_file(const char* path, size_t* out_work_byt
         KES_REQUIRE_NOT_NULL(out_work_bytes);
         KES_REQUIRE_NOT_NULL(out_weight_bytes);
         const std::vector<uint8_t> bytes = kes::read_file(path);
-        const kes::ModelInfo m = kes::parse_kom(bytes.data(), bytes.size());
-        *out_work_bytes = arena_bytes(m);
-        *out_weight_bytes = weight_bytes(m);
+        query_sizes(bytes.data(), bytes.size(), out_work_bytes, out_weight_bytes);
         return KES_OK;
     });
 }
@@ -507,8 +627,8 @@ kes_status kes_model_get_size(const kes_model* model, size_t* out_work_bytes, si
         KES_REQUIRE_NOT_NULL(model);
         KES_REQUIRE_NOT_NULL(out_work_bytes);
         KES_REQUIRE_NOT_NULL(out_weight_bytes);
-        *out_work_bytes = arena_bytes(model->info);
-        *out_weight_bytes = weight_bytes(model->info);
+        *out_work_bytes = work_bytes(*model);
+        *out_weight_bytes = weight_bytes(*model);
         return KES_OK;
     });
 }
@@ -584,18 +704,46 @@ kes_status kes_model_find_output(const kes_model* model, const char* name, size_
     return find_io(__func__, model, false, name, out_index);
 }
 
+void kes_model_context_config_init(kes_model_context_config* config) {
+    if (!config) return;
+    std::memset(config, 0, sizeof *config);
+    config->struct_size = sizeof *config;
+}
+
 kes_status kes_model_context_create(const kes_model* model, void* work, size_t work_size,
                                     kes_model_context** out_context) {
+    return kes_model_context_create_with_config(model, work, work_size, nullptr, out_context);
+}
+
+kes_status kes_model_context_create_with_config(const kes_model* model, void* work, size_t work_size,
+                                                const kes_model_context_config* config,
+                                                kes_model_context** out_context) {
     return kes::guard(__func__, [&] {
         KES_REQUIRE_NOT_NULL(out_context);
         *out_context = nullptr;
         KES_REQUIRE_NOT_NULL(model);
-        check_region("work", work, work_size, arena_bytes(model->info));
+        kes_model_context_config cfg;
+        kes_model_context_config_init(&cfg);
+        if (config) {
+            // The first release of this struct is today's: a larger one (a newer app) must have zeros past it.
+            KES_REQUIRE(config->struct_size >= sizeof(uint32_t), "config->struct_size %u is too small",
+                        config->struct_size);
+            const size_t known = std::min<size_t>(config->struct_size, sizeof cfg);
+            std::memcpy(&cfg, config, known);
+            for (size_t b = sizeof cfg; b < config->struct_size; ++b)
+                KES_REQUIRE(reinterpret_cast<const uint8_t*>(config)[b] == 0,
+                            "config->struct_size %u is larger than this library's %zu and the extra bytes are not 0",
+                            config->struct_size, sizeof cfg);
+        }
+        KES_REQUIRE(cfg.threads <= KES_MODEL_MAX_THREADS, "config->threads is %u; at most %d", cfg.threads,
+                    KES_MODEL_MAX_THREADS);
+        KES_REQUIRE(cfg.affinity_count == 0 || cfg.cpu_affinity != nullptr, "config->cpu_affinity is NULL");
+        check_region("work", work, work_size, work_bytes(*model));
         auto ctx = std::make_unique<kes_model_context>();
         ctx->model = model;
         if (!work) work = model->work;
         if (!work) {
-            const size_t bytes = arena_bytes(model->info) ? arena_bytes(model->info) : KES_MEM_ALIGNMENT;
+            const size_t bytes = std::max<size_t>(work_bytes(*model), KES_MEM_ALIGNMENT);
             if (kes_mem_alloc(KES_MEM_HOST, bytes, &ctx->owned_arena) != KES_OK)
                 KES_FAIL(KES_ERR_OUT_OF_MEMORY, "cannot allocate the %zu-byte work arena", bytes);
             work = ctx->owned_arena;
@@ -604,7 +752,87 @@ kes_status kes_model_context_create(const kes_model* model, void* work, size_t w
         ctx->program = &model->programs.front();
         ctx->in_ptrs.assign(model->info.max_node_inputs, nullptr);
         ctx->out_ptrs.assign(model->info.max_node_outputs, nullptr);
+        ctx->node_ns.assign(model->info.nodes.size(), 0);
+        // Threads: a pool of its own when CPUs are pinned, else the shared pool (at most its size).
+        if (cfg.affinity_count != 0) {
+            kes_thread_pool_config pc;
+            kes_thread_pool_config_init(&pc);
+            pc.threads = cfg.threads ? cfg.threads : std::min<uint32_t>(cfg.affinity_count, KES_MODEL_MAX_THREADS);
+            pc.cpu_affinity = cfg.cpu_affinity;
+            pc.affinity_count = cfg.affinity_count;
+            pc.name = "kes-model";
+            if (kes_thread_pool_create(&pc, &ctx->owned_pool) != KES_OK)
+                KES_FAIL(kes_last_status(), "cannot create the context's thread pool: %s", kes_last_error());
+            ctx->rc.pool = ctx->owned_pool;
+        } else {
+            ctx->rc.pool = kes_thread_pool_default();
+        }
+        const uint32_t pool_threads = ctx->rc.pool ? kes_thread_pool_size(ctx->rc.pool) : 1;
+        ctx->rc.threads = std::max<uint32_t>(1, std::min<uint32_t>(cfg.threads ? cfg.threads : pool_threads,
+                                                                   std::min<uint32_t>(pool_threads, kes::kMaxThreads)));
+        if (ctx->rc.threads == 1) ctx->rc.pool = nullptr;
+        ctx->rc.scratch = ctx->arena + arena_bytes(model->info);
+        ctx->rc.scratch_size = model->scratch_size;
         *out_context = ctx.release();
+        return KES_OK;
+    });
+}
+
+kes_status kes_model_context_threads(const kes_model_context* context, uint32_t* out_threads) {
+    return kes::guard(__func__, [&] {
+        KES_REQUIRE_NOT_NULL(context);
+        KES_REQUIRE_NOT_NULL(out_threads);
+        *out_threads = context->rc.threads;
+        return KES_OK;
+    });
+}
+
+kes_status kes_model_context_set_profiling(kes_model_context* context, int enabled) {
+    return kes::guard(__func__, [&] {
+        KES_REQUIRE_NOT_NULL(context);
+        std::lock_guard<std::mutex> lock(context->mutex);
+        require_no_queued_work(*context);
+        context->profiling = enabled != 0;
+        std::fill(context->node_ns.begin(), context->node_ns.end(), 0);
+        return KES_OK;
+    });
+}
+
+kes_status kes_model_layer_count(const kes_model* model, size_t* out_count) {
+    return kes::guard(__func__, [&] {
+        KES_REQUIRE_NOT_NULL(model);
+        KES_REQUIRE_NOT_NULL(out_count);
+        *out_count = model->info.nodes.size();
+        return KES_OK;
+    });
+}
+
+kes_status kes_model_context_layer_profile(const kes_model_context* context, size_t index,
+                                           kes_model_layer_profile* out_layer) {
+    return kes::guard(__func__, [&] {
+        KES_REQUIRE_NOT_NULL(context);
+        KES_REQUIRE_NOT_NULL(out_layer);
+        KES_REQUIRE(
+            out_layer->struct_size >= sizeof(uint32_t) && out_layer->struct_size <= sizeof(kes_model_layer_profile),
+            "out_layer->struct_size %u is not sizeof(kes_model_layer_profile)", out_layer->struct_size);
+        const kes::ModelInfo& m = context->model->info;
+        KES_REQUIRE(index < m.nodes.size(), "layer %zu out of range (the model has %zu)", index, m.nodes.size());
+        const kes::NodeInfo& n = m.nodes[index];
+        const kes::Program& p = *context->program;
+        kes_model_layer_profile full = {};
+        full.struct_size = out_layer->struct_size;
+        full.name = n.name.c_str();
+        full.op = n.op.c_str();
+        full.impl = p.kernels[index]->impl();
+        full.time_ns = context->node_ns[index];
+        full.output_index = n.outputs.empty() || n.outputs[0] < 0 ? -1 : n.outputs[0];
+        if (!n.outputs.empty() && n.outputs[0] >= 0) {
+            const kes::Shape& shape = p.shapes[static_cast<size_t>(n.outputs[0])];
+            full.output_ndim = static_cast<uint32_t>(std::min<size_t>(shape.size(), KES_TENSOR_MAX_DIMS));
+            for (uint32_t d = 0; d < full.output_ndim; ++d) full.output_shape[d] = shape[d];
+        }
+        full.flops = layer_flops(m, p, index);
+        std::memcpy(out_layer, &full, out_layer->struct_size);  // older callers get the fields they know
         return KES_OK;
     });
 }

@@ -11,6 +11,7 @@
 #include <numeric>
 #include <vector>
 
+#include "kernels/select.hpp"
 #include "kes/error.hpp"
 #include "kes/math.hpp"
 #include "kom_generated.h"
@@ -472,7 +473,7 @@ ModelInfo parse_kom(const uint8_t* data, size_t size) {
     return m;
 }
 
-Program build_program(const ModelInfo& m, const uint8_t* weights, Gear gear) {
+Program build_program(const ModelInfo& m, const uint8_t* weights, Gear gear, bool fast) {
     const bool image = gear.height != 0 || gear.width != 0;
     if (gear.batch != 0 && std::find(m.batch_gears.begin(), m.batch_gears.end(), gear.batch) == m.batch_gears.end())
         fail(KES_ERR_INVALID_ARGUMENT, "model: batch %lld is not one of the model's gears",
@@ -513,6 +514,8 @@ Program build_program(const ModelInfo& m, const uint8_t* weights, Gear gear) {
         for (int32_t t : n.inputs) nd.inputs.push_back(t >= 0 ? &descs[static_cast<size_t>(t)] : nullptr);
         try {
             p.kernels.push_back(create_kernel(*n.def, nd, outs));
+            if (fast)
+                if (std::unique_ptr<Kernel> k = select_kernel(nd, outs)) p.kernels.back() = std::move(k);
         } catch (const Error& e) {
             // Inconsistent content in a file that passed the writer's checks is a corrupt file.
             throw Error(e.status() == KES_ERR_INVALID_ARGUMENT ? KES_ERR_CORRUPT_DATA : e.status(),

@@ -83,11 +83,13 @@ struct Program {
 ModelInfo parse_kom(const uint8_t* data, size_t size);
 
 // Creates the kernels for `gear` (all 0: as written; else one of m.batch_gears or m.image_sizes) over
-// the weight blob `weights` (m.weights_size bytes, 128-byte aligned). Auto-padding and shape-following
+// the weight blob `weights` (m.weights_size bytes, 128-byte aligned). With `fast`, each node's reference
+// kernel is replaced by a fast one where one covers it (kernels/select.hpp); the caller then packs
+// their weights (Kernel::pack / bind_packed) before running them. Auto-padding and shape-following
 // attributes are resolved by each op's create() at the gear's shapes. Throws KES_ERR_INVALID_ARGUMENT
 // for a gear the model does not have, KES_ERR_CORRUPT_DATA when a node's attributes or shapes are
 // inconsistent, its outputs differ from the file's tensors (as written) or outgrow the plan's
 // capacity (other gears), KES_ERR_UNSUPPORTED for valid nodes this build cannot execute.
-Program build_program(const ModelInfo& m, const uint8_t* weights, Gear gear);
+Program build_program(const ModelInfo& m, const uint8_t* weights, Gear gear, bool fast = false);
 
 }  // namespace kes

@@ -12,6 +12,8 @@
 // wrong, fills the output descriptions and returns a Kernel bound to those shapes. The converter calls
 // it for shape inference and constant folding; the loader calls it for every node of a .kom file and
 // requires the outputs to equal the file's tensors. Kernel::run then executes with no allocation.
+// The kernel create() returns is the reference kernel (kernels/ref/): the oracle. The loader then
+// offers the node to the fast kernels (kernels/select.hpp), which may replace it.
 #pragma once
 
 #include <cstddef>
@@ -23,6 +25,7 @@
 
 #include "attrs.hpp"
 #include "kestrel/tensor.h"
+#include "kestrel/thread_pool.h"
 
 namespace kes {
 
@@ -60,14 +63,47 @@ struct NodeDesc {
     const TensorDesc* input(size_t i) const { return i < inputs.size() ? inputs[i] : nullptr; }
 };
 
+// How a kernel runs (kernel interface v2, docs/ARCHITECTURE.md "Kernels"): the threads it may use and
+// its scratch memory. Both come from the execution context; the reference kernels ignore them.
+struct RunContext {
+    kes_thread_pool* pool = nullptr;  // nullptr: the calling thread only
+    uint32_t threads = 1;             // how many threads may work on one node (1 ≤ threads ≤ kMaxThreads)
+    uint8_t* scratch = nullptr;       // ≥ scratch_bytes(threads) of the running kernel, 128-byte aligned
+    size_t scratch_size = 0;
+};
+
+// Scratch is sized for this many threads when a model loads (its work bytes must be known before a
+// context picks its thread count), so no context runs a node on more threads than this.
+constexpr uint32_t kMaxThreads = 8;
+
 class Kernel {
 public:
     virtual ~Kernel() = default;
     // inputs[i] / outputs[i] follow the node's order (nullptr for an omitted optional input); shapes
     // and dtypes are those create() saw and produced. Must not allocate. May throw kes::Error
     // (KES_ERR_INVALID_ARGUMENT) for data the shapes could not rule out, e.g. a Gather index out of
-    // range in a runtime tensor; never reads or writes outside the tensors.
-    virtual void run(const void* const* inputs, void* const* outputs) const = 0;
+    // range in a runtime tensor; never reads or writes outside the tensors. Results must not depend on
+    // rc.threads (bit for bit): work is split into pieces fixed by the shapes, never by the threads.
+    virtual void run(const RunContext& rc, const void* const* inputs, void* const* outputs) const = 0;
+    // On the calling thread, without scratch: for kernels whose scratch_bytes() is 0 (every reference
+    // kernel; constant folding and the op tests run them this way).
+    void run(const void* const* inputs, void* const* outputs) const { run(RunContext{}, inputs, outputs); }
+
+    // Which implementation this is ("reference", or the fast kernel's name and ISA): profiles show it.
+    virtual const char* impl() const { return "reference"; }
+    // Packed weights: bytes this kernel wants in the model's weight region (a 128-byte aligned slice),
+    // filled once by pack() when the model loads and handed to every gear's kernel of the node by
+    // bind_packed(). The packed form may depend only on the weights and attributes, never on the
+    // gear's shapes, so one copy serves every gear and every context.
+    virtual size_t packed_bytes() const { return 0; }
+    virtual void pack(void* dst) const { (void)dst; }
+    virtual void bind_packed(const void* packed) { (void)packed; }
+    // Scratch for a run on `threads` threads (im2col tiles, indirection buffers, per-thread
+    // accumulators): the context's work arena reserves the largest need of any node.
+    virtual size_t scratch_bytes(uint32_t threads) const {
+        (void)threads;
+        return 0;
+    }
 };
 
 struct OpDef {

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "op.hpp"
-#include "ops/ops.hpp"
+#include "kernels/ref/ops.hpp"
 
 namespace kes {
 

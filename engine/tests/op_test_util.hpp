@@ -15,7 +15,7 @@
 #include "alloc_counter.hpp"
 #include "kes/error.hpp"
 #include "op.hpp"
-#include "ops/ops.hpp"
+#include "kernels/ref/ops.hpp"
 
 namespace kes_test {
 

@@ -2,9 +2,9 @@
  *
  * The engine is AscendCL's aclmdl* runtime re-imagined lean (spec §4): a model is converted once into a
  * .kom file (a FlatBuffer plus a 128-byte aligned weight blob, engine/schema/kom.fbs), loaded, and
- * executed many times without allocating. This build executes on the CPU with the reference kernels
- * of engine/src/ops (ONNX op semantics; kes-convert lists them): a backend seam for the NPU sits at the
- * same kernel interface.
+ * executed many times without allocating. This build executes on the CPU: ONNX op semantics, with fast
+ * kernels (AVX2/AVX-512 on x86, NEON on the boards) where they apply and reference kernels elsewhere;
+ * KES_KERNELS=reference runs the reference kernels only (the oracle, to compare against).
  *
  * Dynamic batch (ATC --dynamic_batch_size): a model converted with batch gears describes its inputs
  * and outputs at the largest gear and plans its arena for it; kes_model_context_set_batch picks the
@@ -22,11 +22,14 @@
  * dynamic AIPP (aipp_mode dynamic) goes through kes_aipp_dynamic_execute and that call.
  *
  * Memory. A model needs two regions, both queried before loading (kes_model_query_size, the
- * aclmdlQuerySize analog):
- *   - weight memory: the read-only weights, shared by every context of the model. Loading from memory
- *     or a read file copies them there; loading with KES_MODEL_LOAD_MMAP uses the mapped file in place.
+ *   aclmdlQuerySize analog; the sizes depend on the fast kernels this CPU runs):
+ *   - weight memory: the read-only weights, shared by every context of the model, followed by the
+ *     weights the fast kernels packed at load (once, for every gear and context). Loading from memory
+ *     or a read file copies the weights there; loading with KES_MODEL_LOAD_MMAP uses the mapped file in
+ *     place and puts the packed weights in engine memory.
  *   - work memory: ONE arena holding every activation, graph inputs and outputs included, at offsets
- *     fixed by the converter's static memory plan. Each context executes in a work arena.
+ *     fixed by the converter's static memory plan, followed by the kernels' scratch (the largest need
+ *     of any node at KES_MODEL_MAX_THREADS threads). Each context executes in a work arena.
  * The *_with_mem loads take caller memory (e.g. from a kes_mem_pool, the aclmdlLoadFromMemWithMem
  * analog): each pointer must be 128-byte aligned and hold at least the queried bytes, and must stay
  * valid until kes_model_unload. A NULL pointer (size 0) lets the engine allocate that region.
@@ -125,9 +128,62 @@ KES_API kes_status kes_model_find_output(const kes_model* model, const char* nam
 
 /* Creates an execution context. `work` (128-byte aligned, ≥ the model's work bytes) is the context's
  * arena; NULL (work_size 0) uses the model's caller work memory if it was loaded with some, else
- * allocates the arena now, so executing never allocates. */
+ * allocates the arena now, so executing never allocates. It runs each node on the shared thread pool
+ * (kes_thread_pool_default(), at most KES_MODEL_MAX_THREADS threads): kes_model_context_create_with_config
+ * chooses otherwise. */
 KES_API kes_status kes_model_context_create(const kes_model* model, void* work, size_t work_size,
                                             kes_model_context** out_context);
+
+/* A node never runs on more threads than this: the work bytes hold scratch for this many. */
+#define KES_MODEL_MAX_THREADS 8
+
+/* How a context executes. Results never depend on the thread count: every kernel splits its work by
+ * the shapes, not by the threads, so 1 and 8 threads give the same bytes. */
+typedef struct kes_model_context_config {
+    uint32_t struct_size;    /* sizeof(kes_model_context_config) (kes_model_context_config_init sets it) */
+    uint32_t threads;        /* threads per node: 0 = the pool's size (capped at KES_MODEL_MAX_THREADS),
+                                1 = the calling thread only */
+    const int* cpu_affinity; /* optional: the context gets a pool of its own pinned to these CPUs (the
+                                boards keep cores for the AI CPU: e.g. {1, 2, 3} on a 310B) */
+    uint32_t affinity_count;
+} kes_model_context_config;
+
+KES_API void kes_model_context_config_init(kes_model_context_config* config);
+
+/* kes_model_context_create with a config (NULL: the defaults above). KES_ERR_INVALID_ARGUMENT for
+ * threads > KES_MODEL_MAX_THREADS, an affinity count without a list, or an unknown struct_size. */
+KES_API kes_status kes_model_context_create_with_config(const kes_model* model, void* work, size_t work_size,
+                                                        const kes_model_context_config* config,
+                                                        kes_model_context** out_context);
+
+/* The threads the context runs each node on. */
+KES_API kes_status kes_model_context_threads(const kes_model_context* context, uint32_t* out_threads);
+
+/* ---- per-layer profile (the msprof analog; the seam an NPU backend reports through) ------------------ */
+
+/* Layers are the model's nodes in execution order. */
+KES_API kes_status kes_model_layer_count(const kes_model* model, size_t* out_count);
+
+/* Turns timing of every node on or off for the context's next executions (off by default: timing costs
+ * two clock reads per node). With KES_TRACE recording, each timed node is also one span, named after
+ * the node. KES_ERR_INVALID_ARGUMENT while asynchronous work is queued. */
+KES_API kes_status kes_model_context_set_profiling(kes_model_context* context, int enabled);
+
+typedef struct kes_model_layer_profile {
+    uint32_t struct_size; /* set by the caller to sizeof(kes_model_layer_profile) */
+    const char* name;     /* the node's name (lives as long as the model) */
+    const char* op;       /* "Conv", "Add", ... */
+    const char* impl;     /* the kernel that ran it: "reference", "igemm-avx512", "dwconv-neon", ... */
+    uint64_t time_ns;     /* its time in the context's last profiled execution */
+    double flops;         /* floating-point operations at the context's gear (0 when not counted) */
+    int32_t output_index; /* the model tensor of its first output */
+    uint32_t output_ndim; /* and that output's shape at the context's gear */
+    int64_t output_shape[KES_TENSOR_MAX_DIMS];
+} kes_model_layer_profile;
+
+/* Layer `index` as the context ran it last (time 0 before a profiled execution). */
+KES_API kes_status kes_model_context_layer_profile(const kes_model_context* context, size_t index,
+                                                   kes_model_layer_profile* out_layer);
 KES_API void kes_model_context_destroy(kes_model_context* context); /* NULL is a no-op */
 
 /* The aipp_op configuration text converted into the model for input `index`, or *out_config = NULL

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "../ops/op_util.hpp"
+#include "../kernels/ref/op_util.hpp"
 #include "kes/error.hpp"
 
 namespace kes::ir {

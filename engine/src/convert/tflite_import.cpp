@@ -29,7 +29,7 @@
 #include <string>
 #include <unordered_set>
 
-#include "../ops/ops.hpp"
+#include "../kernels/ref/ops.hpp"
 #include "importers.hpp"
 #include "kes/error.hpp"
 #include "kestrel/tensor.h"

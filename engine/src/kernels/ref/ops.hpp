@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "../op.hpp"
+#include "../../op.hpp"
 
 namespace kes {
 

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "../op.hpp"
+#include "../../op.hpp"
 #include "kes/error.hpp"
 
 namespace kes {
@@ -26,7 +26,8 @@ template <class F>
 class LambdaKernel final : public Kernel {
 public:
     explicit LambdaKernel(F f) : f_(std::move(f)) {}
-    void run(const void* const* inputs, void* const* outputs) const override { f_(inputs, outputs); }
+    using Kernel::run;
+    void run(const RunContext&, const void* const* inputs, void* const* outputs) const override { f_(inputs, outputs); }
 
 private:
     F f_;

@@ -1,0 +1,239 @@
+// conv_nhwc.cpp — fast 2-D convolution in NHWC: indirect GEMM for every group count, a direct
+// depthwise kernel, both over the microkernel table (microkernels.hpp).
+//
+// Choices:
+// - Indirect GEMM (XNNPACK's IGEMM) instead of im2col: each output pixel's row of the virtual im2col
+//   matrix is a list of pointers, one per kernel tap, to the input pixel's channels (or to a zero row
+//   in the padding). A 1×1 conv, a 3×3 conv and a strided or dilated one are the same code and no
+//   input is copied. The pointers of a few tiles live in the worker's scratch slot (tiny: ≤ 16 KiB).
+// - Weights are packed at load into panels of gemm_nr output channels: bias, then for every tap and
+//   input channel gemm_nr weights. The zero row sits at the end of the packed region.
+// - Work units are (image, group, a chunk of pixel tiles); a worker packs pointers for its chunk once
+//   and runs every channel panel over it, so the chunk's input stays in cache while the panels stream.
+// - Depthwise (group = C = M): per output pixel, one dwconv call over all channels with ks pointers.
+// - Fused Relu / Relu6 / Clip are a clamp in registers; other fused activations run on the rows a unit
+//   wrote, by the same worker, right after (so results do not depend on the thread count).
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "../ref/op_util.hpp"
+#include "kernels.hpp"
+#include "microkernels.hpp"
+#include "parallel.hpp"
+
+namespace kes {
+namespace kernels {
+namespace {
+
+constexpr size_t kScratchPerSlot = 16 * 1024;  // at most, per worker: the pointers of a chunk of tiles
+
+struct ConvGeometry {
+    int64_t n = 1, ih = 1, iw = 1, c = 1;  // input, NHWC
+    int64_t oh = 1, ow = 1, m = 1;         // output
+    Window wh, ww;
+    int64_t group = 1;
+    int64_t cg() const { return c / group; }
+    int64_t mg() const { return m / group; }
+    int64_t taps() const { return wh.kernel * ww.kernel; }
+    int64_t pixels() const { return oh * ow; }
+};
+
+class ConvNhwcKernel final : public Kernel {
+public:
+    ConvNhwcKernel(const ConvGeometry& g, const float* weights, const float* bias, const Activation& act,
+                   const Microkernels& mk)
+        : g_(g), weights_(weights), bias_(bias), mk_(mk) {
+        split_activation(act, clamp_, rest_);
+        depthwise_ = g.group == g.c && g.m == g.c;
+        name_ = std::string(depthwise_ ? "dwconv-" : "igemm-") + mk.name;
+        // Tiles per unit: as many as a scratch slot holds pointers for, but enough units to share out.
+        const size_t mr = mk.gemm_mr, ks = static_cast<size_t>(g.taps());
+        tiles_ = (static_cast<size_t>(g.pixels()) + mr - 1) / mr;
+        chunk_ = std::max<size_t>(1, kScratchPerSlot / (ks * mr * sizeof(float*)));
+        chunk_ = std::min(chunk_, std::max<size_t>(1, tiles_ / 8));
+        chunks_ = (tiles_ + chunk_ - 1) / chunk_;
+        units_ = depthwise_ ? static_cast<size_t>(g.n * g.oh) : static_cast<size_t>(g.n * g.group) * chunks_;
+        slot_bytes_ = depthwise_ ? ks * sizeof(float*) : chunk_ * ks * mr * sizeof(float*);
+    }
+
+    const char* impl() const override { return name_.c_str(); }
+
+    size_t packed_bytes() const override { return (packed_floats() + zero_floats()) * sizeof(float); }
+
+    void pack(void* dst) const override {
+        float* out = static_cast<float*>(dst);
+        std::memset(out, 0, packed_bytes());
+        const int64_t ks = g_.taps();
+        // The filter is OHWI: [M, KH, KW, C/group].
+        if (depthwise_) {
+            const int64_t b = mk_.dw_block;
+            for (int64_t c0 = 0; c0 < g_.c; c0 += b) {
+                const int64_t cn = std::min(b, g_.c - c0);
+                for (int64_t j = 0; j < cn; ++j) out[j] = bias_ ? bias_[c0 + j] : 0.0f;
+                out += b;
+                for (int64_t t = 0; t < ks; ++t, out += b)
+                    for (int64_t j = 0; j < cn; ++j) out[j] = weights_[(c0 + j) * ks + t];
+            }
+            return;
+        }
+        const int64_t nr = mk_.gemm_nr, cg = g_.cg(), mg = g_.mg();
+        for (int64_t grp = 0; grp < g_.group; ++grp)
+            for (int64_t n0 = 0; n0 < mg; n0 += nr) {
+                const int64_t nc = std::min(nr, mg - n0);
+                const int64_t m0 = grp * mg + n0;
+                for (int64_t j = 0; j < nc; ++j) out[j] = bias_ ? bias_[m0 + j] : 0.0f;
+                out += nr;
+                for (int64_t t = 0; t < ks; ++t)
+                    for (int64_t k = 0; k < cg; ++k, out += nr)
+                        for (int64_t j = 0; j < nc; ++j) out[j] = weights_[((m0 + j) * ks + t) * cg + k];
+            }
+    }
+
+    void bind_packed(const void* packed) override { packed_ = static_cast<const float*>(packed); }
+
+    // One slot per worker, and never more workers than units.
+    size_t scratch_bytes(uint32_t threads) const override { return std::min<size_t>(threads, units_) * slot_bytes_; }
+
+    using Kernel::run;
+    void run(const RunContext& rc, const void* const* inputs, void* const* outputs) const override {
+        const auto* x = static_cast<const float*>(inputs[0]);
+        auto* y = static_cast<float*>(outputs[0]);
+        if (depthwise_)
+            run_depthwise(rc, x, y);
+        else
+            run_igemm(rc, x, y);
+    }
+
+private:
+    size_t panel_floats() const {
+        return static_cast<size_t>(mk_.gemm_nr) * (1 + static_cast<size_t>(g_.taps() * g_.cg()));
+    }
+    size_t panels_per_group() const { return (static_cast<size_t>(g_.mg()) + mk_.gemm_nr - 1) / mk_.gemm_nr; }
+    size_t packed_floats() const {
+        if (depthwise_) {
+            const size_t blocks = (static_cast<size_t>(g_.c) + mk_.dw_block - 1) / mk_.dw_block;
+            return blocks * mk_.dw_block * (1 + static_cast<size_t>(g_.taps()));
+        }
+        return static_cast<size_t>(g_.group) * panels_per_group() * panel_floats();
+    }
+    size_t zero_floats() const { return static_cast<size_t>(g_.c); }
+    const float* zero_row() const { return packed_ + packed_floats(); }
+
+    // Input pointer of output pixel (oy, ox) at tap t, image n, or the zero row in the padding.
+    const float* tap_pointer(const float* x, int64_t n, int64_t oy, int64_t ox, int64_t t) const {
+        const int64_t ky = t / g_.ww.kernel, kx = t % g_.ww.kernel;
+        const int64_t iy = oy * g_.wh.stride - g_.wh.pad_begin + ky * g_.wh.dilation;
+        const int64_t ix = ox * g_.ww.stride - g_.ww.pad_begin + kx * g_.ww.dilation;
+        if (iy < 0 || iy >= g_.ih || ix < 0 || ix >= g_.iw) return zero_row();
+        return x + ((n * g_.ih + iy) * g_.iw + ix) * g_.c;
+    }
+
+    void run_igemm(const RunContext& rc, const float* x, float* y) const {
+        const size_t mr = mk_.gemm_mr, nr = mk_.gemm_nr, ks = static_cast<size_t>(g_.taps());
+        const size_t pixels = static_cast<size_t>(g_.pixels());
+        const size_t tiles = tiles_, chunk = chunk_, chunks = chunks_;
+        const size_t groups = static_cast<size_t>(g_.group), mg = static_cast<size_t>(g_.mg());
+        const size_t cg = static_cast<size_t>(g_.cg()), m = static_cast<size_t>(g_.m);
+        parallel_units(rc, units_, [&](uint64_t unit, uint32_t slot) {
+            const size_t ci = unit % chunks, grp = (unit / chunks) % groups, n = unit / (chunks * groups);
+            const float** ind = reinterpret_cast<const float**>(rc.scratch + slot * slot_bytes_);
+            const size_t tile0 = ci * chunk, tile_end = std::min(tiles, tile0 + chunk);
+            // Pointers for every tile of the chunk: [tile][tap][row]; rows past the last pixel repeat it.
+            for (size_t tile = tile0; tile < tile_end; ++tile) {
+                const float** a = ind + (tile - tile0) * ks * mr;
+                for (size_t r = 0; r < mr; ++r) {
+                    const int64_t p = static_cast<int64_t>(std::min(tile * mr + r, pixels - 1));
+                    const int64_t oy = p / g_.ow, ox = p % g_.ow;
+                    for (size_t t = 0; t < ks; ++t) {
+                        const float* ptr = tap_pointer(x, static_cast<int64_t>(n), oy, ox, static_cast<int64_t>(t));
+                        a[t * mr + r] = ptr == zero_row() ? ptr : ptr + grp * cg;
+                    }
+                }
+            }
+            const float* panels = packed_ + grp * panels_per_group() * panel_floats();
+            float* yn = y + n * pixels * m + grp * mg;
+            for (size_t pb = 0; pb < panels_per_group(); ++pb) {
+                const size_t nc = std::min(nr, mg - pb * nr);
+                for (size_t tile = tile0; tile < tile_end; ++tile) {
+                    const size_t rows = std::min(mr, pixels - tile * mr);
+                    mk_.igemm(rows, nc, cg, ks, ind + (tile - tile0) * ks * mr, panels + pb * panel_floats(),
+                              yn + tile * mr * m + pb * nr, m, clamp_);
+                }
+            }
+            if (rest_.kind != Activation::Kind::None) {
+                const size_t p0 = tile0 * mr, p1 = std::min(pixels, tile_end * mr);
+                for (size_t p = p0; p < p1; ++p) rest_.apply(yn + p * m, mg);
+            }
+        });
+    }
+
+    void run_depthwise(const RunContext& rc, const float* x, float* y) const {
+        const size_t ks = static_cast<size_t>(g_.taps()), c = static_cast<size_t>(g_.c);
+        const size_t rows = static_cast<size_t>(g_.n * g_.oh), ow = static_cast<size_t>(g_.ow);
+        parallel_units(rc, rows, [&](uint64_t row, uint32_t slot) {
+            const float** ptrs = reinterpret_cast<const float**>(rc.scratch + slot * slot_bytes_);
+            const int64_t n = static_cast<int64_t>(row) / g_.oh, oy = static_cast<int64_t>(row) % g_.oh;
+            float* out = y + row * ow * c;
+            for (size_t ox = 0; ox < ow; ++ox, out += c) {
+                for (size_t t = 0; t < ks; ++t)
+                    ptrs[t] = tap_pointer(x, n, oy, static_cast<int64_t>(ox), static_cast<int64_t>(t));
+                mk_.dwconv(c, ks, ptrs, packed_, out, clamp_);
+                if (rest_.kind != Activation::Kind::None) rest_.apply(out, c);
+            }
+        });
+    }
+
+    ConvGeometry g_;
+    const float* weights_;  // the raw OHWI filter and bias, read by pack() only
+    const float* bias_;
+    const Microkernels& mk_;
+    Clamp clamp_{};
+    Activation rest_;
+    bool depthwise_ = false;
+    std::string name_;
+    const float* packed_ = nullptr;
+    size_t tiles_ = 0, chunk_ = 1, chunks_ = 1, units_ = 1, slot_bytes_ = 0;
+};
+
+}  // namespace
+
+void split_activation(const Activation& act, Clamp& clamp, Activation& rest) {
+    clamp = Clamp{-std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity()};
+    rest = Activation{};
+    if (act.kind == Activation::Kind::Relu) {
+        clamp.min = 0.0f;
+    } else if (act.kind == Activation::Kind::Clip) {
+        clamp.min = act.min, clamp.max = act.max;
+    } else {
+        rest = act;
+    }
+}
+
+std::unique_ptr<Kernel> select_conv(const NodeDesc& node, const std::vector<TensorDesc>& outputs,
+                                    const Microkernels& mk) {
+    const TensorDesc& x = *node.inputs[0];
+    const TensorDesc& w = *node.inputs[1];
+    const TensorDesc* b = node.input(2);
+    // 2-D, f32, NHWC, constant weights (packed at load): what the layout pass gives CNNs.
+    if (x.rank() != 4 || x.dtype != KES_F32 || get_layout(node.attrs) != Layout::NHWC) return nullptr;
+    if (!w.is_const() || (b && !b->is_const()) || !x.quant.empty()) return nullptr;
+    ConvGeometry g;
+    g.n = x.shape[0], g.ih = x.shape[1], g.iw = x.shape[2], g.c = x.shape[3];
+    const Shape& ys = outputs[0].shape;
+    g.oh = ys[1], g.ow = ys[2], g.m = ys[3];
+    g.group = node.attrs.get_int("group", 1);
+    const std::vector<Window> win =
+        resolve_windows(node.attrs, Shape{g.ih, g.iw}, Shape{w.shape[1], w.shape[2]}, false);
+    g.wh = win[0], g.ww = win[1];
+    if (g.n * g.oh * g.ow == 0 || g.m == 0 || g.c == 0) return nullptr;
+    const bool depthwise = g.group == g.c && g.m == g.c;
+    // The pointer lists must fit a scratch slot (a 7×7 kernel needs 49 × gemm_mr of them).
+    if (!depthwise && static_cast<size_t>(g.taps()) * mk.gemm_mr * sizeof(float*) > kScratchPerSlot) return nullptr;
+    return std::make_unique<ConvNhwcKernel>(g, static_cast<const float*>(w.data),
+                                            b ? static_cast<const float*>(b->data) : nullptr,
+                                            Activation::from_attrs(node.attrs), mk);
+}
+
+}  // namespace kernels
+}  // namespace kes

@@ -1,0 +1,28 @@
+// kernels.hpp — the fast kernels' entry points, one per op family (kernels/common/*.cpp). Each looks
+// at a node that the reference create() has already validated and shaped, and returns a fast kernel
+// for it, or nullptr when it does not cover the case (the reference kernel then stays).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "../../op.hpp"
+#include "microkernels.hpp"
+
+namespace kes {
+namespace kernels {
+
+// Splits a fused activation into the clamp the microkernels apply in registers (Relu, Relu6, Clip)
+// and what a kernel must still apply afterwards (the rest; Kind::None when nothing is left).
+void split_activation(const Activation& act, Clamp& clamp, Activation& rest);
+
+using SelectFn = std::unique_ptr<Kernel> (*)(const NodeDesc& node, const std::vector<TensorDesc>& outputs,
+                                             const Microkernels& mk);
+
+std::unique_ptr<Kernel> select_conv(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
+std::unique_ptr<Kernel> select_add(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
+std::unique_ptr<Kernel> select_mul(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
+std::unique_ptr<Kernel> select_max_pool(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
+
+}  // namespace kernels
+}  // namespace kes

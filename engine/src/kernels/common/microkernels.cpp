@@ -1,0 +1,65 @@
+// microkernels.cpp — the scalar microkernel table and the run-time choice among the tables.
+#include "microkernels.hpp"
+
+#include <atomic>
+#include <limits>
+
+#include "kes/cpu_dispatch.hpp"
+#include "microkernel_impl.hpp"
+
+namespace kes {
+namespace kernels {
+namespace {
+
+// One float per "vector": the template's tiles become plain register blocks the compiler may still
+// vectorise for the baseline ISA (SSE2 on x86-64).
+struct Scalar {
+    using reg = float;
+    static constexpr size_t width = 1;
+    static reg load_partial(const float* p, size_t n) { return impl::load_partial_by_copy<Scalar>(p, n); }
+    static void store_partial(float* p, size_t n, reg x) { impl::store_partial_by_copy<Scalar>(p, n, x); }
+    static reg load(const float* p) { return *p; }
+    static void store(float* p, reg x) { *p = x; }
+    static reg set1(float x) { return x; }
+    static reg fma(reg a, reg b, reg c) { return a * b + c; }
+    static reg add(reg a, reg b) { return a + b; }
+    static reg mul(reg a, reg b) { return a * b; }
+    // NaN-preserving like maxps/minps with the clamp bound second: a NaN input stays NaN.
+    static reg min(reg a, reg b) { return b < a ? b : a; }
+    static reg max(reg a, reg b) { return b > a ? b : a; }
+};
+
+const Microkernels kScalar = impl::make_table<Scalar, 4, 8, 8>("scalar");
+
+std::atomic<const Microkernels*> g_override{nullptr};
+
+}  // namespace
+
+const Microkernels& microkernels_scalar() {
+    return kScalar;
+}
+
+const Microkernels& microkernels_active() {
+    if (const Microkernels* t = g_override.load(std::memory_order_acquire)) return *t;
+    static const Microkernels* const chosen = [] {
+        if (const Microkernels* t = microkernels_avx512()) return t;
+        if (const Microkernels* t = microkernels_avx2()) return t;
+        if (const Microkernels* t = microkernels_neon()) return t;
+        return &kScalar;
+    }();
+    return *chosen;
+}
+
+std::vector<const Microkernels*> microkernels_available() {
+    std::vector<const Microkernels*> all{&kScalar};
+    for (const Microkernels* t : {microkernels_avx2(), microkernels_avx512(), microkernels_neon()})
+        if (t) all.push_back(t);
+    return all;
+}
+
+void microkernels_override(const Microkernels* table) {
+    g_override.store(table, std::memory_order_release);
+}
+
+}  // namespace kernels
+}  // namespace kes

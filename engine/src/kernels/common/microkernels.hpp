@@ -1,0 +1,66 @@
+// microkernels.hpp — the per-ISA microkernel tables under the fast kernels.
+//
+// One dispatch idiom, fv's: a table of function pointers per instruction set, chosen once from
+// kes_cpu_features() (so KES_CPU_DISABLE forces the fallbacks). The op-level drivers (kernels/common/)
+// are plain C++ that tile the work and call these; the microkernels (kernels/{common,x86,arm}/) are
+// the only ISA-specific code, all instances of one template (microkernel_impl.hpp) over a vector type.
+// The scalar table is always built and is what a CPU without AVX2 or NEON runs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace kes {
+namespace kernels {
+
+// Output clamp applied in registers (Relu, Relu6, Clip fused into the node); ±infinity when none.
+struct Clamp {
+    float min, max;
+};
+
+struct Microkernels {
+    const char* name;  // "scalar", "avx2", "avx512", "neon"
+
+    // Indirect GEMM tile (XNNPACK's IGEMM): mr ≤ gemm_mr output rows × nc ≤ gemm_nr output columns,
+    //   c[r·c_stride + n] = clamp(w_bias[n] + Σ_{t<ks} Σ_{k<kc} a[t·gemm_mr + r][k] · w[t][k][n])
+    // `a` holds ks × gemm_mr row pointers, each to kc floats (rows r ≥ mr are read, never stored: point
+    // them anywhere valid). `w` is one packed panel: gemm_nr bias floats, then ks·kc rows of gemm_nr
+    // floats, zero past nc. Each output's sum is accumulated in the same order whatever mr and nc are.
+    uint32_t gemm_mr, gemm_nr;
+    void (*igemm)(size_t mr, size_t nc, size_t kc, size_t ks, const float* const* a, const float* w, float* c,
+                  size_t c_stride, Clamp clamp);
+
+    // Depthwise convolution of one output pixel over `channels` (NHWC):
+    //   out[c] = clamp(bias[c] + Σ_{t<ks} in[t][c] · w[t][c])
+    // `in` holds ks pointers to `channels` floats each; packed `w`: per block of dw_block channels,
+    // dw_block bias floats then ks rows of dw_block floats, zero past `channels`.
+    uint32_t dw_block;
+    void (*dwconv)(size_t channels, size_t ks, const float* const* in, const float* w, float* out, Clamp clamp);
+
+    // out[i] = clamp(a[i] + b[i]) and clamp(a[i] · b[i]) over n floats (out may equal a or b).
+    void (*vadd)(size_t n, const float* a, const float* b, float* out, Clamp clamp);
+    void (*vmul)(size_t n, const float* a, const float* b, float* out, Clamp clamp);
+    // out[i] = clamp(a[i] op b[i mod m]) — a row of n = rows · m floats against one vector of m
+    // (a per-channel bias or scale in NHWC, squeeze-excite's multiply).
+    void (*vadd_rows)(size_t rows, size_t m, const float* a, const float* b, float* out, Clamp clamp);
+    void (*vmul_rows)(size_t rows, size_t m, const float* a, const float* b, float* out, Clamp clamp);
+    // out[c] = max over t of in[t][c] (a max-pool window of ks taps over `channels`, NHWC).
+    void (*vmax_taps)(size_t channels, size_t ks, const float* const* in, float* out);
+};
+
+const Microkernels& microkernels_scalar();
+// nullptr when this build or this CPU lacks the instruction set.
+const Microkernels* microkernels_avx2();    // AVX2 + FMA
+const Microkernels* microkernels_avx512();  // AVX-512 F
+const Microkernels* microkernels_neon();    // armv8.0 ASIMD
+
+// The fastest table this CPU runs (decided once, from kes_cpu_features()).
+const Microkernels& microkernels_active();
+// Every table usable on this CPU, scalar first: for tests and benchmarks.
+std::vector<const Microkernels*> microkernels_available();
+// Testing hook: forces the table that fast kernels created from now on use (nullptr: automatic).
+void microkernels_override(const Microkernels* table);
+
+}  // namespace kernels
+}  // namespace kes

@@ -1,0 +1,47 @@
+// select.cpp — one table from op name to the fast kernels that may run it (select.hpp).
+#include "select.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+
+#include "common/kernels.hpp"
+
+namespace kes {
+
+namespace {
+
+struct FastOp {
+    std::string_view op;
+    kernels::SelectFn select;
+};
+
+constexpr FastOp kFastOps[] = {
+    {"Add", kernels::select_add},
+    {"Conv", kernels::select_conv},
+    {"MaxPool", kernels::select_max_pool},
+    {"Mul", kernels::select_mul},
+};
+
+bool reference_only() {
+    static const bool ref = [] {
+        const char* v = std::getenv("KES_KERNELS");
+        return v != nullptr && std::strcmp(v, "reference") == 0;
+    }();
+    return ref;
+}
+
+}  // namespace
+
+std::unique_ptr<Kernel> select_kernel(const NodeDesc& node, const std::vector<TensorDesc>& outputs) {
+    if (reference_only()) return nullptr;
+    for (const FastOp& f : kFastOps)
+        if (f.op == node.op) return f.select(node, outputs, kernels::microkernels_active());
+    return nullptr;
+}
+
+const char* kernel_set_name() {
+    return reference_only() ? "reference" : kernels::microkernels_active().name;
+}
+
+}  // namespace kes

@@ -1,0 +1,57 @@
+// microkernels_avx2.cpp — the microkernel table for AVX2 + FMA (compiled with those flags only, chosen
+// at run time when kes_cpu_has() confirms them; on other architectures this file compiles to a stub).
+#include "../common/microkernels.hpp"
+#include "kes/cpu_dispatch.hpp"
+
+#if KES_SIMD_X86
+#include <immintrin.h>
+
+#include "../common/microkernel_impl.hpp"
+
+namespace kes {
+namespace kernels {
+namespace {
+
+struct Avx2 {
+    using reg = __m256;
+    static constexpr size_t width = 8;
+    static reg load(const float* p) { return _mm256_loadu_ps(p); }
+    static void store(float* p, reg x) { _mm256_storeu_ps(p, x); }
+    static reg set1(float x) { return _mm256_set1_ps(x); }
+    static reg fma(reg a, reg b, reg c) { return _mm256_fmadd_ps(a, b, c); }
+    static reg add(reg a, reg b) { return _mm256_add_ps(a, b); }
+    static reg mul(reg a, reg b) { return _mm256_mul_ps(a, b); }
+    // maxps/minps return the second operand when either is NaN: with the bound first, NaN passes.
+    static reg min(reg a, reg b) { return _mm256_min_ps(b, a); }
+    static reg max(reg a, reg b) { return _mm256_max_ps(b, a); }
+    static __m256i mask(size_t n) {
+        const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+        return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), lanes);
+    }
+    static reg load_partial(const float* p, size_t n) { return _mm256_maskload_ps(p, mask(n)); }
+    static void store_partial(float* p, size_t n, reg x) { _mm256_maskstore_ps(p, mask(n), x); }
+};
+
+// 6 × 16 tile: 12 accumulators + 2 weight vectors + 1 broadcast of the 16 ymm registers.
+const Microkernels kAvx2 = impl::make_table<Avx2, 6, 2, 2>("avx2");
+
+}  // namespace
+
+const Microkernels* microkernels_avx2() {
+    return kes_cpu_has(KES_CPU_AVX2) ? &kAvx2 : nullptr;
+}
+
+}  // namespace kernels
+}  // namespace kes
+
+#else
+
+namespace kes {
+namespace kernels {
+const Microkernels* microkernels_avx2() {
+    return nullptr;
+}
+}  // namespace kernels
+}  // namespace kes
+
+#endif

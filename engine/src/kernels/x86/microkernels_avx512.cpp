@@ -1,0 +1,57 @@
+// microkernels_avx512.cpp — the microkernel table for AVX-512 F (compiled with those flags only, chosen
+// at run time when kes_cpu_has() confirms them; on other architectures this file compiles to a stub).
+#include "../common/microkernels.hpp"
+#include "kes/cpu_dispatch.hpp"
+
+#if KES_SIMD_X86
+#include <immintrin.h>
+
+// GCC 12's AVX-512 headers build _mm512_max_ps/_mm512_min_ps on an undefined vector (GCC bug 105593).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+#include "../common/microkernel_impl.hpp"
+
+namespace kes {
+namespace kernels {
+namespace {
+
+struct Avx512 {
+    using reg = __m512;
+    static constexpr size_t width = 16;
+    static reg load(const float* p) { return _mm512_loadu_ps(p); }
+    static void store(float* p, reg x) { _mm512_storeu_ps(p, x); }
+    static reg set1(float x) { return _mm512_set1_ps(x); }
+    static reg fma(reg a, reg b, reg c) { return _mm512_fmadd_ps(a, b, c); }
+    static reg add(reg a, reg b) { return _mm512_add_ps(a, b); }
+    static reg mul(reg a, reg b) { return _mm512_mul_ps(a, b); }
+    static reg min(reg a, reg b) { return _mm512_min_ps(b, a); }
+    static reg max(reg a, reg b) { return _mm512_max_ps(b, a); }
+    static __mmask16 mask(size_t n) { return static_cast<__mmask16>((1u << n) - 1u); }
+    static reg load_partial(const float* p, size_t n) { return _mm512_maskz_loadu_ps(mask(n), p); }
+    static void store_partial(float* p, size_t n, reg x) { _mm512_mask_storeu_ps(p, mask(n), x); }
+};
+
+// 12 × 32 tile: 24 accumulators + 2 weight vectors + broadcasts of the 32 zmm registers.
+const Microkernels kAvx512 = impl::make_table<Avx512, 12, 2, 2>("avx512");
+
+}  // namespace
+
+const Microkernels* microkernels_avx512() {
+    return kes_cpu_has(KES_CPU_AVX512F) ? &kAvx512 : nullptr;
+}
+
+}  // namespace kernels
+}  // namespace kes
+
+#else
+
+namespace kes {
+namespace kernels {
+const Microkernels* microkernels_avx512() {
+    return nullptr;
+}
+}  // namespace kernels
+}  // namespace kes
+
+#endif
