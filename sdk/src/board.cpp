@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "ascend_runtime.hpp"
 #include "kes/error.hpp"
 #include "kes/logging.hpp"
 #include "kes/math.hpp"
@@ -158,6 +159,8 @@ constexpr kes_board_profile kHost = {
 
 constexpr int kBoardUnset = -1;
 std::atomic<int> g_board{kBoardUnset};
+// The app chose the profile (KES_BOARD or kes_board_set): the runtime's SoC never overrides it.
+std::atomic<bool> g_board_chosen{false};
 
 bool parse_board(const char* name, kes_board* out) {
     if (!name) return false;
@@ -188,9 +191,15 @@ int active_board() noexcept {
         kes_board from_env;
         if (parse_board(env, &from_env)) {
             chosen = from_env;
+            g_board_chosen.store(true, std::memory_order_release);
         } else {
             KES_LOGW("sdk", "KES_BOARD=%s is not 310, 310B or host; using %s", env, kes_board_name(chosen));
         }
+    }
+    if (!g_board_chosen.load(std::memory_order_acquire)) {
+        // On a board (or the simulator) the SoC says which rules apply: aclrtGetSocName, spec §2.
+        const int detected = acl::detected_board();
+        if (detected != kBoardUnset) chosen = static_cast<kes_board>(detected);
     }
     int expected = kBoardUnset;
     g_board.compare_exchange_strong(expected, chosen, std::memory_order_acq_rel);
@@ -206,6 +215,12 @@ const kes_board_profile* profile_for(int64_t board) noexcept {
         case KES_BOARD_HOST: return &kHost;
     }
     return nullptr;
+}
+
+void board_adopt_from_runtime(int board) noexcept {
+    if (!g_board_chosen.load(std::memory_order_acquire) && profile_for(board) != nullptr) {
+        g_board.store(board, std::memory_order_release);
+    }
 }
 
 }  // namespace kes
@@ -230,6 +245,7 @@ kes_status kes_board_set(kes_board board) {
                               "kes_board_set: board %lld is not KES_BOARD_HOST, KES_BOARD_310 or KES_BOARD_310B",
                               static_cast<long long>(kes::enum_value(board)));
     }
+    kes::g_board_chosen.store(true, std::memory_order_release);
     kes::g_board.store(static_cast<int>(kes::enum_value(board)), std::memory_order_release);
     return KES_OK;
 }

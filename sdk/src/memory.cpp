@@ -15,6 +15,7 @@
 
 #include <unistd.h>
 
+#include "ascend_runtime.hpp"
 #include "device_backend.hpp"
 #include "kes/error.hpp"
 #include "kes/logging.hpp"
@@ -73,10 +74,11 @@ DeviceBackend& host_backend() noexcept {
     return backend.get();
 }
 
-// Host builds have no device memory: KES_MEM_DEVICE is served by the host backend (memory.h). A
-// board port returns its acldvppMalloc-based backend here; nothing else needs to change.
+// KES_MEM_DEVICE follows the backend choice (kestrel/backend.h): aclrtMalloc when Ascend is active,
+// the host backend otherwise (every machine without CANN), so code written for the board runs unchanged.
 DeviceBackend& device_backend() noexcept {
-    return host_backend();
+    DeviceBackend* ascend = acl::device_memory_backend();
+    return ascend ? *ascend : host_backend();
 }
 
 // Which backend owns each live kes_mem_alloc buffer. A mutex-protected hash map: kes_mem_alloc is
@@ -124,6 +126,11 @@ void* allocate_buffer(int kind, size_t size, size_t alignment) {
     }
     void* ptr = backend->allocate(bytes, alignment);
     if (ptr == nullptr) {
+        std::string detail;
+        const kes_status why = backend->failure(&detail);
+        if (!detail.empty()) {
+            KES_FAIL(why, "%s (%s backend), %zu bytes: %s", backend_name(kind), backend->name(), size, detail.c_str());
+        }
         KES_FAIL(KES_ERR_OUT_OF_MEMORY, "%s (%s backend) has no %zu bytes aligned to %zu for a %zu-byte buffer",
                  backend_name(kind), backend->name(), bytes, alignment, size);
     }
@@ -208,11 +215,23 @@ kes_status kes_mem_copy(void* dst, size_t dst_capacity, const void* src, size_t 
         const uintptr_t gap = d < s ? s - d : d - s;
         KES_REQUIRE(count == 0 || gap >= count, "source [%p, +%zu) and destination [%p, +%zu) overlap", src, count, dst,
                     count);
-        // Host builds keep device memory in host RAM, so every kind is a plain copy here; a board
-        // port routes the device kinds to its runtime's copy engine.
-        if (count != 0) std::memcpy(dst, src, count);
+        // The device kinds go to aclrtMemcpy when the Ascend backend is active (device memory may not
+        // be CPU-addressable); otherwise device memory is host memory and every kind is a plain copy.
+        if (count == 0) return KES_OK;
+        if (raw_kind != KES_MEMCPY_HOST_TO_HOST && kes::acl::copy(dst, dst_capacity, src, count, raw_kind)) {
+            return KES_OK;
+        }
+        std::memcpy(dst, src, count);
         return KES_OK;
     });
+}
+
+int kes_mem_is_host_accessible(kes_mem_backend backend) {
+    switch (kes::enum_value(backend)) {
+        case KES_MEM_HOST: return 1;
+        case KES_MEM_DEVICE: return kes::acl::device_memory_host_accessible() ? 1 : 0;
+    }
+    return 0;
 }
 
 }  // extern "C"

@@ -20,9 +20,11 @@
  * (a requirement for NPU memory the CPU cannot touch) and a buffer overrun cannot corrupt it.
  *
  * Backends: KES_MEM_HOST (host memory; regions of a page or more are page-aligned) is always
- * available. KES_MEM_DEVICE is the seam for the board's device memory; in host builds it is served by
- * the host backend so code written for the board runs unchanged. kes_mem_copy follows aclrtMemcpy's
- * argument checks.
+ * available. KES_MEM_DEVICE is the board's device memory: aclrtMalloc when the Ascend backend is
+ * active (kestrel/backend.h), host memory otherwise, so code written for the board runs unchanged.
+ * Device memory is CPU-addressable on the boards (ACL_DEVICE run mode) but not on PCIe cards (ACL_HOST):
+ * ask kes_mem_is_host_accessible before touching it, and move data with kes_mem_copy, which follows
+ * aclrtMemcpy's argument checks and is aclrtMemcpy for the device kinds when Ascend is active.
  *
  * Thread-safety: kes_mem_alloc/free/copy may be called from any thread. All kes_mem_pool_* calls on one
  * pool may run concurrently from any threads (an internal lock serialises them); destroying a pool
@@ -72,6 +74,11 @@ KES_API void kes_mem_free(void* ptr);
 /* Copies `count` bytes; refuses (KES_ERR_INVALID_ARGUMENT) NULL pointers, count > dst_capacity and
  * overlapping ranges, as aclrtMemcpy does. */
 KES_API kes_status kes_mem_copy(void* dst, size_t dst_capacity, const void* src, size_t count, kes_memcpy_kind kind);
+
+/* 1 when the CPU may read and write memory of this backend directly (always for KES_MEM_HOST; for
+ * KES_MEM_DEVICE unless the Ascend backend runs in ACL_HOST mode or is required but unavailable), else
+ * 0. Resolves the backend choice (kestrel/backend.h) on first call. */
+KES_API int kes_mem_is_host_accessible(kes_mem_backend backend);
 
 /* ---- pool ----------------------------------------------------------------------------------------- */
 

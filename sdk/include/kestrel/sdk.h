@@ -1,10 +1,12 @@
 /* kestrel/sdk.h — Kestrel's core runtime, one include: status and last error, logging, version, board
- * profiles, memory (buffers and pools), image and tensor descriptors, CPU features, the shared thread
- * pool and tracing. Every other module builds on these; each header below is the manual of its part.
+ * profiles, the CPU / Ascend backend choice, memory (buffers and pools), image and tensor descriptors,
+ * CPU features, the shared thread pool and tracing. Every other module builds on these; each header below is the manual
+ * of its part.
  */
 #ifndef KESTREL_SDK_H
 #define KESTREL_SDK_H
 
+#include "kestrel/backend.h"
 #include "kestrel/board.h"
 #include "kestrel/cpu.h"
 #include "kestrel/image.h"

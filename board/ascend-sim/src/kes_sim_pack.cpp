@@ -1,0 +1,60 @@
+// kes-sim-pack — wraps a .kom into the simulator's .om container (src/imod.hpp), recording the SoC the
+// "model" targets, as ATC's --soc_version does:
+//
+//   kes-sim-pack model.kom model.om --soc Ascend310B4
+//
+// The .kom is verified first (kes_model_query_size), so a container always holds a loadable model.
+// Exit codes: 0 written, 1 the input is not a valid .kom or a file could not be read/written, 2 usage.
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "imod.hpp"
+#include "kestrel/engine.h"
+
+int main(int argc, char** argv) {
+    std::string in, out, soc = "Ascend310B4";
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--soc") == 0 && i + 1 < argc) {
+            soc = argv[++i];
+        } else if (in.empty() && argv[i][0] != '-') {
+            in = argv[i];
+        } else if (out.empty() && argv[i][0] != '-') {
+            out = argv[i];
+        } else {
+            std::fprintf(stderr, "usage: kes-sim-pack in.kom out.om [--soc Ascend310|Ascend310B1|Ascend310B4]\n");
+            return 2;
+        }
+    }
+    if (in.empty() || out.empty() || soc.empty() || soc.size() >= kes_sim::kImodSocSize) {
+        std::fprintf(stderr, "usage: kes-sim-pack in.kom out.om [--soc Ascend310|Ascend310B1|Ascend310B4]\n");
+        return 2;
+    }
+    std::ifstream f(in, std::ios::binary);
+    if (!f) {
+        std::fprintf(stderr, "kes-sim-pack: cannot read %s\n", in.c_str());
+        return 1;
+    }
+    std::vector<uint8_t> kom((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    size_t work = 0, weight = 0;
+    if (kom.empty() || kes_model_query_size(kom.data(), kom.size(), &work, &weight) != KES_OK) {
+        std::fprintf(stderr, "kes-sim-pack: %s is not a valid .kom: %s\n", in.c_str(),
+                     kom.empty() ? "empty file" : kes_last_error());
+        return 1;
+    }
+    uint8_t header[kes_sim::kImodHeaderSize];
+    kes_sim::write_header(header, kom.data(), kom.size(), soc);
+    std::ofstream o(out, std::ios::binary | std::ios::trunc);
+    o.write(reinterpret_cast<const char*>(header), sizeof header);
+    o.write(reinterpret_cast<const char*>(kom.data()), static_cast<std::streamsize>(kom.size()));
+    if (!o.flush()) {
+        std::fprintf(stderr, "kes-sim-pack: cannot write %s\n", out.c_str());
+        return 1;
+    }
+    std::printf("%s: %zu-byte .kom for %s (work %zu B, weights %zu B)\n", out.c_str(), kom.size(), soc.c_str(), work,
+                weight);
+    return 0;
+}

@@ -1,0 +1,213 @@
+// sim.hpp — shared state of Kestrel's AscendCL simulator (libascendcl.so built from board/ascend-sim).
+//
+// Types and signatures are re-typed from the Apache-2.0 headers of mindspore-ai/graphengine
+// (inc/external/acl/acl_base.h, acl_rt.h, acl_mdl.h), not copied; error codes from its error_codes/.
+// Only the acl* symbols leave the library (exports.map); everything else, the CPU engine included, is
+// local to it, so it never collides with the Kestrel copy inside the app that loads it.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "kestrel/engine.h"
+
+#define SIM_API extern "C" __attribute__((visibility("default")))
+
+typedef int aclError;
+typedef void* aclrtContext;
+typedef void* aclrtStream;
+typedef struct aclmdlDesc aclmdlDesc;
+typedef struct aclmdlDataset aclmdlDataset;
+typedef struct aclDataBuffer aclDataBuffer;
+typedef struct aclmdlIODims {
+    char name[128];
+    size_t dimCount;
+    int64_t dims[128];
+} aclmdlIODims;
+typedef int aclrtRunMode;          // ACL_DEVICE = 0, ACL_HOST = 1
+typedef int aclrtMemcpyKind;       // H2H, H2D, D2H, D2D, DEFAULT
+typedef int aclrtMemMallocPolicy;  // HUGE_FIRST, HUGE_ONLY, NORMAL_ONLY (+ P2P variants)
+typedef int aclDataType;
+typedef int aclFormat;
+
+// One input or output as aclmdlGetDesc describes it.
+struct SimIO {
+    std::string name;
+    std::vector<int64_t> dims;  // -1 on dynamic axes
+    aclDataType dtype = 0;
+    aclFormat format = 2;  // ACL_FORMAT_ND
+    size_t size = 0;       // bytes at the largest gear
+};
+
+struct aclmdlDesc {
+    bool filled = false;
+    std::vector<SimIO> inputs, outputs;
+};
+struct aclmdlDataset {
+    std::vector<aclDataBuffer*> buffers;
+};
+struct aclDataBuffer {
+    void* data = nullptr;
+    size_t size = 0;
+};
+
+namespace kes_sim {
+
+// The codes the simulator returns (acl_base.h, rt_error_codes.h, ge_error_codes.h).
+enum : aclError {
+    kOk = 0,
+    kInvalidParam = 100000,
+    kUninitialize = 100001,
+    kRepeatInitialize = 100002,
+    kInvalidFile = 100003,
+    kInvalidModelId = 100011,
+    kParseModel = 100013,
+    kModelInputNotMatch = 100017,
+    kModelOutputNotMatch = 100018,
+    kModelNotDynamic = 100019,
+    kRepeatFinalize = 100037,
+    kStubMode = 100039,
+    kResourceNotCleared = 148051,
+    kRtParamInvalid = 107000,
+    kRtInvalidDeviceId = 107001,
+    kRtContextNull = 107002,
+    kRtStreamContext = 107003,
+    kRtInvalidHandle = 107017,
+    kRtMemoryFree = 207002,
+    kRtDeviceOom = 207018,
+    kRtModelExecute = 507011,
+    kRtStreamSyncTimeout = 507046,
+    kGeModelAddrInvalid = 145007,
+    kGeDynamicBatchSizeInvalid = 145013,
+    kGeLoadModel = 545001,
+};
+
+struct Fault {
+    std::string call;
+    uint64_t nth = 0;
+    aclError code = 0;
+};
+
+struct Config {
+    std::string soc = "Ascend310B4";
+    int run_mode = 0;
+    uint32_t device_count = 1;
+    uint64_t memory_limit = 1ull << 30;
+    int task_ms = 0;  // simulated duration of every queued stream task
+    bool leak_abort = false;
+    std::vector<Fault> faults;
+};
+
+struct Stream;
+
+struct Context {
+    int32_t device = 0;
+    bool is_default = false;
+    std::unique_ptr<Stream> default_stream;
+};
+
+struct Stream {
+    Context* context = nullptr;
+    std::vector<std::function<aclError()>> tasks;
+};
+
+struct Region {
+    size_t size = 0;        // what the caller asked for
+    size_t mapped = 0;      // bytes mapped (whole pages)
+    bool internal = false;  // the simulator's own (model work memory it was not given)
+};
+
+// ~Model gives back the device memory the simulator took for it (internal_alloc below).
+void internal_free(void* p);
+
+// A loaded model: the CPU engine's model and context over the app's device work and weight memory.
+struct Model {
+    kes_model* model = nullptr;
+    kes_model_context* context = nullptr;
+    void* own_work = nullptr;    // internal device memory when the app passed work = NULL
+    void* own_weight = nullptr;  // likewise for weights
+    std::string soc;
+    aclmdlDesc desc;
+    std::vector<int64_t> batch_gears;  // ascending
+    std::vector<int64_t> image_gears;  // (h, w) pairs
+    size_t hidden_index = SIZE_MAX;    // the ascend_mbatch_shape_data input, if dynamic
+    size_t graph_inputs = 0;
+
+    ~Model() {
+        kes_model_context_destroy(context);
+        kes_model_unload(model);
+        if (own_work) internal_free(own_work);
+        if (own_weight) internal_free(own_weight);
+    }
+};
+
+struct Sim {
+    std::recursive_mutex mutex;
+    bool initialised = false;
+    bool ever_initialised = false;
+    Config config;
+    std::map<std::string, uint64_t> calls;  // per-function call counts, for KES_SIM_FAIL
+    std::map<uintptr_t, Region> device;     // device allocations by start address
+    uint64_t device_bytes = 0;
+    std::set<void*> host;                // aclrtMallocHost
+    std::map<int32_t, int> device_refs;  // aclrtSetDevice reference counts
+    std::map<int32_t, std::unique_ptr<Context>> default_contexts;
+    std::set<Context*> contexts;  // every live context, default ones included
+    std::map<Context*, std::unique_ptr<Context>> user_contexts;
+    std::map<Stream*, std::unique_ptr<Stream>> streams;
+    std::set<aclmdlDesc*> descs;
+    std::set<aclmdlDataset*> datasets;
+    std::set<aclDataBuffer*> buffers;
+    std::map<uint32_t, std::unique_ptr<Model>> models;
+    uint32_t next_model_id = 1;
+    int open_depth = 0;  // nesting of DeviceWork scopes
+};
+
+Sim& sim();
+
+// Every entry point starts here: stub mode, fault injection, initialisation and context checks. Returns
+// 0 to go on, else the code to return. `needs` is a mask of kNeedInit / kNeedContext.
+enum : int { kNeedNothing = 0, kNeedInit = 1, kNeedContext = 3 };
+aclError enter(const char* call, int needs);
+
+// Records the thread's message for aclGetRecentErrMsg and returns code.
+aclError report(aclError code, const std::string& message);
+
+// The context current on this thread, if it is alive.
+Context* current_context();
+
+// The device region holding [p, p + n), or nullptr.
+const Region* device_region(const void* p, size_t n, uintptr_t* start = nullptr);
+
+// Simulated device work: in ACL_HOST mode device memory is PROT_NONE for the CPU; a DeviceWork scope
+// opens every device region for reading and writing and closes them again at its end, so only work
+// the simulated device does (copies, model execution) can touch them.
+class DeviceWork {
+public:
+    DeviceWork();
+    ~DeviceWork();
+    DeviceWork(const DeviceWork&) = delete;
+    DeviceWork& operator=(const DeviceWork&) = delete;
+};
+
+// Device memory for the simulator's own use (model work memory the app did not give): not in the
+// app's ledger, freed by the simulator.
+void* internal_alloc(size_t size);
+void internal_free(void* p);
+
+// The stream a *Async call queues on: `stream`, or the current context's default stream for NULL.
+// Returns 0 or the code (invalid handle, stream of another context).
+aclError resolve_stream(aclrtStream stream, Stream** out);
+
+// sim_model.cpp: describes every model still loaded (for the aclFinalize ledger) and unloads them.
+void release_models(std::vector<std::string>* leaks);
+
+}  // namespace kes_sim

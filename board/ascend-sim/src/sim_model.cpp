@@ -1,0 +1,541 @@
+// sim_model.cpp — the simulator's aclmdl* half: an "NPU" that runs IMOD containers wrapping a .kom
+// (imod.hpp, made by kes-sim-pack) through Kestrel's CPU engine, so outputs are real numbers.
+//
+// What it enforces as the real runtime does (spec §3): real .om files are refused (545001), so is a
+// container built for another SoC (ATC's --soc_version must match the chip); work and weight memory
+// and every dataset buffer must be device memory (aclrtMalloc); a dynamic model has the hidden input
+// "ascend_mbatch_shape_data" that aclmdlSetDynamicBatchSize / aclmdlSetDynamicHWSize fill (the app must
+// give it a device buffer and never write it), and its input dims report -1 on the dynamic axes;
+// execution reads and writes device memory only inside simulated device work.
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "imod.hpp"
+#include "kestrel/engine.h"
+#include "sim.hpp"
+
+namespace kes_sim {
+
+namespace {
+
+constexpr const char* kHiddenName = "ascend_mbatch_shape_data";
+
+std::string kes_error() {
+    return kes_last_error();
+}
+
+// A copy of the .kom at a 128-byte aligned address: the engine's verifier and loader expect the alignment
+// kes-convert gives its files, and the app's buffer + 256 need not have it.
+struct AlignedCopy {
+    void* data = nullptr;
+    explicit AlignedCopy(const uint8_t* p, size_t n) {
+        if (posix_memalign(&data, 128, n) == 0) std::memcpy(data, p, n);
+    }
+    ~AlignedCopy() { std::free(data); }
+};
+
+// Parses the container; returns 0 with the view, or the code the real runtime would give.
+aclError open_container(const char* call, const void* model, size_t size, ImodView* view) {
+    if (!model || size == 0) return report(kInvalidParam, std::string(call) + ": model is NULL or modelSize is 0");
+    std::string why;
+    switch (parse(model, size, view, &why)) {
+        case ImodCheck::kOk: return kOk;
+        case ImodCheck::kNotImod: return report(kInvalidFile, std::string(call) + ": " + why);
+        case ImodCheck::kRealOm: return report(kGeLoadModel, std::string(call) + ": " + why);
+        case ImodCheck::kDamaged: return report(kParseModel, std::string(call) + ": " + why);
+    }
+    return kParseModel;
+}
+
+void fill_io(kes_model* m, Model& out) {
+    size_t inputs = 0, outputs = 0;
+    kes_model_input_count(m, &inputs);
+    kes_model_output_count(m, &outputs);
+    out.graph_inputs = inputs;
+    int64_t gears[2 * 100];
+    size_t count = 0;
+    kes_model_batch_gears(m, gears, 100, &count);
+    out.batch_gears.assign(gears, gears + std::min<size_t>(count, 100));
+    kes_model_image_sizes(m, gears, 100, &count);
+    out.image_gears.assign(gears, gears + 2 * std::min<size_t>(count, 100));
+    auto describe = [&](const kes_tensor& t, const char* name, bool is_input) {
+        SimIO io;
+        io.name = name ? name : "";
+        io.dtype = static_cast<aclDataType>(t.dtype);  // kes_dtype numbers are aclDataType's (tensor.h)
+        io.format = t.layout == KES_LAYOUT_NCHW ? 0 : t.layout == KES_LAYOUT_NHWC ? 1 : 2;
+        io.size = t.size;
+        io.dims.assign(t.shape, t.shape + t.ndim);
+        if (is_input && !out.batch_gears.empty() && !io.dims.empty()) io.dims[0] = -1;
+        if (is_input && !out.image_gears.empty() && io.dims.size() == 4) {
+            const bool nhwc = t.layout == KES_LAYOUT_NHWC;
+            io.dims[nhwc ? 1 : 2] = -1;
+            io.dims[nhwc ? 2 : 3] = -1;
+        }
+        return io;
+    };
+    for (size_t i = 0; i < inputs; ++i) {
+        kes_tensor t;
+        const char* name = nullptr;
+        kes_model_input_desc(m, i, &t);
+        kes_model_input_name(m, i, &name);
+        out.desc.inputs.push_back(describe(t, name, true));
+    }
+    for (size_t i = 0; i < outputs; ++i) {
+        kes_tensor t;
+        const char* name = nullptr;
+        kes_model_output_desc(m, i, &t);
+        kes_model_output_name(m, i, &name);
+        out.desc.outputs.push_back(describe(t, name, false));
+    }
+    if (!out.batch_gears.empty() || !out.image_gears.empty()) {
+        // The hidden input of ATC's dynamic models, last: int64 [1] for batch, [2] for (h, w). Its exact
+        // shape on a board is UNCONFIRMED; apps size it with aclmdlGetInputSizeByIndex, as they must.
+        SimIO hidden;
+        hidden.name = kHiddenName;
+        hidden.dtype = 9;  // ACL_INT64
+        hidden.dims = {out.batch_gears.empty() ? 2 : 1};
+        hidden.size = static_cast<size_t>(hidden.dims[0]) * 8;
+        out.hidden_index = out.desc.inputs.size();
+        out.desc.inputs.push_back(hidden);
+    }
+    out.desc.filled = true;
+}
+
+Model* find_model(uint32_t id) {
+    auto it = sim().models.find(id);
+    return it == sim().models.end() ? nullptr : it->second.get();
+}
+
+bool valid_desc(const aclmdlDesc* d) {
+    return d && sim().descs.count(const_cast<aclmdlDesc*>(d)) && d->filled;
+}
+
+bool valid_dataset(const aclmdlDataset* d) {
+    return d && sim().datasets.count(const_cast<aclmdlDataset*>(d));
+}
+
+// Checks a dataset buffer: live, device memory, at least `need` bytes.
+aclError check_buffer(const char* call, const aclmdlDataset* ds, size_t index, size_t need, const char* what,
+                      aclDataBuffer** out) {
+    if (index >= ds->buffers.size())
+        return report(kInvalidParam, std::string(call) + ": no buffer " + std::to_string(index));
+    aclDataBuffer* b = ds->buffers[index];
+    if (!sim().buffers.count(b)) {
+        return report(kInvalidParam,
+                      std::string(call) + ": " + what + " buffer " + std::to_string(index) + " was destroyed");
+    }
+    if (b->size < need) {
+        return report(kInvalidParam, std::string(call) + ": " + what + " " + std::to_string(index) + " has " +
+                                         std::to_string(b->size) + " bytes, the model needs " + std::to_string(need));
+    }
+    if (!device_region(b->data, need)) {
+        return report(kInvalidParam, std::string(call) + ": " + what + " " + std::to_string(index) +
+                                         " is not device memory (aclrtMalloc): the NPU cannot read host memory");
+    }
+    *out = b;
+    return kOk;
+}
+
+// Runs one execution; the caller holds the lock and has validated the ids. Device work scope inside.
+aclError execute(uint32_t id, const aclmdlDataset* input, aclmdlDataset* output) {
+    Model* m = find_model(id);
+    if (!m) return report(kInvalidModelId, "aclmdlExecute: model " + std::to_string(id) + " was unloaded");
+    DeviceWork work;
+    if (m->hidden_index != SIZE_MAX) {
+        aclDataBuffer* hb = nullptr;
+        if (aclError e = check_buffer("aclmdlExecute", input, m->hidden_index, m->desc.inputs[m->hidden_index].size,
+                                      "input", &hb)) {
+            return e;
+        }
+        int64_t v[2] = {0, 0};
+        std::memcpy(v, hb->data, m->desc.inputs[m->hidden_index].size);
+        const kes_status st = m->batch_gears.empty() ? kes_model_context_set_image_size(m->context, v[0], v[1])
+                                                     : kes_model_context_set_batch(m->context, v[0]);
+        if (st != KES_OK || v[0] == 0) {
+            return report(kRtModelExecute,
+                          "aclmdlExecute: the dynamic input holds no valid gear (call "
+                          "aclmdlSetDynamicBatchSize / aclmdlSetDynamicHWSize on this dataset): " +
+                              kes_error());
+        }
+    }
+    std::vector<kes_tensor> ins(m->graph_inputs), outs(m->desc.outputs.size());
+    for (size_t i = 0; i < ins.size(); ++i) {
+        kes_tensor d;
+        kes_model_context_input_desc(m->context, i, &d);
+        aclDataBuffer* b = nullptr;
+        if (aclError e = check_buffer("aclmdlExecute", input, i, d.size, "input", &b)) return e;
+        if (kes_tensor_wrap(&ins[i], d.dtype, d.layout, d.ndim, d.shape, b->data, b->size) != KES_OK) {
+            return report(kInvalidParam, "aclmdlExecute: input " + std::to_string(i) + ": " + kes_error());
+        }
+    }
+    for (size_t i = 0; i < outs.size(); ++i) {
+        kes_tensor d;
+        kes_model_context_output_desc(m->context, i, &d);
+        aclDataBuffer* b = nullptr;
+        if (aclError e = check_buffer("aclmdlExecute", output, i, d.size, "output", &b)) return e;
+        if (kes_tensor_wrap(&outs[i], d.dtype, d.layout, d.ndim, d.shape, b->data, b->size) != KES_OK) {
+            return report(kInvalidParam, "aclmdlExecute: output " + std::to_string(i) + ": " + kes_error());
+        }
+    }
+    if (kes_model_execute(m->context, ins.data(), ins.size(), outs.data(), outs.size()) != KES_OK) {
+        return report(kRtModelExecute, "aclmdlExecute: the model failed: " + kes_error());
+    }
+    return kOk;
+}
+
+aclError check_datasets(const char* call, Model* m, const aclmdlDataset* input, const aclmdlDataset* output) {
+    if (!valid_dataset(input) || !valid_dataset(output)) {
+        return report(kInvalidParam, std::string(call) + ": input or output is not a live dataset");
+    }
+    if (input->buffers.size() != m->desc.inputs.size()) {
+        return report(kModelInputNotMatch,
+                      std::string(call) + ": " + std::to_string(input->buffers.size()) +
+                          " input buffers, the model has " + std::to_string(m->desc.inputs.size()) + " inputs" +
+                          (m->hidden_index != SIZE_MAX ? " (the last is ascend_mbatch_shape_data)" : ""));
+    }
+    if (output->buffers.size() != m->desc.outputs.size()) {
+        return report(kModelOutputNotMatch, std::string(call) + ": " + std::to_string(output->buffers.size()) +
+                                                " output buffers, the model has " +
+                                                std::to_string(m->desc.outputs.size()) + " outputs");
+    }
+    return kOk;
+}
+
+}  // namespace
+
+void release_models(std::vector<std::string>* leaks) {
+    Sim& s = sim();
+    for (auto& m : s.models) leaks->push_back("model " + std::to_string(m.first) + " (never aclmdlUnload-ed)");
+    DeviceWork work;
+    s.models.clear();
+}
+
+}  // namespace kes_sim
+
+using namespace kes_sim;
+
+#define SIM_LOCK std::lock_guard<std::recursive_mutex> sim_lock_(sim().mutex)
+#define SIM_ENTER(needs) \
+    SIM_LOCK;            \
+    if (aclError e_ = enter(__func__, (needs))) return e_
+
+SIM_API aclError aclmdlQuerySizeFromMem(const void* model, size_t modelSize, size_t* workSize, size_t* weightSize) {
+    SIM_ENTER(kNeedInit);
+    if (!workSize || !weightSize)
+        return report(kInvalidParam, "aclmdlQuerySizeFromMem: workSize or weightSize is NULL");
+    ImodView v;
+    if (aclError e = open_container(__func__, model, modelSize, &v)) return e;
+    AlignedCopy kom(v.payload, v.payload_size);
+    if (!kom.data) return report(200000, "aclmdlQuerySizeFromMem: out of host memory");
+    if (kes_model_query_size(kom.data, v.payload_size, workSize, weightSize) != KES_OK) {
+        return report(kParseModel, std::string("aclmdlQuerySizeFromMem: the wrapped .kom is invalid: ") + kes_error());
+    }
+    return kOk;
+}
+
+SIM_API aclError aclmdlLoadFromMemWithMem(const void* model, size_t modelSize, uint32_t* modelId, void* workPtr,
+                                          size_t workSize, void* weightPtr, size_t weightSize) {
+    SIM_ENTER(kNeedContext);
+    Sim& s = sim();
+    if (!modelId) return report(kInvalidParam, "aclmdlLoadFromMemWithMem: modelId is NULL");
+    ImodView v;
+    if (aclError e = open_container(__func__, model, modelSize, &v)) return e;
+    if (v.soc != s.config.soc) {
+        // The runtime's code for this case is UNCONFIRMED (forums quote the message, not the code).
+        return report(kGeLoadModel, "aclmdlLoadFromMemWithMem: the model was built for " + v.soc +
+                                        " (ATC --soc_version) "
+                                        "but this device is " +
+                                        s.config.soc + ": convert it again with --soc_version=" + s.config.soc);
+    }
+    AlignedCopy kom(v.payload, v.payload_size);
+    if (!kom.data) return report(200000, "aclmdlLoadFromMemWithMem: out of host memory");
+    size_t need_work = 0, need_weight = 0;
+    if (kes_model_query_size(kom.data, v.payload_size, &need_work, &need_weight) != KES_OK) {
+        return report(kParseModel,
+                      std::string("aclmdlLoadFromMemWithMem: the wrapped .kom is invalid: ") + kes_error());
+    }
+    auto check_region = [&](const char* what, void* p, size_t given, size_t need) -> aclError {
+        if (!p) return kOk;
+        if (given < need) {
+            return report(kInvalidParam, std::string("aclmdlLoadFromMemWithMem: ") + what + " memory of " +
+                                             std::to_string(given) + " bytes, aclmdlQuerySizeFromMem asks " +
+                                             std::to_string(need));
+        }
+        if (!device_region(p, need)) {
+            return report(kGeModelAddrInvalid, std::string("aclmdlLoadFromMemWithMem: ") + what +
+                                                   " memory is not device memory from aclrtMalloc");
+        }
+        return kOk;
+    };
+    if (aclError e = check_region("work", workPtr, workSize, need_work)) return e;
+    if (aclError e = check_region("weight", weightPtr, weightSize, need_weight)) return e;
+    auto m = std::make_unique<Model>();
+    m->soc = v.soc;
+    if (!workPtr) workPtr = m->own_work = internal_alloc(need_work ? need_work : 128);
+    if (!weightPtr) weightPtr = m->own_weight = internal_alloc(need_weight ? need_weight : 128);
+    if (!workPtr || !weightPtr) return report(kRtDeviceOom, "aclmdlLoadFromMemWithMem: no device memory for the model");
+    const size_t work_bytes = m->own_work ? std::max<size_t>(need_work, 128) : workSize;
+    const size_t weight_bytes = m->own_weight ? std::max<size_t>(need_weight, 128) : weightSize;
+    DeviceWork work;
+    if (kes_model_load_from_memory_with_mem(kom.data, v.payload_size, workPtr, work_bytes, weightPtr, weight_bytes,
+                                            &m->model) != KES_OK ||
+        kes_model_context_create(m->model, nullptr, 0, &m->context) != KES_OK) {
+        return report(kGeLoadModel, std::string("aclmdlLoadFromMemWithMem: ") + kes_error());
+    }
+    fill_io(m->model, *m);
+    const uint32_t id = s.next_model_id++;
+    s.models[id] = std::move(m);
+    *modelId = id;
+    return kOk;
+}
+
+SIM_API aclError aclmdlUnload(uint32_t modelId) {
+    SIM_ENTER(kNeedContext);
+    Sim& s = sim();
+    auto it = s.models.find(modelId);
+    if (it == s.models.end()) return report(kInvalidModelId, "aclmdlUnload: no model " + std::to_string(modelId));
+    DeviceWork work;
+    s.models.erase(it);
+    return kOk;
+}
+
+SIM_API aclmdlDesc* aclmdlCreateDesc() {
+    SIM_LOCK;
+    if (enter(__func__, kNeedInit) != kOk) return nullptr;
+    auto* d = new aclmdlDesc;
+    sim().descs.insert(d);
+    return d;
+}
+
+SIM_API aclError aclmdlDestroyDesc(aclmdlDesc* modelDesc) {
+    SIM_ENTER(kNeedInit);
+    if (!sim().descs.erase(modelDesc)) return report(kInvalidParam, "aclmdlDestroyDesc: not a live description");
+    delete modelDesc;
+    return kOk;
+}
+
+SIM_API aclError aclmdlGetDesc(aclmdlDesc* modelDesc, uint32_t modelId) {
+    SIM_ENTER(kNeedContext);
+    if (!modelDesc || !sim().descs.count(modelDesc))
+        return report(kInvalidParam, "aclmdlGetDesc: not a live description");
+    Model* m = find_model(modelId);
+    if (!m) return report(kInvalidModelId, "aclmdlGetDesc: no model " + std::to_string(modelId));
+    *modelDesc = m->desc;
+    return kOk;
+}
+
+SIM_API size_t aclmdlGetNumInputs(aclmdlDesc* modelDesc) {
+    SIM_LOCK;
+    return valid_desc(modelDesc) ? modelDesc->inputs.size() : 0;
+}
+
+SIM_API size_t aclmdlGetNumOutputs(aclmdlDesc* modelDesc) {
+    SIM_LOCK;
+    return valid_desc(modelDesc) ? modelDesc->outputs.size() : 0;
+}
+
+SIM_API size_t aclmdlGetInputSizeByIndex(aclmdlDesc* modelDesc, size_t index) {
+    SIM_LOCK;
+    return valid_desc(modelDesc) && index < modelDesc->inputs.size() ? modelDesc->inputs[index].size : 0;
+}
+
+SIM_API size_t aclmdlGetOutputSizeByIndex(aclmdlDesc* modelDesc, size_t index) {
+    SIM_LOCK;
+    return valid_desc(modelDesc) && index < modelDesc->outputs.size() ? modelDesc->outputs[index].size : 0;
+}
+
+namespace {
+aclError get_dims(const char* call, const aclmdlDesc* d, const std::vector<SimIO>* ios, size_t index,
+                  aclmdlIODims* dims) {
+    if (!valid_desc(d) || !dims) return report(kInvalidParam, std::string(call) + ": bad description or dims NULL");
+    if (index >= ios->size()) return report(kInvalidParam, std::string(call) + ": index " + std::to_string(index));
+    const SimIO& io = (*ios)[index];
+    std::memset(dims, 0, sizeof *dims);
+    std::strncpy(dims->name, io.name.c_str(), sizeof dims->name - 1);
+    dims->dimCount = io.dims.size();
+    for (size_t i = 0; i < io.dims.size() && i < 128; ++i) dims->dims[i] = io.dims[i];
+    return kOk;
+}
+const SimIO* io_at(const aclmdlDesc* d, bool input, size_t index) {
+    if (!valid_desc(d)) return nullptr;
+    const auto& v = input ? d->inputs : d->outputs;
+    return index < v.size() ? &v[index] : nullptr;
+}
+}  // namespace
+
+SIM_API aclError aclmdlGetInputDims(const aclmdlDesc* modelDesc, size_t index, aclmdlIODims* dims) {
+    SIM_ENTER(kNeedInit);
+    return get_dims(__func__, modelDesc, modelDesc ? &modelDesc->inputs : nullptr, index, dims);
+}
+
+SIM_API aclError aclmdlGetOutputDims(const aclmdlDesc* modelDesc, size_t index, aclmdlIODims* dims) {
+    SIM_ENTER(kNeedInit);
+    return get_dims(__func__, modelDesc, modelDesc ? &modelDesc->outputs : nullptr, index, dims);
+}
+
+SIM_API aclDataType aclmdlGetInputDataType(const aclmdlDesc* modelDesc, size_t index) {
+    SIM_LOCK;
+    const SimIO* io = io_at(modelDesc, true, index);
+    return io ? io->dtype : -1;  // ACL_DT_UNDEFINED
+}
+
+SIM_API aclDataType aclmdlGetOutputDataType(const aclmdlDesc* modelDesc, size_t index) {
+    SIM_LOCK;
+    const SimIO* io = io_at(modelDesc, false, index);
+    return io ? io->dtype : -1;
+}
+
+SIM_API aclFormat aclmdlGetInputFormat(const aclmdlDesc* modelDesc, size_t index) {
+    SIM_LOCK;
+    const SimIO* io = io_at(modelDesc, true, index);
+    return io ? io->format : -1;  // ACL_FORMAT_UNDEFINED
+}
+
+SIM_API aclFormat aclmdlGetOutputFormat(const aclmdlDesc* modelDesc, size_t index) {
+    SIM_LOCK;
+    const SimIO* io = io_at(modelDesc, false, index);
+    return io ? io->format : -1;
+}
+
+SIM_API const char* aclmdlGetInputNameByIndex(const aclmdlDesc* modelDesc, size_t index) {
+    SIM_LOCK;
+    const SimIO* io = io_at(modelDesc, true, index);
+    return io ? io->name.c_str() : "";
+}
+
+SIM_API const char* aclmdlGetOutputNameByIndex(const aclmdlDesc* modelDesc, size_t index) {
+    SIM_LOCK;
+    const SimIO* io = io_at(modelDesc, false, index);
+    return io ? io->name.c_str() : "";
+}
+
+namespace {
+aclError index_by_name(const char* call, const aclmdlDesc* d, bool input, const char* name, size_t* index) {
+    if (!valid_desc(d) || !name || !index) return report(kInvalidParam, std::string(call) + ": bad argument");
+    const auto& v = input ? d->inputs : d->outputs;
+    for (size_t i = 0; i < v.size(); ++i) {
+        if (v[i].name == name) {
+            *index = i;
+            return kOk;
+        }
+    }
+    return report(kInvalidParam, std::string(call) + ": no tensor named " + name);
+}
+}  // namespace
+
+SIM_API aclError aclmdlGetInputIndexByName(const aclmdlDesc* modelDesc, const char* name, size_t* index) {
+    SIM_ENTER(kNeedInit);
+    return index_by_name(__func__, modelDesc, true, name, index);
+}
+
+SIM_API aclError aclmdlGetOutputIndexByName(const aclmdlDesc* modelDesc, const char* name, size_t* index) {
+    SIM_ENTER(kNeedInit);
+    return index_by_name(__func__, modelDesc, false, name, index);
+}
+
+SIM_API aclmdlDataset* aclmdlCreateDataset() {
+    SIM_LOCK;
+    if (enter(__func__, kNeedInit) != kOk) return nullptr;
+    auto* d = new aclmdlDataset;
+    sim().datasets.insert(d);
+    return d;
+}
+
+SIM_API aclError aclmdlDestroyDataset(const aclmdlDataset* dataset) {
+    SIM_ENTER(kNeedInit);
+    auto* d = const_cast<aclmdlDataset*>(dataset);
+    if (!sim().datasets.erase(d)) return report(kInvalidParam, "aclmdlDestroyDataset: not a live dataset");
+    delete d;  // the buffers are the app's (aclDestroyDataBuffer)
+    return kOk;
+}
+
+SIM_API aclError aclmdlAddDatasetBuffer(aclmdlDataset* dataset, aclDataBuffer* dataBuffer) {
+    SIM_ENTER(kNeedInit);
+    if (!valid_dataset(dataset) || !sim().buffers.count(dataBuffer)) {
+        return report(kInvalidParam, "aclmdlAddDatasetBuffer: dataset or data buffer is not live");
+    }
+    dataset->buffers.push_back(dataBuffer);
+    return kOk;
+}
+
+SIM_API size_t aclmdlGetDatasetNumBuffers(const aclmdlDataset* dataset) {
+    SIM_LOCK;
+    return valid_dataset(dataset) ? dataset->buffers.size() : 0;
+}
+
+SIM_API aclDataBuffer* aclmdlGetDatasetBuffer(const aclmdlDataset* dataset, size_t index) {
+    SIM_LOCK;
+    return valid_dataset(dataset) && index < dataset->buffers.size() ? dataset->buffers[index] : nullptr;
+}
+
+SIM_API aclError aclmdlExecute(uint32_t modelId, const aclmdlDataset* input, aclmdlDataset* output) {
+    SIM_ENTER(kNeedContext);
+    Model* m = find_model(modelId);
+    if (!m) return report(kInvalidModelId, "aclmdlExecute: no model " + std::to_string(modelId));
+    if (aclError e = check_datasets(__func__, m, input, output)) return e;
+    return execute(modelId, input, output);
+}
+
+SIM_API aclError aclmdlExecuteAsync(uint32_t modelId, const aclmdlDataset* input, aclmdlDataset* output,
+                                    aclrtStream stream) {
+    SIM_ENTER(kNeedContext);
+    Model* m = find_model(modelId);
+    if (!m) return report(kInvalidModelId, "aclmdlExecuteAsync: no model " + std::to_string(modelId));
+    if (aclError e = check_datasets(__func__, m, input, output)) return e;
+    Stream* st = nullptr;
+    if (aclError e = resolve_stream(stream, &st)) return e;
+    // The datasets must stay alive until the sync, as on the board; the task re-checks them.
+    st->tasks.push_back([modelId, input, output] {
+        if (!valid_dataset(input) || !valid_dataset(output)) {
+            return report(kRtModelExecute, "aclmdlExecuteAsync: a dataset was destroyed before the stream ran");
+        }
+        return execute(modelId, input, output);
+    });
+    return kOk;
+}
+
+namespace {
+aclError set_dynamic(const char* call, uint32_t id, aclmdlDataset* dataset, size_t index, bool batch, int64_t a,
+                     int64_t b) {
+    Model* m = find_model(id);
+    if (!m) return report(kInvalidModelId, std::string(call) + ": no model " + std::to_string(id));
+    const bool has = batch ? !m->batch_gears.empty() : !m->image_gears.empty();
+    if (!has) {
+        return report(kModelNotDynamic,
+                      std::string(call) + ": the model has no dynamic " + (batch ? "batch" : "image size"));
+    }
+    if (!valid_dataset(dataset)) return report(kInvalidParam, std::string(call) + ": not a live dataset");
+    if (index != m->hidden_index) {
+        return report(kInvalidParam, std::string(call) + ": index " + std::to_string(index) +
+                                         " is not ascend_mbatch_shape_data (index " + std::to_string(m->hidden_index) +
+                                         ")");
+    }
+    bool gear = false;
+    if (batch) {
+        gear = std::find(m->batch_gears.begin(), m->batch_gears.end(), a) != m->batch_gears.end();
+    } else {
+        for (size_t g = 0; g + 1 < m->image_gears.size(); g += 2)
+            gear |= m->image_gears[g] == a && m->image_gears[g + 1] == b;
+    }
+    if (!gear) return report(kGeDynamicBatchSizeInvalid, std::string(call) + ": not one of the model's gears");
+    aclDataBuffer* hb = nullptr;
+    if (aclError e = check_buffer(call, dataset, index, m->desc.inputs[index].size, "input", &hb)) return e;
+    const int64_t v[2] = {a, b};
+    DeviceWork work;
+    std::memcpy(hb->data, v, m->desc.inputs[index].size);
+    return kOk;
+}
+}  // namespace
+
+SIM_API aclError aclmdlSetDynamicBatchSize(uint32_t modelId, aclmdlDataset* dataset, size_t index, uint64_t batchSize) {
+    SIM_ENTER(kNeedContext);
+    return set_dynamic(__func__, modelId, dataset, index, true, static_cast<int64_t>(batchSize), 0);
+}
+
+SIM_API aclError aclmdlSetDynamicHWSize(uint32_t modelId, aclmdlDataset* dataset, size_t index, uint64_t height,
+                                        uint64_t width) {
+    SIM_ENTER(kNeedContext);
+    return set_dynamic(__func__, modelId, dataset, index, false, static_cast<int64_t>(height),
+                       static_cast<int64_t>(width));
+}
