@@ -1,8 +1,10 @@
-/* kes-info — what Kestrel sees on this machine: version, build, board profile, CPU, and a memory-pool
- * self-check. Written in C against the public API only, as an app would use it.
+/* kes-info — what Kestrel sees on this machine: version, build, backend (CPU or Ascend: library, SoC,
+ * run mode, devices, and why not Ascend), board profile, CPU, and a memory-pool self-check. Written in C
+ * against the public API only, as an app would use it.
  *
  *   kes-info               print everything
  *   kes-info --board 310   print with another board profile active (or set KES_BOARD)
+ *   kes-info --backend B   auto (default), cpu or ascend (or set KES_BACKEND)
  *   kes-info --check       also exit non-zero if the self-check fails (used by the test suite)
  *   kes-info --model M.kom describe a converted model: origin, inputs and outputs, gears, AIPP, memory
  */
@@ -30,6 +32,26 @@ static void print_profile(const kes_board_profile* p) {
            p->vdec_height_align, p->vdec_min_dim, p->vdec_max_dim, p->vdec_max_channels);
     printf("  AIPP             src <= %u px, dynamic out width <= %u, resize %s\n", p->aipp_max_src_dim,
            p->aipp_dynamic_max_out_width, p->aipp_supports_resize ? "yes" : "no");
+}
+
+/* Which backend serves device memory and models, and why not Ascend when it is not. Returns the status
+ * of kes_backend_query (an error only when Ascend was required and is unavailable). */
+static kes_status print_backend(void) {
+    kes_backend_info info;
+    memset(&info, 0, sizeof info);
+    info.struct_size = sizeof info;
+    const kes_status st = kes_backend_query(&info);
+    printf("backend            %s (requested %s)\n", kes_backend_name(info.active), kes_backend_name(info.requested));
+    if (info.runtime_loaded) {
+        printf("  AscendCL         %s%s\n", info.library, info.app_owns_runtime ? " (aclInit by the app)" : "");
+        printf("  SoC              %s, device %d of %u\n", info.soc_name[0] ? info.soc_name : "unknown", info.device_id,
+               info.device_count);
+        printf("  run mode         %s: device memory %s\n",
+               info.run_mode == KES_ASCEND_RUN_MODE_HOST ? "ACL_HOST (PCIe card)" : "ACL_DEVICE (on the board)",
+               info.host_accessible ? "CPU-addressable" : "not CPU-addressable (copy with kes_mem_copy)");
+    }
+    if (info.active != KES_BACKEND_ASCEND) printf("  why not Ascend   %s\n", info.reason);
+    return st;
 }
 
 /* Allocates frames the way a decoder would (1080p NV12 with JPEGD strides, model tensors, small
@@ -173,6 +195,14 @@ int main(int argc, char** argv) {
                 fprintf(stderr, "kes-info: %s\n", kes_last_error());
                 return 2;
             }
+        } else if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc) {
+            kes_backend b;
+            if (kes_backend_from_name(argv[++i], &b) != KES_OK) {
+                fprintf(stderr, "kes-info: %s\n", kes_last_error());
+                return 2;
+            }
+            /* An unavailable Ascend backend is reported below, with the reason, like any other finding. */
+            if (kes_backend_set(b) != KES_OK) fprintf(stderr, "kes-info: %s\n", kes_last_error());
         } else if (strcmp(argv[i], "--model") == 0 && i + 1 < argc) {
 #if KES_HAVE_ENGINE
             return describe_model(argv[++i]);
@@ -181,7 +211,8 @@ int main(int argc, char** argv) {
             return 1;
 #endif
         } else {
-            fprintf(stderr, "usage: kes-info [--board 310|310B|host] [--check] [--model M.kom]\n");
+            fprintf(stderr,
+                    "usage: kes-info [--board 310|310B|host] [--backend auto|cpu|ascend] [--check] [--model M.kom]\n");
             return strcmp(argv[i], "--help") == 0 ? 0 : 2;
         }
     }
@@ -199,8 +230,10 @@ int main(int argc, char** argv) {
     printf("cpu                %s, %u online CPUs, features: %s\n", kes_cpu_arch(), kes_cpu_count(), features);
     printf("thread pool        %u threads (KES_NUM_THREADS to change)\n",
            kes_thread_pool_size(kes_thread_pool_default()));
+    /* Before the board profile: on a board (or the simulator) the SoC chooses the default profile. */
+    const kes_status backend = print_backend();
     print_profile(kes_board_active_profile());
-    const int failed = pool_self_check();
+    const int failed = pool_self_check() || backend != KES_OK;
     /* KES_TRACE is written at exit, too late for the exit status: a trace that cannot be written fails here. */
     if (kes_trace_enabled() && kes_trace_stop() != KES_OK) {
         fprintf(stderr, "kes-info: KES_TRACE: %s\n", kes_last_error());

@@ -294,7 +294,8 @@ std::unique_ptr<Library> find_library(const State& s, Api& api) {
 [[noreturn]] void fail_stub(const Loaded& l, const char* call) {
     fail(KES_ERR_UNSUPPORTED,
          "%s returned 100039 ACL_ERROR_COMPILING_STUB_MODE: a stub library was loaded: fix LD_LIBRARY_PATH order "
-         "(%s is a link-only stub from lib64/stub; the real lib64 must come first)",
+         "(%s answers every call with 100039, as CANN's link-only lib64/stub/ libraries do; the real lib64 must come "
+         "first)",
          call, l.library->path.c_str());
 }
 
