@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <ostream>
 #include <string>
 #include <tuple>
 
@@ -32,6 +33,11 @@ struct SimBoard {
     const char* soc;
     const char* mode;
 };
+
+// How ctest names an instance ("... # GetParam() = Ascend310/host"), instead of the struct's bytes.
+inline void PrintTo(const SimBoard& b, std::ostream* os) {
+    *os << b.soc << "/" << b.mode;
+}
 
 inline std::string sim_board_name(const testing::TestParamInfo<SimBoard>& info) {
     return std::string(info.param.soc) + "_" + info.param.mode;
