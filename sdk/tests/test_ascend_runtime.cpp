@@ -247,7 +247,6 @@ TEST_F(AscendLifecycle, ShutdownReportsLeakedDeviceObjects) {
 }
 
 TEST_F(AscendLifecycle, LeakAbortOptionStopsTheProcess) {
-    testing::FLAGS_gtest_death_test_style = "threadsafe";
     setenv("KES_SIM_LEAK_ABORT", "1", 1);
     EXPECT_DEATH(
         {
