@@ -26,11 +26,13 @@ std::vector<float> ramp(size_t n, float scale) {
     return v;
 }
 
-// x [N,3,8,8] → Conv 4×3×3 pads 1 → Relu → "y" [N,4,8,8]
-std::vector<uint8_t> conv_kom(const char* batches) {
+// x [N,3,H,W] → Conv 4×3×3 pads 1 → Relu → "y" [N,4,H,W]; N dynamic with batch gears, H and W with
+// image size gears, else 1 and 8×8.
+std::vector<uint8_t> conv_kom(const char* batches, const char* image_sizes = nullptr) {
     OnnxGraphSpec s;
-    s.inputs.push_back(value_info("x", kFloat, {batches ? -1 : 1, 3, 8, 8}));
-    s.outputs.push_back(value_info("y", kFloat, {batches ? -1 : 1, 4, 8, 8}));
+    const int64_t n = batches ? -1 : 1, hw = image_sizes ? -1 : 8;
+    s.inputs.push_back(value_info("x", kFloat, {n, 3, hw, hw}));
+    s.outputs.push_back(value_info("y", kFloat, {n, 4, hw, hw}));
     s.initializers.push_back(tensor_f32("w", {4, 3, 3, 3}, ramp(4 * 27, 0.3f)));
     s.initializers.push_back(tensor_f32("b", {4}, ramp(4, 0.1f)));
     s.nodes.push_back(node("Conv", {"x", "w", "b"}, {"c"}, {attr_ints("pads", {1, 1, 1, 1})}));
@@ -39,6 +41,7 @@ std::vector<uint8_t> conv_kom(const char* batches) {
     kes_convert_options opt;
     kes_convert_options_init(&opt);
     opt.dynamic_batch = batches;
+    opt.dynamic_image_size = image_sizes;
     void* kom = nullptr;
     size_t size = 0;
     EXPECT_EQ(kes_convert_memory(onnx.data(), onnx.size(), &opt, &kom, &size, nullptr), KES_OK) << kes_last_error();
@@ -54,14 +57,18 @@ std::vector<uint8_t> pack(const std::vector<uint8_t>& kom, const std::string& so
     return om;
 }
 
-// The CPU engine's output for `input` at `batch` (0: static).
-std::vector<float> cpu_reference(const std::vector<uint8_t>& kom, const std::vector<float>& input, int64_t batch) {
+// The CPU engine's output for `input` at `batch` (0: static) or image size `h` x `w`.
+std::vector<float> cpu_reference(const std::vector<uint8_t>& kom, const std::vector<float>& input, int64_t batch,
+                                 int64_t h = 0, int64_t w = 0) {
     kes_model* m = nullptr;
     kes_model_context* c = nullptr;
     EXPECT_EQ(kes_model_load_from_memory(kom.data(), kom.size(), &m), KES_OK) << kes_last_error();
     EXPECT_EQ(kes_model_context_create(m, nullptr, 0, &c), KES_OK) << kes_last_error();
     if (batch) {
         EXPECT_EQ(kes_model_context_set_batch(c, batch), KES_OK) << kes_last_error();
+    }
+    if (h) {
+        EXPECT_EQ(kes_model_context_set_image_size(c, h, w), KES_OK) << kes_last_error();
     }
     kes_tensor din, dout, in, out;
     kes_model_context_input_desc(c, 0, &din);
@@ -221,6 +228,32 @@ TEST_P(SimModel, DynamicBatchGoesThroughTheHiddenInput) {
         EXPECT_EQ(api.aclmdlSetDynamicBatchSize(m.id, m.in, hidden, 3), 145013);         // not a gear
         EXPECT_EQ(api.aclmdlSetDynamicBatchSize(m.id, m.in, 0, 2), acl::kInvalidParam);  // not the hidden input
         ASSERT_EQ(api.aclmdlSetDynamicBatchSize(m.id, m.in, hidden, 2), 0) << recent(api);
+        ASSERT_EQ(api.aclmdlExecute(m.id, m.in, m.out), 0) << recent(api);
+        std::vector<float> got(want.size());
+        ASSERT_EQ(api.aclrtMemcpy(got.data(), got.size() * 4, m.output(0), got.size() * 4, acl::kMemcpyD2H), 0);
+        EXPECT_EQ(got, want);
+    }
+    EXPECT_EQ(kes_backend_shutdown(), KES_OK) << kes_last_error();
+}
+
+TEST_P(SimModel, DynamicImageSizeGoesThroughTheHiddenInput) {
+    const acl::Api& api = acl::require();
+    const std::vector<uint8_t> kom = conv_kom(nullptr, "8,8;12,12");
+    const std::vector<float> x = ramp(3 * 8 * 8, 1.25f);
+    const std::vector<float> want = cpu_reference(kom, x, 0, 8, 8);
+    {
+        NpuModel m(api, pack(kom, GetParam().soc));
+        ASSERT_EQ(m.load_error, 0) << recent(api);
+        size_t hidden = 99;
+        ASSERT_EQ(api.aclmdlGetInputIndexByName(m.desc, acl::kDynamicTensorName, &hidden), 0);
+        acl::IODims dims;
+        ASSERT_EQ(api.aclmdlGetInputDims(m.desc, 0, &dims), 0);
+        EXPECT_EQ(dims.dims[2], -1);
+        EXPECT_EQ(dims.dims[3], -1);
+        EXPECT_EQ(api.aclmdlSetDynamicBatchSize(m.id, m.in, hidden, 1), acl::kModelNotDynamic);  // HW, not batch
+        EXPECT_EQ(api.aclmdlSetDynamicHWSize(m.id, m.in, hidden, 9, 9), 145013);                 // not a gear
+        ASSERT_EQ(api.aclmdlSetDynamicHWSize(m.id, m.in, hidden, 8, 8), 0) << recent(api);
+        ASSERT_EQ(api.aclrtMemcpy(m.input(0), x.size() * 4, x.data(), x.size() * 4, acl::kMemcpyH2D), 0);
         ASSERT_EQ(api.aclmdlExecute(m.id, m.in, m.out), 0) << recent(api);
         std::vector<float> got(want.size());
         ASSERT_EQ(api.aclrtMemcpy(got.data(), got.size() * 4, m.output(0), got.size() * 4, acl::kMemcpyD2H), 0);
