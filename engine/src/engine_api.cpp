@@ -12,6 +12,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -87,6 +88,11 @@ struct kes_model_context {
     kes_thread_pool* owned_pool = nullptr;  // a pool of its own when the config pins CPUs
     bool profiling = false;
     std::vector<uint64_t> node_ns;  // per node, the last run's time (profiling on)
+    kes_model_node_observer observer = nullptr;
+    void* observer_user = nullptr;
+    std::vector<kes_tensor> observed;  // the node's outputs as the observer sees them, sized at creation
+    std::vector<const char*> observed_names;
+    std::vector<const char*> span_names;  // per node, interned when profiling is turned on
 
     std::mutex mutex;
     std::condition_variable cv;
@@ -307,6 +313,30 @@ void check_io(const char* what, size_t i, const kes::TensorInfo& t, const kes::S
     KES_REQUIRE(x.data != nullptr || bytes == 0, "%s[%zu] (%s): data is NULL", what, i, t.name.c_str());
 }
 
+// Trace spans keep their names by pointer until the trace is written, possibly at exit after the model
+// is gone: layer names are copied here once and kept for the process's life.
+const char* intern(const std::string& name) {
+    static std::mutex mutex;
+    static auto* names = new std::set<std::string>();  // never freed: spans may be written at exit
+    std::lock_guard<std::mutex> lock(mutex);
+    return names->insert(name).first->c_str();
+}
+
+// One node on the pointers already in ctx->in_ptrs / out_ptrs; with profiling on, timed and traced (one
+// span per node, named after it).
+void run_node(kes_model_context* ctx, const kes::Program& p, size_t i, bool tracing) {
+    if (!ctx->profiling) {
+        p.kernels[i]->run(ctx->rc, ctx->in_ptrs.data(), ctx->out_ptrs.data());
+        return;
+    }
+    if (tracing) kes_trace_begin("engine.node", ctx->span_names[i]);
+    const auto start = std::chrono::steady_clock::now();
+    p.kernels[i]->run(ctx->rc, ctx->in_ptrs.data(), ctx->out_ptrs.data());
+    ctx->node_ns[i] = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+    if (tracing) kes_trace_end();
+}
+
 void run(kes_model_context* ctx) {
     const kes_model& model = *ctx->model;
     const kes::ModelInfo& m = model.info;
@@ -323,17 +353,27 @@ void run(kes_model_context* ctx) {
         const kes::NodeInfo& n = m.nodes[i];
         for (size_t k = 0; k < n.inputs.size(); ++k) ctx->in_ptrs[k] = ptr(n.inputs[k]);
         for (size_t k = 0; k < n.outputs.size(); ++k) ctx->out_ptrs[k] = ptr(n.outputs[k]);
+        if (ctx->observer) {
+            run_node(ctx, p, i, tracing);
+            for (size_t k = 0; k < n.outputs.size(); ++k) {
+                kes_tensor& t = ctx->observed[k];
+                std::memset(&t, 0, sizeof t);
+                ctx->observed_names[k] = "";
+                if (n.outputs[k] < 0) continue;
+                const size_t o = static_cast<size_t>(n.outputs[k]);
+                ctx->observed_names[k] = m.tensors[o].name.c_str();
+                describe(m.tensors[o], p.shapes[o], p.bytes[o], &t);
+                t.data = ctx->out_ptrs[k];
+            }
+            ctx->observer(i, n.name.c_str(), ctx->observed_names.data(), ctx->observed.data(), n.outputs.size(),
+                          ctx->observer_user);
+            continue;
+        }
         if (!ctx->profiling) {
             p.kernels[i]->run(ctx->rc, ctx->in_ptrs.data(), ctx->out_ptrs.data());
             continue;
         }
-        // Profiling: one span per node (named after the node) and its time for the layer profile.
-        if (tracing) kes_trace_begin("engine.node", n.name.c_str());
-        const auto start = std::chrono::steady_clock::now();
-        p.kernels[i]->run(ctx->rc, ctx->in_ptrs.data(), ctx->out_ptrs.data());
-        ctx->node_ns[i] = static_cast<uint64_t>(
-            std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
-        if (tracing) kes_trace_end();
+        run_node(ctx, p, i, tracing);
     }
 }
 
@@ -753,6 +793,8 @@ kes_status kes_model_context_create_with_config(const kes_model* model, void* wo
         ctx->in_ptrs.assign(model->info.max_node_inputs, nullptr);
         ctx->out_ptrs.assign(model->info.max_node_outputs, nullptr);
         ctx->node_ns.assign(model->info.nodes.size(), 0);
+        ctx->observed.resize(model->info.max_node_outputs);
+        ctx->observed_names.resize(model->info.max_node_outputs);
         // Threads: a pool of its own when CPUs are pinned, else the shared pool (at most its size).
         if (cfg.affinity_count != 0) {
             kes_thread_pool_config pc;
@@ -793,7 +835,21 @@ kes_status kes_model_context_set_profiling(kes_model_context* context, int enabl
         std::lock_guard<std::mutex> lock(context->mutex);
         require_no_queued_work(*context);
         context->profiling = enabled != 0;
+        if (context->profiling && context->span_names.empty())
+            for (const kes::NodeInfo& n : context->model->info.nodes) context->span_names.push_back(intern(n.name));
         std::fill(context->node_ns.begin(), context->node_ns.end(), 0);
+        return KES_OK;
+    });
+}
+
+kes_status kes_model_context_set_observer(kes_model_context* context, kes_model_node_observer observer,
+                                          void* user_data) {
+    return kes::guard(__func__, [&] {
+        KES_REQUIRE_NOT_NULL(context);
+        std::lock_guard<std::mutex> lock(context->mutex);
+        require_no_queued_work(*context);
+        context->observer = observer;
+        context->observer_user = user_data;
         return KES_OK;
     });
 }

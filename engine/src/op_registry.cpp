@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "op.hpp"
 #include "kernels/ref/ops.hpp"
+#include "op.hpp"
 
 namespace kes {
 

@@ -173,6 +173,16 @@ TEST(FastKernels, AddAndMulMatchReferenceForEveryBroadcastTheyTake) {
                 }
 }
 
+TEST(FastKernels, PReluMatchesReferenceWithPerChannelSlopes) {
+    std::mt19937 rng(17);
+    for (const auto& [x_shape, slope_shape] : std::vector<std::pair<kes::Shape, kes::Shape>>{
+             {{1, 7, 9, 33}, {33}}, {{2, 5, 5, 16}, {1, 1, 16}}, {{3, 11}, {3, 11}}, {{1, 4, 4, 8}, {1}}}) {
+        const TT x = random_f32(rng, x_shape), slope = random_f32(rng, slope_shape, true);
+        expect_fast_matches_reference("PRelu", A{}, {&x, &slope}, kes::shape_string(x_shape), 1e-6f);
+        if (HasFatalFailure()) return;
+    }
+}
+
 TEST(FastKernels, BroadcastsOutsideTheirPatternKeepTheReferenceKernel) {
     std::mt19937 rng(5);
     const TT a = random_f32(rng, {2, 3, 1}), b = random_f32(rng, {2, 1, 4});  // broadcast both ways

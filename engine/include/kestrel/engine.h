@@ -166,7 +166,8 @@ KES_API kes_status kes_model_layer_count(const kes_model* model, size_t* out_cou
 
 /* Turns timing of every node on or off for the context's next executions (off by default: timing costs
  * two clock reads per node). With KES_TRACE recording, each timed node is also one span, named after
- * the node. KES_ERR_INVALID_ARGUMENT while asynchronous work is queued. */
+ * the node (the names are kept for the process's life, so a trace written at exit stays valid after
+ * the model is unloaded). KES_ERR_INVALID_ARGUMENT while asynchronous work is queued. */
 KES_API kes_status kes_model_context_set_profiling(kes_model_context* context, int enabled);
 
 typedef struct kes_model_layer_profile {
@@ -180,6 +181,19 @@ typedef struct kes_model_layer_profile {
     uint32_t output_ndim; /* and that output's shape at the context's gear */
     int64_t output_shape[KES_TENSOR_MAX_DIMS];
 } kes_model_layer_profile;
+
+/* Called after each node of the context's executions (on the executing thread) with that node's name
+ * and outputs (their tensor names, as in the source model, and descriptors): `outputs[k].data` points into the work
+ * arena and is valid during the call only (later nodes reuse the bytes). This is how kes-model-bench --dump writes
+ * every tensor of a run (the msaccucmp dump). The observer may change the outputs it is given, e.g. to inject an error
+ * into one layer and check that kes-compare finds it; nothing else of the arena may be touched. */
+typedef void (*kes_model_node_observer)(size_t layer, const char* name, const char* const* output_names,
+                                        kes_tensor* outputs, size_t output_count, void* user_data);
+
+/* Sets (or, with NULL, removes) the context's observer. KES_ERR_INVALID_ARGUMENT while asynchronous
+ * work is queued. */
+KES_API kes_status kes_model_context_set_observer(kes_model_context* context, kes_model_node_observer observer,
+                                                  void* user_data);
 
 /* Layer `index` as the context ran it last (time 0 before a profiled execution). */
 KES_API kes_status kes_model_context_layer_profile(const kes_model_context* context, size_t index,

@@ -1,5 +1,6 @@
 // convert.cpp — the conversion pipeline (convert.hpp) and the C API of kestrel/convert.h.
 #include "convert.hpp"
+#include "../npy.hpp"
 
 #include <unistd.h>
 
@@ -248,62 +249,11 @@ std::vector<std::pair<std::string, ir::Tensor>> parse_freeze_inputs(const std::s
 }
 
 ir::Tensor parse_npy(const uint8_t* data, size_t size) {
-    if (size < 10 || std::memcmp(data, "\x93NUMPY", 6) != 0) fail(KES_ERR_CORRUPT_DATA, "npy: no \\x93NUMPY magic");
-    const uint8_t major = data[6];
-    size_t header_len, offset;
-    if (major == 1) {
-        header_len = data[8] | (size_t{data[9]} << 8), offset = 10;
-    } else if (major == 2 || major == 3) {
-        if (size < 12) fail(KES_ERR_CORRUPT_DATA, "npy: truncated header");
-        header_len = data[8] | (size_t{data[9]} << 8) | (size_t{data[10]} << 16) | (size_t{data[11]} << 24);
-        offset = 12;
-    } else {
-        fail(KES_ERR_UNSUPPORTED, "npy: format version %u", major);
-    }
-    if (header_len > size - offset) fail(KES_ERR_CORRUPT_DATA, "npy: header runs past the end of the file");
-    const std::string header(reinterpret_cast<const char*>(data + offset), header_len);
-    auto value_of = [&](const char* key) {
-        const size_t k = header.find(key);
-        if (k == std::string::npos) fail(KES_ERR_CORRUPT_DATA, "npy: header has no %s", key);
-        const size_t colon = header.find(':', k);
-        if (colon == std::string::npos) fail(KES_ERR_CORRUPT_DATA, "npy: malformed header");
-        return header.substr(colon + 1);
-    };
-    std::string descr = trim(value_of("'descr'"));
-    if (descr.size() < 5 || (descr[0] != '\'' && descr[0] != '"')) fail(KES_ERR_CORRUPT_DATA, "npy: malformed descr");
-    descr = descr.substr(1, descr.find(descr[0], 1) - 1);
-    if (trim(value_of("'fortran_order'")).rfind("False", 0) != 0)
-        fail(KES_ERR_UNSUPPORTED, "npy: Fortran-order arrays are not supported");
-    const std::string shape_text = value_of("'shape'");
-    const size_t open = shape_text.find('('), close = shape_text.find(')');
-    if (open == std::string::npos || close == std::string::npos || close < open)
-        fail(KES_ERR_CORRUPT_DATA, "npy: malformed shape");
+    const npy::Array a = npy::parse(data, size);
     ir::Tensor t;
-    for (const std::string& d : split(shape_text.substr(open + 1, close - open - 1), ',')) {
-        if (trim(d).empty()) continue;
-        const int64_t v = parse_int(d, "npy shape");
-        if (v < 0) fail(KES_ERR_CORRUPT_DATA, "npy: negative dimension");
-        t.shape.push_back(v);
-    }
-    static const struct {
-        const char* code;
-        kes_dtype dtype;
-    } kTypes[] = {{"f4", KES_F32}, {"f2", KES_F16}, {"f8", KES_F64}, {"i1", KES_I8},
-                  {"i2", KES_I16}, {"i4", KES_I32}, {"i8", KES_I64}, {"u1", KES_U8},
-                  {"u2", KES_U16}, {"u4", KES_U32}, {"u8", KES_U64}, {"b1", KES_BOOL}};
-    if (descr.size() != 3 || descr[0] == '>')
-        fail(KES_ERR_UNSUPPORTED, "npy: dtype '%s' is not supported (little-endian numbers and bools only)",
-             descr.c_str());
-    bool found = false;
-    for (const auto& k : kTypes)
-        if (descr.compare(1, 2, k.code) == 0) t.dtype = k.dtype, found = true;
-    if (!found) fail(KES_ERR_UNSUPPORTED, "npy: dtype '%s' is not supported", descr.c_str());
-    const uint64_t bytes = static_cast<uint64_t>(shape_elements(t.shape)) * kes_dtype_size(t.dtype);
-    const size_t start = offset + header_len;
-    if (bytes != size - start)
-        fail(KES_ERR_CORRUPT_DATA, "npy: %zu data bytes for shape %s of %s (expected %llu)", size - start,
-             shape_string(t.shape).c_str(), kes_dtype_name(t.dtype), static_cast<unsigned long long>(bytes));
-    t.data.assign(data + start, data + size);
+    t.dtype = a.dtype;
+    t.shape = a.shape;
+    t.data.assign(data + a.data_offset, data + size);
     t.has_shape = true;
     t.is_const = true;
     return t;

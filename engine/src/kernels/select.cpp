@@ -17,10 +17,8 @@ struct FastOp {
 };
 
 constexpr FastOp kFastOps[] = {
-    {"Add", kernels::select_add},
-    {"Conv", kernels::select_conv},
-    {"MaxPool", kernels::select_max_pool},
-    {"Mul", kernels::select_mul},
+    {"Add", kernels::select_add}, {"Conv", kernels::select_conv},   {"MaxPool", kernels::select_max_pool},
+    {"Mul", kernels::select_mul}, {"PRelu", kernels::select_prelu},
 };
 
 bool reference_only() {

@@ -26,7 +26,9 @@ namespace kes {
 namespace kernels {
 namespace {
 
-constexpr size_t kScratchPerSlot = 16 * 1024;  // at most, per worker: the pointers of a chunk of tiles
+// Per worker: the pointers of a chunk of tiles (at least one tile's). Small, because the work arena
+// reserves a slot for each of KES_MODEL_MAX_THREADS workers.
+constexpr size_t kScratchPerSlot = 4 * 1024;
 
 struct ConvGeometry {
     int64_t n = 1, ih = 1, iw = 1, c = 1;  // input, NHWC
@@ -55,6 +57,13 @@ public:
         chunks_ = (tiles_ + chunk_ - 1) / chunk_;
         units_ = depthwise_ ? static_cast<size_t>(g.n * g.oh) : static_cast<size_t>(g.n * g.group) * chunks_;
         slot_bytes_ = depthwise_ ? ks * sizeof(float*) : chunk_ * ks * mr * sizeof(float*);
+        // Tap offsets (rows, columns) in kernel order; a 1x1, stride-1, unpadded conv reads pixel p itself.
+        for (int64_t t = 0; t < g.taps(); ++t) {
+            tap_dy_.push_back((t / g.ww.kernel) * g.wh.dilation);
+            tap_dx_.push_back((t % g.ww.kernel) * g.ww.dilation);
+        }
+        pointwise_ = g.taps() == 1 && g.wh.stride == 1 && g.ww.stride == 1 && g.wh.pad_begin == 0 &&
+                     g.ww.pad_begin == 0 && g.oh == g.ih && g.ow == g.iw;
     }
 
     const char* impl() const override { return name_.c_str(); }
@@ -93,7 +102,9 @@ public:
     void bind_packed(const void* packed) override { packed_ = static_cast<const float*>(packed); }
 
     // One slot per worker, and never more workers than units.
-    size_t scratch_bytes(uint32_t threads) const override { return std::min<size_t>(threads, units_) * slot_bytes_; }
+    size_t scratch_bytes(uint32_t threads) const override {
+        return (depthwise_ ? dw_zero_bytes() : 0) + std::min<size_t>(threads, units_) * slot_bytes_;
+    }
 
     using Kernel::run;
     void run(const RunContext& rc, const void* const* inputs, void* const* outputs) const override {
@@ -140,16 +151,29 @@ private:
             const float** ind = reinterpret_cast<const float**>(rc.scratch + slot * slot_bytes_);
             const size_t tile0 = ci * chunk, tile_end = std::min(tiles, tile0 + chunk);
             // Pointers for every tile of the chunk: [tile][tap][row]; rows past the last pixel repeat it.
-            for (size_t tile = tile0; tile < tile_end; ++tile) {
-                const float** a = ind + (tile - tile0) * ks * mr;
-                for (size_t r = 0; r < mr; ++r) {
-                    const int64_t p = static_cast<int64_t>(std::min(tile * mr + r, pixels - 1));
-                    const int64_t oy = p / g_.ow, ox = p % g_.ow;
+            const float* image = x + static_cast<int64_t>(n) * g_.ih * g_.iw * g_.c + static_cast<int64_t>(grp * cg);
+            const float* zero = zero_row();
+            const size_t p_end = std::min(pixels, tile_end * mr);
+            size_t p = tile0 * mr;
+            int64_t oy = static_cast<int64_t>(p) / g_.ow, ox = static_cast<int64_t>(p) % g_.ow;
+            for (size_t i = 0; i < (tile_end - tile0) * mr; ++i) {
+                const float** a = ind + (i / mr) * ks * mr + i % mr;
+                if (p >= p_end) {  // past the last pixel: repeat the previous row's pointers
+                    for (size_t t = 0; t < ks; ++t) a[t * mr] = a[t * mr - 1];
+                    continue;
+                }
+                if (pointwise_) {
+                    a[0] = image + static_cast<int64_t>(p) * g_.c;
+                } else {
+                    const int64_t iy0 = oy * g_.wh.stride - g_.wh.pad_begin, ix0 = ox * g_.ww.stride - g_.ww.pad_begin;
                     for (size_t t = 0; t < ks; ++t) {
-                        const float* ptr = tap_pointer(x, static_cast<int64_t>(n), oy, ox, static_cast<int64_t>(t));
-                        a[t * mr + r] = ptr == zero_row() ? ptr : ptr + grp * cg;
+                        const int64_t iy = iy0 + tap_dy_[t], ix = ix0 + tap_dx_[t];
+                        a[t * mr] =
+                            iy < 0 || iy >= g_.ih || ix < 0 || ix >= g_.iw ? zero : image + (iy * g_.iw + ix) * g_.c;
                     }
                 }
+                ++p;
+                if (++ox == g_.ow) ox = 0, ++oy;
             }
             const float* panels = packed_ + grp * panels_per_group() * panel_floats();
             float* yn = y + n * pixels * m + grp * mg;
@@ -163,24 +187,52 @@ private:
             }
             if (rest_.kind != Activation::Kind::None) {
                 const size_t p0 = tile0 * mr, p1 = std::min(pixels, tile_end * mr);
-                for (size_t p = p0; p < p1; ++p) rest_.apply(yn + p * m, mg);
+                for (size_t q = p0; q < p1; ++q) rest_.apply(yn + q * m, mg);
             }
         });
     }
 
+    // The zero row the depthwise kernel's padded taps read: long enough for a whole run of pixels.
+    size_t dw_zero_floats() const { return static_cast<size_t>(g_.ow * g_.ww.stride * g_.c + g_.c); }
+    size_t dw_zero_bytes() const { return (dw_zero_floats() * sizeof(float) + 127) / 128 * 128; }
+
+    // One output row per unit: the pixels whose taps all fall inside the row's width run as one call
+    // (pointers advance by stride·C); the few at the edges run one by one with their own pointers.
     void run_depthwise(const RunContext& rc, const float* x, float* y) const {
         const size_t ks = static_cast<size_t>(g_.taps()), c = static_cast<size_t>(g_.c);
-        const size_t rows = static_cast<size_t>(g_.n * g_.oh), ow = static_cast<size_t>(g_.ow);
+        const size_t rows = static_cast<size_t>(g_.n * g_.oh);
+        const int64_t ow = g_.ow, sw = g_.ww.stride, pw = g_.ww.pad_begin;
+        const int64_t reach = (g_.ww.kernel - 1) * g_.ww.dilation;
+        const int64_t ox_lo = std::min(ow, (pw + sw - 1) / sw);
+        const int64_t ox_hi = std::max(ox_lo, std::min(ow, (g_.iw - 1 + pw - reach) / sw + 1));
+        const float* zero = reinterpret_cast<const float*>(rc.scratch);
+        std::memset(rc.scratch, 0, dw_zero_floats() * sizeof(float));
         parallel_units(rc, rows, [&](uint64_t row, uint32_t slot) {
-            const float** ptrs = reinterpret_cast<const float**>(rc.scratch + slot * slot_bytes_);
+            const float** ptrs = reinterpret_cast<const float**>(rc.scratch + dw_zero_bytes() + slot * slot_bytes_);
             const int64_t n = static_cast<int64_t>(row) / g_.oh, oy = static_cast<int64_t>(row) % g_.oh;
-            float* out = y + row * ow * c;
-            for (size_t ox = 0; ox < ow; ++ox, out += c) {
-                for (size_t t = 0; t < ks; ++t)
-                    ptrs[t] = tap_pointer(x, n, oy, static_cast<int64_t>(ox), static_cast<int64_t>(t));
-                mk_.dwconv(c, ks, ptrs, packed_, out, clamp_);
-                if (rest_.kind != Activation::Kind::None) rest_.apply(out, c);
+            float* out = y + row * static_cast<uint64_t>(ow) * c;
+            auto one = [&](int64_t ox) {
+                for (size_t t = 0; t < ks; ++t) {
+                    const float* ptr = tap_pointer(x, n, oy, ox, static_cast<int64_t>(t));
+                    ptrs[t] = ptr == zero_row() ? zero : ptr;
+                }
+                mk_.dwconv(1, c, ks, ptrs, 0, packed_, out + ox * g_.c, clamp_);
+            };
+            for (int64_t ox = 0; ox < ox_lo; ++ox) one(ox);
+            if (ox_hi > ox_lo) {
+                for (size_t t = 0; t < ks; ++t) {
+                    const int64_t ky = static_cast<int64_t>(t) / g_.ww.kernel;
+                    const int64_t kx = static_cast<int64_t>(t) % g_.ww.kernel;
+                    const int64_t iy = oy * g_.wh.stride - g_.wh.pad_begin + ky * g_.wh.dilation;
+                    ptrs[t] = iy < 0 || iy >= g_.ih
+                                  ? zero
+                                  : x + ((n * g_.ih + iy) * g_.iw + ox_lo * sw - pw + kx * g_.ww.dilation) * g_.c;
+                }
+                mk_.dwconv(static_cast<size_t>(ox_hi - ox_lo), c, ks, ptrs, static_cast<size_t>(sw) * c, packed_,
+                           out + ox_lo * g_.c, clamp_);
             }
+            for (int64_t ox = ox_hi; ox < ow; ++ox) one(ox);
+            if (rest_.kind != Activation::Kind::None) rest_.apply(out, static_cast<size_t>(ow) * c);
         });
     }
 
@@ -194,6 +246,8 @@ private:
     std::string name_;
     const float* packed_ = nullptr;
     size_t tiles_ = 0, chunk_ = 1, chunks_ = 1, units_ = 1, slot_bytes_ = 0;
+    std::vector<int64_t> tap_dy_, tap_dx_;
+    bool pointwise_ = false;
 };
 
 }  // namespace
@@ -227,9 +281,9 @@ std::unique_ptr<Kernel> select_conv(const NodeDesc& node, const std::vector<Tens
         resolve_windows(node.attrs, Shape{g.ih, g.iw}, Shape{w.shape[1], w.shape[2]}, false);
     g.wh = win[0], g.ww = win[1];
     if (g.n * g.oh * g.ow == 0 || g.m == 0 || g.c == 0) return nullptr;
-    const bool depthwise = g.group == g.c && g.m == g.c;
-    // The pointer lists must fit a scratch slot (a 7×7 kernel needs 49 × gemm_mr of them).
-    if (!depthwise && static_cast<size_t>(g.taps()) * mk.gemm_mr * sizeof(float*) > kScratchPerSlot) return nullptr;
+    // A slot holds at least one tile's pointers (taps × gemm_mr); past 32×32 taps the scratch would outgrow
+    // any activation, and such kernels are not what CNNs run.
+    if (g.taps() > 1024) return nullptr;
     return std::make_unique<ConvNhwcKernel>(g, static_cast<const float*>(w.data),
                                             b ? static_cast<const float*>(b->data) : nullptr,
                                             Activation::from_attrs(node.attrs), mk);

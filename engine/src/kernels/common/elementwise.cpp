@@ -1,4 +1,4 @@
-// elementwise.cpp — fast Add and Mul (f32) for the broadcasts CNNs use: equal shapes (residual adds),
+// elementwise.cpp — fast Add, Mul and PRelu (f32) for the broadcasts CNNs use: equal shapes (residual adds),
 // one operand over the innermost dims (a per-channel bias or scale in NHWC) and one operand over outer
 // and inner dims with 1s between (squeeze-excite's [N,1,1,C] against [N,H,W,C]).
 //
@@ -79,7 +79,7 @@ private:
     std::string name_;
 };
 
-std::unique_ptr<Kernel> select_binary(const char* op, RowsFn same_or_rows, const NodeDesc& node,
+std::unique_ptr<Kernel> select_binary(const char* op, RowsFn same_or_rows, bool commutes, const NodeDesc& node,
                                       const std::vector<TensorDesc>& outputs, const Microkernels& mk) {
     const TensorDesc& a = *node.inputs[0];
     const TensorDesc& b = *node.inputs[1];
@@ -87,11 +87,11 @@ std::unique_ptr<Kernel> select_binary(const char* op, RowsFn same_or_rows, const
     if (a.dtype != KES_F32 || b.dtype != KES_F32 || outputs[0].dtype != KES_F32) return nullptr;
     if (!a.quant.empty() || !b.quant.empty() || outputs[0].elements() == 0) return nullptr;
     BroadcastRows rows;
-    // Add and Mul commute exactly in floating point, so the full-size operand may come second.
+    // Add and Mul commute exactly in floating point, so the full-size operand may come second (not PRelu's).
     bool swap = false;
     if (a.shape == out && match_rows(b.shape, out, rows)) {
         swap = false;
-    } else if (b.shape == out && match_rows(a.shape, out, rows)) {
+    } else if (commutes && b.shape == out && match_rows(a.shape, out, rows)) {
         swap = true;
     } else {
         return nullptr;
@@ -103,12 +103,17 @@ std::unique_ptr<Kernel> select_binary(const char* op, RowsFn same_or_rows, const
 
 std::unique_ptr<Kernel> select_add(const NodeDesc& node, const std::vector<TensorDesc>& outputs,
                                    const Microkernels& mk) {
-    return select_binary("add", mk.vadd_rows, node, outputs, mk);
+    return select_binary("add", mk.vadd_rows, true, node, outputs, mk);
 }
 
 std::unique_ptr<Kernel> select_mul(const NodeDesc& node, const std::vector<TensorDesc>& outputs,
                                    const Microkernels& mk) {
-    return select_binary("mul", mk.vmul_rows, node, outputs, mk);
+    return select_binary("mul", mk.vmul_rows, true, node, outputs, mk);
+}
+
+std::unique_ptr<Kernel> select_prelu(const NodeDesc& node, const std::vector<TensorDesc>& outputs,
+                                     const Microkernels& mk) {
+    return select_binary("prelu", mk.vprelu_rows, false, node, outputs, mk);
 }
 
 }  // namespace kernels

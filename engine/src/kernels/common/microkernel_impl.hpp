@@ -79,38 +79,62 @@ void igemm(size_t mr, size_t nc, size_t kc, size_t ks, const float* const* a, co
     }
 }
 
+// Two pixels at a time share each weight load; the channel blocks are the outer loop so a block's
+// weights stay in registers' reach of L1 across the run.
 template <class V, int NB>
-void dwconv(size_t channels, size_t ks, const float* const* in, const float* w, float* out, Clamp cl) {
+void dwconv(size_t pixels, size_t channels, size_t ks, const float* const* in, size_t in_step, const float* w,
+            float* out, Clamp cl) {
     using R = typename V::reg;
     constexpr size_t W = V::width, B = NB * W;
     const R lo = V::set1(cl.min), hi = V::set1(cl.max);
-    for (size_t c0 = 0; c0 < channels; c0 += B) {
+    for (size_t c0 = 0; c0 < channels; c0 += B, w += B * (1 + ks)) {
         const size_t cn = std::min(B, channels - c0);
-        R acc[NB];
+        const float* wt = w + B;
+        auto load_x = [&](const float* x, size_t at) {
+            return at + W <= cn ? V::load(x + at) : V::load_partial(x + at, cn - at);
+        };
+        size_t p = 0;
+        for (; p + 2 <= pixels; p += 2) {
+            R a0[NB], a1[NB];
 #pragma GCC unroll 8
-        for (int v = 0; v < NB; ++v) acc[v] = V::load(w + v * W);
-        w += B;
-        if (cn == B) {
-            for (size_t t = 0; t < ks; ++t, w += B) {
-                const float* x = in[t] + c0;
-#pragma GCC unroll 8
-                for (int v = 0; v < NB; ++v) acc[v] = V::fma(V::load(x + v * W), V::load(w + v * W), acc[v]);
-            }
-        } else {
-            for (size_t t = 0; t < ks; ++t, w += B) {
-                const float* x = in[t] + c0;
+            for (int v = 0; v < NB; ++v) a0[v] = a1[v] = V::load(w + v * W);
+            const size_t off0 = p * in_step + c0, off1 = off0 + in_step;
+            for (size_t t = 0; t < ks; ++t) {
+                const float* x = in[t];
 #pragma GCC unroll 8
                 for (int v = 0; v < NB; ++v) {
                     const size_t at = static_cast<size_t>(v) * W;
                     if (at >= cn) break;
-                    const R xv = at + W <= cn ? V::load(x + at) : V::load_partial(x + at, cn - at);
-                    acc[v] = V::fma(xv, V::load(w + at), acc[v]);
+                    const R wv = V::load(wt + t * B + at);
+                    a0[v] = V::fma(load_x(x + off0, at), wv, a0[v]);
+                    a1[v] = V::fma(load_x(x + off1, at), wv, a1[v]);
                 }
             }
-        }
 #pragma GCC unroll 8
-        for (int v = 0; v < NB; ++v) acc[v] = clamp<V>(acc[v], lo, hi);
-        store_row<V, NB>(out + c0, cn, acc);
+            for (int v = 0; v < NB; ++v) {
+                a0[v] = clamp<V>(a0[v], lo, hi);
+                a1[v] = clamp<V>(a1[v], lo, hi);
+            }
+            store_row<V, NB>(out + p * channels + c0, cn, a0);
+            store_row<V, NB>(out + (p + 1) * channels + c0, cn, a1);
+        }
+        for (; p < pixels; ++p) {
+            R a0[NB];
+#pragma GCC unroll 8
+            for (int v = 0; v < NB; ++v) a0[v] = V::load(w + v * W);
+            const size_t off0 = p * in_step + c0;
+            for (size_t t = 0; t < ks; ++t) {
+#pragma GCC unroll 8
+                for (int v = 0; v < NB; ++v) {
+                    const size_t at = static_cast<size_t>(v) * W;
+                    if (at >= cn) break;
+                    a0[v] = V::fma(load_x(in[t] + off0, at), V::load(wt + t * B + at), a0[v]);
+                }
+            }
+#pragma GCC unroll 8
+            for (int v = 0; v < NB; ++v) a0[v] = clamp<V>(a0[v], lo, hi);
+            store_row<V, NB>(out + p * channels + c0, cn, a0);
+        }
     }
 }
 
@@ -143,6 +167,15 @@ void vadd_rows(size_t rows, size_t m, const float* a, const float* b, float* out
 template <class V>
 void vmul_rows(size_t rows, size_t m, const float* a, const float* b, float* out, Clamp cl) {
     for (size_t r = 0; r < rows; ++r) vmul<V>(m, a + r * m, b, out + r * m, cl);
+}
+
+template <class V>
+void vprelu_rows(size_t rows, size_t m, const float* a, const float* b, float* out, Clamp cl) {
+    for (size_t r = 0; r < rows; ++r)
+        binary<V>(m, a + r * m, b, out + r * m, cl, [](typename V::reg x, typename V::reg slope) {
+            const typename V::reg zero = V::set1(0.0f);
+            return V::add(V::max(x, zero), V::mul(V::min(x, zero), slope));
+        });
 }
 
 template <class V>
@@ -190,6 +223,7 @@ Microkernels make_table(const char* name) {
     t.vmul = &vmul<V>;
     t.vadd_rows = &vadd_rows<V>;
     t.vmul_rows = &vmul_rows<V>;
+    t.vprelu_rows = &vprelu_rows<V>;
     t.vmax_taps = &vmax_taps<V>;
     return t;
 }

@@ -31,12 +31,14 @@ struct Microkernels {
     void (*igemm)(size_t mr, size_t nc, size_t kc, size_t ks, const float* const* a, const float* w, float* c,
                   size_t c_stride, Clamp clamp);
 
-    // Depthwise convolution of one output pixel over `channels` (NHWC):
-    //   out[c] = clamp(bias[c] + Σ_{t<ks} in[t][c] · w[t][c])
-    // `in` holds ks pointers to `channels` floats each; packed `w`: per block of dw_block channels,
-    // dw_block bias floats then ks rows of dw_block floats, zero past `channels`.
+    // Depthwise convolution of a run of `pixels` output pixels over `channels` (NHWC):
+    //   out[p·channels + c] = clamp(bias[c] + Σ_{t<ks} in[t][p·in_step + c] · w[t][c])
+    // `in` holds ks pointers, for the first pixel's taps; pixel p reads them advanced by p·in_step floats
+    // (a tap in the padding points into a zero row long enough for the whole run). Packed `w`: per block
+    // of dw_block channels, dw_block bias floats then ks rows of dw_block floats, zero past `channels`.
     uint32_t dw_block;
-    void (*dwconv)(size_t channels, size_t ks, const float* const* in, const float* w, float* out, Clamp clamp);
+    void (*dwconv)(size_t pixels, size_t channels, size_t ks, const float* const* in, size_t in_step, const float* w,
+                   float* out, Clamp clamp);
 
     // out[i] = clamp(a[i] + b[i]) and clamp(a[i] · b[i]) over n floats (out may equal a or b).
     void (*vadd)(size_t n, const float* a, const float* b, float* out, Clamp clamp);
@@ -45,6 +47,8 @@ struct Microkernels {
     // (a per-channel bias or scale in NHWC, squeeze-excite's multiply).
     void (*vadd_rows)(size_t rows, size_t m, const float* a, const float* b, float* out, Clamp clamp);
     void (*vmul_rows)(size_t rows, size_t m, const float* a, const float* b, float* out, Clamp clamp);
+    // PRelu: out[i] = clamp(a[i] < 0 ? a[i] · b[i mod m] : a[i]), as max(a, 0) + min(a, 0) · b.
+    void (*vprelu_rows)(size_t rows, size_t m, const float* a, const float* b, float* out, Clamp clamp);
     // out[c] = max over t of in[t][c] (a max-pool window of ks taps over `channels`, NHWC).
     void (*vmax_taps)(size_t channels, size_t ks, const float* const* in, float* out);
 };
