@@ -195,8 +195,13 @@ MemPool::MemPool(PoolSettings settings) : settings_(std::move(settings)) {
             settings_.backend->allocate(static_cast<size_t>(settings_.initial_bytes), KES_MEM_ALIGNMENT),
             ChunkRelease{settings_.backend});
         if (!chunk.owned) {
-            KES_FAIL(KES_ERR_OUT_OF_MEMORY, "pool '%s': the %s backend has no %llu bytes for the first region",
-                     settings_.name.c_str(), settings_.backend->name(), ull(settings_.initial_bytes));
+            // A device backend knows why (an AscendCL error, Ascend required but unavailable): pass it on.
+            std::string detail;
+            const kes_status why = settings_.backend->failure(&detail);
+            KES_FAIL(detail.empty() ? KES_ERR_OUT_OF_MEMORY : why,
+                     "pool '%s': the %s backend has no %llu bytes for the first region%s%s", settings_.name.c_str(),
+                     settings_.backend->name(), ull(settings_.initial_bytes), detail.empty() ? "" : ": ",
+                     detail.c_str());
         }
         chunk.base = static_cast<char*>(chunk.owned.get());
     }
@@ -261,8 +266,10 @@ uint32_t MemPool::grow(uint64_t units, std::string* why) {
     chunk.owned = std::unique_ptr<void, ChunkRelease>(
         settings_.backend->allocate(static_cast<size_t>(bytes), KES_MEM_ALIGNMENT), ChunkRelease{settings_.backend});
     if (!chunk.owned) {
-        *why = format("growth enabled, but the %s backend could not supply a %llu-byte chunk",
-                      settings_.backend->name(), ull(bytes));
+        std::string detail;
+        settings_.backend->failure(&detail);
+        *why = format("growth enabled, but the %s backend could not supply a %llu-byte chunk%s%s",
+                      settings_.backend->name(), ull(bytes), detail.empty() ? "" : ": ", detail.c_str());
         return kNil;
     }
     chunk.base = static_cast<char*>(chunk.owned.get());

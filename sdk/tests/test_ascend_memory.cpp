@@ -94,6 +94,23 @@ TEST_P(DeviceMemory, OutOfMemoryIsClearAndLeaksNothing) {
     EXPECT_EQ(kes_backend_shutdown(), KES_OK) << kes_last_error();
 }
 
+TEST_P(DeviceMemory, PoolOnExhaustedDeviceSaysWhy) {
+    setenv("KES_SIM_FAIL", "aclrtMalloc:1:207018", 1);
+    kes_mem_pool_config cfg;
+    kes_mem_pool_config_init(&cfg);
+    cfg.backend = KES_MEM_DEVICE;
+    cfg.initial_bytes = 1 << 20;
+    kes_mem_pool* pool = nullptr;
+    EXPECT_EQ(kes_mem_pool_create(&cfg, &pool), KES_ERR_OUT_OF_MEMORY);
+    EXPECT_EQ(pool, nullptr);
+    EXPECT_NE(std::string(kes_last_error())
+                  .find("the ascend backend has no 1048576 bytes for the first region: "
+                        "aclrtMalloc failed: 207018 ACL_ERROR_RT_DEVICE_OOM"),
+              std::string::npos)
+        << kes_last_error();
+    EXPECT_EQ(kes_backend_shutdown(), KES_OK) << kes_last_error();
+}
+
 TEST_P(DeviceMemory, DeviceMemoryLimitGivesOutOfMemory) {
     setenv("KES_SIM_DEVICE_MEMORY", "1048576", 1);
     void* a = nullptr;
