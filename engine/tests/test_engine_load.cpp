@@ -153,6 +153,22 @@ TEST(EngineLoad, CallerMemoryMustBeAlignedAndLargeEnough) {
     kes_mem_free(block);
 }
 
+TEST(EngineLoad, AnAscendOmFileIsNamedNotCalledCorrupt) {
+    // The executor seam picks the backend from the file's first bytes: a .om ("IMOD" header) needs the
+    // Ascend executor, and a build or machine without it must say so rather than call the file corrupt.
+    std::vector<uint8_t> om(512, 0);
+    std::memcpy(om.data(), "IMOD", 4);
+    kes_model* m = nullptr;
+    const kes_status st = kes_model_load_from_memory(om.data(), om.size(), &m);
+    EXPECT_NE(st, KES_OK);
+    EXPECT_NE(st, KES_ERR_CORRUPT_DATA);
+    EXPECT_NE(std::string(kes_last_error()).find(".om"), std::string::npos) << kes_last_error();
+    EXPECT_EQ(m, nullptr);
+    std::vector<uint8_t> jpeg = {0xFF, 0xD8, 0xFF, 0xE0, 0, 0x10, 'J', 'F', 'I', 'F', 0};
+    EXPECT_EQ(kes_model_load_from_memory(jpeg.data(), jpeg.size(), &m), KES_ERR_CORRUPT_DATA);
+    EXPECT_NE(std::string(kes_last_error()).find("not a .kom file"), std::string::npos) << kes_last_error();
+}
+
 TEST(EngineLoad, EveryTruncationIsRejected) {
     const kes::ir::KomImage img = kes_test::ConvReluAdd{}.build();
     for (size_t n = 0; n < img.bytes.size(); ++n) {
