@@ -27,6 +27,15 @@ struct Neon {
     // fmin/fmax semantics would drop a NaN; compare-and-select keeps it like the x86 tables.
     static reg min(reg a, reg b) { return vbslq_f32(vcltq_f32(b, a), b, a); }
     static reg max(reg a, reg b) { return vbslq_f32(vcgtq_f32(b, a), b, a); }
+    static reg sub(reg a, reg b) { return vsubq_f32(a, b); }
+    static reg div(reg a, reg b) { return vdivq_f32(a, b); }
+    static reg round(reg x) { return vrndnq_f32(x); }
+    static reg pow2i(reg n) {
+        const int32x4_t e = vaddq_s32(vcvtnq_s32_f32(n), vdupq_n_s32(127));
+        return vreinterpretq_f32_s32(vshlq_n_s32(e, 23));
+    }
+    static float hsum(reg x) { return vaddvq_f32(x); }
+    static float hmax(reg x) { return vmaxvq_f32(x); }
 };
 
 // 6 × 16 tile: 24 accumulators + 4 weight vectors + broadcasts of the 32 q registers.

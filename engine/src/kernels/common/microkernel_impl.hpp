@@ -5,13 +5,16 @@
 // flags, then instantiates make_table<V, ...>(). V provides:
 //   using reg; static constexpr int width;
 //   load(const float*), store(float*, reg), set1(float), fma(a, b, c) = a·b + c, add, mul, min, max,
-//   load_partial(const float*, n) (zeros past n), store_partial(float*, n, reg) (n < width).
+//   load_partial(const float*, n) (zeros past n), store_partial(float*, n, reg) (n < width),
+//   sub, div, round (to nearest even), pow2i(n) = 2^n for integral n in [-126, 127] (built in the
+//   exponent bits), hsum and hmax (the lanes reduced to one float, in a fixed order per ISA).
 // The tile shapes are template parameters, so accumulators stay in registers: MR rows × NV vectors.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <limits>
 
 #include "microkernels.hpp"
 
@@ -195,6 +198,169 @@ void vmax_taps(size_t channels, size_t ks, const float* const* in, float* out) {
     }
 }
 
+template <class V>
+void vavg_taps(size_t channels, size_t ks, const float* const* in, float* out, float divisor) {
+    using R = typename V::reg;
+    constexpr size_t W = V::width;
+    const R d = V::set1(divisor);
+    size_t c = 0;
+    for (; c + W <= channels; c += W) {
+        R s = V::load(in[0] + c);
+        for (size_t t = 1; t < ks; ++t) s = V::add(s, V::load(in[t] + c));
+        V::store(out + c, V::div(s, d));
+    }
+    if (c < channels) {
+        const size_t rest = channels - c;
+        R s = V::load_partial(in[0] + c, rest);
+        for (size_t t = 1; t < ks; ++t) s = V::add(s, V::load_partial(in[t] + c, rest));
+        V::store_partial(out + c, rest, V::div(s, d));
+    }
+}
+
+// The reference starts its sums at 0 and its maxima at -infinity; so do these (0 + x is x, bit for bit,
+// except for -0: the reference's sum is +0 there too).
+template <class V>
+void vsum_rows(size_t rows, size_t m, size_t stride, const float* x, float* out, float divisor) {
+    using R = typename V::reg;
+    constexpr size_t W = V::width;
+    const R d = V::set1(divisor);
+    for (size_t c = 0; c < m; c += W) {
+        const size_t n = std::min(W, m - c);
+        R s = V::set1(0.0f);
+        for (size_t r = 0; r < rows; ++r)
+            s = V::add(s, n == W ? V::load(x + r * stride + c) : V::load_partial(x + r * stride + c, n));
+        s = V::div(s, d);
+        if (n == W)
+            V::store(out + c, s);
+        else
+            V::store_partial(out + c, n, s);
+    }
+}
+
+template <class V>
+void vmax_rows(size_t rows, size_t m, size_t stride, const float* x, float* out) {
+    using R = typename V::reg;
+    constexpr size_t W = V::width;
+    for (size_t c = 0; c < m; c += W) {
+        const size_t n = std::min(W, m - c);
+        R s = V::set1(-std::numeric_limits<float>::infinity());
+        // V::max(acc, v) keeps acc when v is NaN: fmax's rule.
+        for (size_t r = 0; r < rows; ++r)
+            s = V::max(s, n == W ? V::load(x + r * stride + c) : V::load_partial(x + r * stride + c, n));
+        if (n == W)
+            V::store(out + c, s);
+        else
+            V::store_partial(out + c, n, s);
+    }
+}
+
+// out[i] = f(x[i]) with f over registers; the tail goes through a partial load and store.
+template <class V, class F>
+inline void map(size_t n, const float* x, float* out, F f) {
+    constexpr size_t W = V::width;
+    size_t i = 0;
+    for (; i + W <= n; i += W) V::store(out + i, f(V::load(x + i)));
+    if (i < n) V::store_partial(out + i, n - i, f(V::load_partial(x + i, n - i)));
+}
+
+// e^x = 2^n · (1 + q): Cephes' expf (range reduction by ln 2 in two parts, degree-5 polynomial). x is
+// clamped to [-87, 88] so that n stays a normal exponent; callers need no more range than that.
+template <class V>
+inline void exp_parts(typename V::reg x, typename V::reg& pow2n, typename V::reg& q) {
+    using R = typename V::reg;
+    x = clamp<V>(x, V::set1(-87.0f), V::set1(88.0f));
+    const R n = V::round(V::mul(x, V::set1(1.44269504088896341f)));
+    R r = V::fma(n, V::set1(-0.693359375f), x);
+    r = V::fma(n, V::set1(2.12194440e-4f), r);
+    R p = V::set1(1.9875691500e-4f);
+    p = V::fma(p, r, V::set1(1.3981999507e-3f));
+    p = V::fma(p, r, V::set1(8.3334519073e-3f));
+    p = V::fma(p, r, V::set1(4.1665795894e-2f));
+    p = V::fma(p, r, V::set1(1.6666665459e-1f));
+    p = V::fma(p, r, V::set1(5.0000001201e-1f));
+    q = V::fma(V::mul(r, r), p, r);
+    pow2n = V::pow2i(n);
+}
+
+template <class V>
+inline typename V::reg exp(typename V::reg x) {
+    typename V::reg p, q;
+    exp_parts<V>(x, p, q);
+    return V::fma(p, q, p);
+}
+
+template <class V>
+void vclamp(size_t n, const float* x, float* out, const UnaryParams& p) {
+    const typename V::reg lo = V::set1(p.clamp.min), hi = V::set1(p.clamp.max);
+    map<V>(n, x, out, [&](typename V::reg v) { return clamp<V>(v, lo, hi); });
+}
+
+template <class V>
+void vleaky_relu(size_t n, const float* x, float* out, const UnaryParams& p) {
+    const typename V::reg zero = V::set1(0.0f), a = V::set1(p.alpha);
+    map<V>(n, x, out, [&](typename V::reg v) { return V::add(V::max(v, zero), V::mul(V::min(v, zero), a)); });
+}
+
+template <class V>
+void vhard_sigmoid(size_t n, const float* x, float* out, const UnaryParams& p) {
+    const typename V::reg zero = V::set1(0.0f), one = V::set1(1.0f), a = V::set1(p.alpha), b = V::set1(p.beta);
+    map<V>(n, x, out, [&](typename V::reg v) { return clamp<V>(V::add(V::mul(v, a), b), zero, one); });
+}
+
+// Divides by 6 (not multiplies by 1/6) as the reference does, so the two agree bit for bit.
+template <class V>
+void vhard_swish(size_t n, const float* x, float* out, const UnaryParams&) {
+    const typename V::reg zero = V::set1(0.0f), one = V::set1(1.0f), six = V::set1(6.0f), half = V::set1(0.5f);
+    map<V>(n, x, out, [&](typename V::reg v) { return V::mul(v, clamp<V>(V::add(V::div(v, six), half), zero, one)); });
+}
+
+template <class V>
+void vsigmoid(size_t n, const float* x, float* out, const UnaryParams&) {
+    const typename V::reg zero = V::set1(0.0f), one = V::set1(1.0f);
+    map<V>(n, x, out, [&](typename V::reg v) { return V::div(one, V::add(one, exp<V>(V::sub(zero, v)))); });
+}
+
+// tanh(x) = expm1(2x) / (expm1(2x) + 2), with expm1 = (2^n - 1) + 2^n·q: exact in its first term, so
+// near 0 (n = 0) it is q itself and tanh keeps its relative accuracy (1 - 2/(e^2x + 1) would not).
+template <class V>
+void vtanh(size_t n, const float* x, float* out, const UnaryParams&) {
+    const typename V::reg one = V::set1(1.0f), two = V::set1(2.0f);
+    map<V>(n, x, out, [&](typename V::reg v) {
+        typename V::reg p, q;
+        exp_parts<V>(V::add(v, v), p, q);
+        const typename V::reg em1 = V::fma(p, q, V::sub(p, one));
+        return V::div(em1, V::add(em1, two));
+    });
+}
+
+template <class V>
+void vsoftmax_rows(size_t rows, size_t m, const float* x, float* out) {
+    using R = typename V::reg;
+    constexpr size_t W = V::width;
+    for (size_t row = 0; row < rows; ++row, x += m, out += m) {
+        size_t i = 0;
+        R vmax = V::set1(-std::numeric_limits<float>::infinity());
+        for (; i + W <= m; i += W) vmax = V::max(vmax, V::load(x + i));
+        float mx = V::hmax(vmax);
+        for (; i < m; ++i) mx = std::max(mx, x[i]);
+        const R vm = V::set1(mx);
+        R vsum = V::set1(0.0f);
+        for (i = 0; i + W <= m; i += W) {
+            const R e = exp<V>(V::sub(V::load(x + i), vm));
+            V::store(out + i, e);
+            vsum = V::add(vsum, e);
+        }
+        float sum = V::hsum(vsum);
+        if (i < m) {
+            // Lanes past m would add e^(0 - max): the tail is summed from what was stored.
+            V::store_partial(out + i, m - i, exp<V>(V::sub(V::load_partial(x + i, m - i), vm)));
+            for (size_t j = i; j < m; ++j) sum += out[j];
+        }
+        const R vs = V::set1(sum);
+        map<V>(m, out, out, [&](R e) { return V::div(e, vs); });
+    }
+}
+
 // Partial loads and stores through a small buffer, for ISAs without masked moves (call them from V's
 // load_partial / store_partial).
 template <class V>
@@ -225,6 +391,16 @@ Microkernels make_table(const char* name) {
     t.vmul_rows = &vmul_rows<V>;
     t.vprelu_rows = &vprelu_rows<V>;
     t.vmax_taps = &vmax_taps<V>;
+    t.vavg_taps = &vavg_taps<V>;
+    t.vsum_rows = &vsum_rows<V>;
+    t.vmax_rows = &vmax_rows<V>;
+    t.vclamp = &vclamp<V>;
+    t.vleaky_relu = &vleaky_relu<V>;
+    t.vhard_sigmoid = &vhard_sigmoid<V>;
+    t.vhard_swish = &vhard_swish<V>;
+    t.vsigmoid = &vsigmoid<V>;
+    t.vtanh = &vtanh<V>;
+    t.vsoftmax_rows = &vsoftmax_rows<V>;
     return t;
 }
 

@@ -2,6 +2,9 @@
 #include "microkernels.hpp"
 
 #include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "kes/cpu_dispatch.hpp"
@@ -27,6 +30,17 @@ struct Scalar {
     // NaN-preserving like maxps/minps with the clamp bound second: a NaN input stays NaN.
     static reg min(reg a, reg b) { return b < a ? b : a; }
     static reg max(reg a, reg b) { return b > a ? b : a; }
+    static reg sub(reg a, reg b) { return a - b; }
+    static reg div(reg a, reg b) { return a / b; }
+    static reg round(reg x) { return std::nearbyint(x); }
+    static reg pow2i(reg n) {
+        const uint32_t bits = static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23;
+        float f;
+        std::memcpy(&f, &bits, sizeof f);
+        return f;
+    }
+    static float hsum(reg x) { return x; }
+    static float hmax(reg x) { return x; }
 };
 
 const Microkernels kScalar = impl::make_table<Scalar, 4, 8, 8>("scalar");

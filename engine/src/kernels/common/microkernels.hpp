@@ -19,6 +19,16 @@ struct Clamp {
     float min, max;
 };
 
+// Parameters of a standalone activation (the v* unary microkernels below): the clamp of vclamp, the
+// slope of vleaky_relu, the alpha·x + beta of vhard_sigmoid.
+struct UnaryParams {
+    Clamp clamp;
+    float alpha, beta;
+};
+
+// out[i] = f(x[i]) over n floats (out may equal x).
+using UnaryFn = void (*)(size_t n, const float* x, float* out, const UnaryParams& p);
+
 struct Microkernels {
     const char* name;  // "scalar", "avx2", "avx512", "neon"
 
@@ -51,6 +61,27 @@ struct Microkernels {
     void (*vprelu_rows)(size_t rows, size_t m, const float* a, const float* b, float* out, Clamp clamp);
     // out[c] = max over t of in[t][c] (a max-pool window of ks taps over `channels`, NHWC).
     void (*vmax_taps)(size_t channels, size_t ks, const float* const* in, float* out);
+    // out[c] = (Σ_{t<ks} in[t][c]) / divisor, the taps summed in order (an average-pool window): the
+    // reference kernel's order and its division, so the result is the reference's bit for bit.
+    void (*vavg_taps)(size_t channels, size_t ks, const float* const* in, float* out, float divisor);
+    // Global pools over `rows` rows of m floats, `stride` floats apart (one NHWC image's pixels, a block
+    // of their channels), rows in order: out[c] = (Σ_r x[r·stride + c]) / divisor, and
+    // out[c] = max_r x[r·stride + c] ignoring NaN (fmax, as the reference), -infinity for no rows.
+    void (*vsum_rows)(size_t rows, size_t m, size_t stride, const float* x, float* out, float divisor);
+    void (*vmax_rows)(size_t rows, size_t m, size_t stride, const float* x, float* out);
+
+    // Standalone activations (a node that was not fused into its producer):
+    //   vclamp         min(max(x, clamp.min), clamp.max) (Relu, Clip; NaN stays NaN)
+    //   vleaky_relu    x ≥ 0 ? x : alpha·x
+    //   vhard_sigmoid  clamp(alpha·x + beta, 0, 1)
+    //   vhard_swish    x · clamp(x / 6 + 1/2, 0, 1)
+    //   vsigmoid       1 / (1 + e^-x)
+    //   vtanh          expm1(2x) / (expm1(2x) + 2)
+    // The last two use a polynomial e^x (Cephes' expf: a few ulp over the range that matters; below
+    // e^-87 it stays at 2^-126 instead of going subnormal).
+    UnaryFn vclamp, vleaky_relu, vhard_sigmoid, vhard_swish, vsigmoid, vtanh;
+    // Softmax of each of `rows` rows of m floats: e^(x - max) / Σ e^(x - max).
+    void (*vsoftmax_rows)(size_t rows, size_t m, const float* x, float* out);
 };
 
 const Microkernels& microkernels_scalar();

@@ -24,6 +24,23 @@ struct Avx2 {
     // maxps/minps return the second operand when either is NaN: with the bound first, NaN passes.
     static reg min(reg a, reg b) { return _mm256_min_ps(b, a); }
     static reg max(reg a, reg b) { return _mm256_max_ps(b, a); }
+    static reg sub(reg a, reg b) { return _mm256_sub_ps(a, b); }
+    static reg div(reg a, reg b) { return _mm256_div_ps(a, b); }
+    static reg round(reg x) { return _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+    static reg pow2i(reg n) {
+        const __m256i e = _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127));
+        return _mm256_castsi256_ps(_mm256_slli_epi32(e, 23));
+    }
+    static float hsum(reg x) {
+        __m128 s = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+        s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+        return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
+    }
+    static float hmax(reg x) {
+        __m128 s = _mm_max_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+        s = _mm_max_ps(s, _mm_movehl_ps(s, s));
+        return _mm_cvtss_f32(_mm_max_ss(s, _mm_movehdup_ps(s)));
+    }
     static __m256i mask(size_t n) {
         const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
         return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), lanes);

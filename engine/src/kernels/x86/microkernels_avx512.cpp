@@ -27,6 +27,15 @@ struct Avx512 {
     static reg mul(reg a, reg b) { return _mm512_mul_ps(a, b); }
     static reg min(reg a, reg b) { return _mm512_min_ps(b, a); }
     static reg max(reg a, reg b) { return _mm512_max_ps(b, a); }
+    static reg sub(reg a, reg b) { return _mm512_sub_ps(a, b); }
+    static reg div(reg a, reg b) { return _mm512_div_ps(a, b); }
+    static reg round(reg x) { return _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+    static reg pow2i(reg n) {
+        const __m512i e = _mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127));
+        return _mm512_castsi512_ps(_mm512_slli_epi32(e, 23));
+    }
+    static float hsum(reg x) { return _mm512_reduce_add_ps(x); }
+    static float hmax(reg x) { return _mm512_reduce_max_ps(x); }
     static __mmask16 mask(size_t n) { return static_cast<__mmask16>((1u << n) - 1u); }
     static reg load_partial(const float* p, size_t n) { return _mm512_maskz_loadu_ps(mask(n), p); }
     static void store_partial(float* p, size_t n, reg x) { _mm512_mask_storeu_ps(p, mask(n), x); }
