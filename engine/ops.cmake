@@ -13,7 +13,9 @@ list(APPEND engine_sources
   src/kernels/ref/sampling.cpp
   src/kernels/select.cpp
   src/kernels/common/microkernels.cpp
+  src/kernels/common/activations.cpp
   src/kernels/common/conv_nhwc.cpp
+  src/kernels/common/gemm.cpp
   src/kernels/common/elementwise.cpp
   src/kernels/common/pool_nhwc.cpp
   src/kernels/x86/microkernels_avx2.cpp

@@ -7,6 +7,8 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <limits>
 #include <memory>
 #include <random>
 #include <string>
@@ -41,8 +43,8 @@ struct Pool {
     ~Pool() { kes_thread_pool_destroy(pool); }
 };
 
-TT random_f32(std::mt19937& rng, kes::Shape shape, bool is_const = false) {
-    std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+TT random_f32(std::mt19937& rng, kes::Shape shape, bool is_const = false, float range = 1.0f) {
+    std::uniform_real_distribution<float> d(-range, range);
     int64_t n = 1;
     for (int64_t s : shape) n *= s;
     std::vector<float> v(static_cast<size_t>(n));
@@ -66,6 +68,11 @@ void expect_fast_matches_reference(const std::string& op, const kes::Attrs& attr
     std::vector<const kes::TensorDesc*> ptrs;
     std::vector<const void*> in_ptrs;
     for (size_t i = 0; i < in.size(); ++i) {
+        if (!in[i]) {  // an omitted optional input
+            ptrs.push_back(nullptr);
+            in_ptrs.push_back(nullptr);
+            continue;
+        }
         descs[i].dtype = in[i]->dtype;
         descs[i].shape = in[i]->shape;
         descs[i].data = in[i]->is_const ? in[i]->bytes.data() : nullptr;
@@ -104,6 +111,23 @@ void expect_fast_matches_reference(const std::string& op, const kes::Attrs& attr
             ASSERT_LE(std::fabs(r[i] - y1[i]), tolerance * (1.0f + std::fabs(r[i])))
                 << "element " << i << ": reference " << r[i] << ", " << fast->impl() << " " << y1[i];
     }
+}
+
+// True when no fast kernel takes the node (the reference kernel stays).
+bool keeps_reference(const std::string& op, const kes::Attrs& attrs, const std::vector<const TT*>& in) {
+    static const std::string node_name = "n0";
+    std::vector<kes::TensorDesc> descs(in.size());
+    std::vector<const kes::TensorDesc*> ptrs;
+    for (size_t i = 0; i < in.size(); ++i) {
+        descs[i].dtype = in[i]->dtype;
+        descs[i].shape = in[i]->shape;
+        descs[i].data = in[i]->is_const ? in[i]->bytes.data() : nullptr;
+        ptrs.push_back(&descs[i]);
+    }
+    kes::NodeDesc node{node_name, op, attrs, ptrs, 1};
+    std::vector<kes::TensorDesc> outs;
+    kes::create_kernel(*kes::find_op(op), node, outs);
+    return kes::select_kernel(node, outs) == nullptr;
 }
 
 const char* const kActivations[] = {"", "Relu", "Relu6", "LeakyRelu", "HardSwish", "Sigmoid"};
@@ -223,6 +247,186 @@ TEST(FastKernels, NchwConvKeepsTheReferenceKernel) {
     std::vector<kes::TensorDesc> outs;
     kes::create_kernel(*kes::find_op(op), node, outs);
     EXPECT_EQ(kes::select_kernel(node, outs), nullptr);
+}
+
+std::string dims(const kes::Shape& s) {
+    return kes::shape_string(s);
+}
+
+TEST(FastKernels, GemmWithConstantBMatchesReferenceForTransposesScalesAndBiases) {
+    std::mt19937 rng(4242);
+    auto pick = [&](std::initializer_list<int64_t> v) { return *(v.begin() + rng() % v.size()); };
+    for (int iter = 0; iter < 60; ++iter) {
+        const int64_t m = pick({1, 2, 5, 13, 30}), k = pick({1, 3, 17, 64, 129}), n = pick({1, 7, 16, 33, 100});
+        const bool ta = rng() % 3 == 0, tb = rng() % 2 == 0;
+        const float alpha = rng() % 3 == 0 ? 0.5f : 1.0f, beta = rng() % 3 == 0 ? -2.0f : 1.0f;
+        const TT a = random_f32(rng, ta ? kes::Shape{k, m} : kes::Shape{m, k});
+        const TT b = random_f32(rng, tb ? kes::Shape{n, k} : kes::Shape{k, n}, true);
+        const int c_kind = static_cast<int>(rng() % 5);  // none, [N], [1,N], [], [1]
+        const kes::Shape c_shape = c_kind == 1   ? kes::Shape{n}
+                                   : c_kind == 2 ? kes::Shape{1, n}
+                                   : c_kind == 3 ? kes::Shape{}
+                                                 : kes::Shape{1};
+        const TT c = random_f32(rng, c_shape, true);
+        A attrs;
+        attrs.i("transA", ta).i("transB", tb).f("alpha", alpha).f("beta", beta);
+        const char* act = kActivations[rng() % std::size(kActivations)];
+        if (*act) attrs.s("activation", act);
+        std::vector<const TT*> in{&a, &b};
+        if (c_kind) in.push_back(&c);
+        expect_fast_matches_reference("Gemm", attrs, in,
+                                      "A" + dims(a.shape) + " B" + dims(b.shape) +
+                                          (c_kind ? " C" + dims(c.shape) : "") + " tA" + std::to_string(ta) + " tB" +
+                                          std::to_string(tb) + " " + act);
+        if (HasFatalFailure()) return;
+    }
+}
+
+TEST(FastKernels, GemmWithRuntimeBOrFullCKeepsTheReferenceKernel) {
+    std::mt19937 rng(8);
+    const TT a = random_f32(rng, {4, 5}), b_const = random_f32(rng, {5, 3}, true), b_runtime = random_f32(rng, {5, 3});
+    const TT c_full = random_f32(rng, {4, 3}, true), c_column = random_f32(rng, {4, 1}, true);
+    const TT c_runtime = random_f32(rng, {3});
+    EXPECT_TRUE(keeps_reference("Gemm", A{}, {&a, &b_runtime}));
+    EXPECT_TRUE(keeps_reference("Gemm", A{}, {&a, &b_const, &c_full}));
+    EXPECT_TRUE(keeps_reference("Gemm", A{}, {&a, &b_const, &c_column}));
+    EXPECT_TRUE(keeps_reference("Gemm", A{}, {&a, &b_const, &c_runtime}));
+    EXPECT_FALSE(keeps_reference("Gemm", A{}, {&a, &b_const}));
+    const TT a3 = random_f32(rng, {2, 4, 5}), b3 = random_f32(rng, {2, 5, 3}, true);
+    EXPECT_TRUE(keeps_reference("MatMul", A{}, {&a3, &b3}));  // B with batch dims of its own
+}
+
+TEST(FastKernels, MatMulWithConstantBMatchesReferenceWithBatchDimsOnA) {
+    std::mt19937 rng(77);
+    const std::vector<std::pair<kes::Shape, kes::Shape>> cases = {
+        {{19}, {19, 7}},          {{1, 19}, {19, 40}},     {{13, 33}, {33, 17}}, {{2, 3, 5, 8}, {8, 33}},
+        {{3, 7, 64}, {1, 64, 9}}, {{2, 1, 100}, {100, 1}}, {{5, 16}, {16, 32}},
+    };
+    for (const auto& [as, bs] : cases)
+        for (const char* act : {"", "Relu", "Sigmoid"}) {
+            const TT a = random_f32(rng, as), b = random_f32(rng, bs, true);
+            A attrs;
+            if (*act) attrs.s("activation", act);
+            expect_fast_matches_reference("MatMul", attrs, {&a, &b}, dims(as) + " x " + dims(bs) + " " + act);
+            if (HasFatalFailure()) return;
+        }
+}
+
+TEST(FastKernels, AveragePoolNhwcEqualsReferenceWithPadsCeilModeAndCountIncludePad) {
+    std::mt19937 rng(21);
+    int tested = 0;
+    for (int iter = 0; tested < 60 && iter < 500; ++iter) {
+        const int64_t n = 1 + rng() % 2, h = 1 + rng() % 12, w = 1 + rng() % 12, c = 1 + rng() % 37;
+        const int64_t kh = 1 + rng() % 3, kw = 1 + rng() % 3, s = 1 + rng() % 2;
+        const int64_t pt = static_cast<int64_t>(rng() % kh), pl = static_cast<int64_t>(rng() % kw);
+        const int64_t pb = static_cast<int64_t>(rng() % kh), pr = static_cast<int64_t>(rng() % kw);
+        if (h + pt + pb < kh || w + pl + pr < kw) continue;
+        const TT x = random_f32(rng, {n, h, w, c});
+        const int64_t ceil = static_cast<int64_t>(rng() % 2), include_pad = static_cast<int64_t>(rng() % 2);
+        A attrs;
+        attrs.s("data_layout", "NHWC").is("kernel_shape", {kh, kw}).is("strides", {s, s}).is("pads", {pt, pl, pb, pr});
+        attrs.i("ceil_mode", ceil).i("count_include_pad", include_pad);
+        expect_fast_matches_reference("AveragePool", attrs, {&x},
+                                      dims(x.shape) + " k" + std::to_string(kh) + std::to_string(kw) + " s" +
+                                          std::to_string(s) + " ceil" + std::to_string(ceil) + " incl" +
+                                          std::to_string(include_pad),
+                                      0.0f);
+        if (HasFatalFailure()) return;
+        ++tested;
+    }
+    EXPECT_EQ(tested, 60);
+}
+
+TEST(FastKernels, GlobalPoolsNhwcEqualReference) {
+    std::mt19937 rng(31);
+    for (const kes::Shape& shape : std::vector<kes::Shape>{
+             {1, 7, 7, 512}, {2, 5, 3, 33}, {3, 1, 1, 17}, {1, 16, 16, 300}, {2, 4, 9, 1}, {2, 6, 21}}) {
+        const TT x = random_f32(rng, shape);
+        for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"}) {
+            expect_fast_matches_reference(op, A().s("data_layout", "NHWC"), {&x}, dims(shape), 0.0f);
+            if (HasFatalFailure()) return;
+        }
+    }
+    const TT nchw = random_f32(rng, {1, 8, 4, 4});
+    EXPECT_TRUE(keeps_reference("GlobalAveragePool", A{}, {&nchw}));
+}
+
+TEST(FastKernels, StandaloneActivationsMatchReference) {
+    std::mt19937 rng(55);
+    struct Case {
+        const char* op;
+        A attrs;
+        float tolerance;  // 0: the same operations as the reference, so the same bytes
+    };
+    const std::vector<Case> cases = {
+        {"Relu", A{}, 0.0f},
+        {"LeakyRelu", A().f("alpha", 0.1f), 0.0f},
+        {"HardSigmoid", A().f("alpha", 0.25f).f("beta", 0.4f), 0.0f},
+        {"HardSwish", A{}, 0.0f},
+        // The polynomial e^x: a few ulp, see ActivationMicrokernelsStayWithinFewUlp for the bound.
+        {"Sigmoid", A{}, 1e-6f},
+        {"Tanh", A{}, 1e-6f},
+    };
+    for (const kes::Shape& shape : std::vector<kes::Shape>{{2, 5, 7, 19}, {1, 1000}, {3}, {1, 130, 129, 3}})
+        for (const Case& c : cases) {
+            const TT x = random_f32(rng, shape, false, 8.0f);
+            expect_fast_matches_reference(c.op, c.attrs, {&x}, dims(shape), c.tolerance);
+            if (HasFatalFailure()) return;
+        }
+    // Clip with min and max, min only, and max only (the other bound the reference's finite default).
+    const TT x = random_f32(rng, {2, 7, 9, 21}, false, 8.0f);
+    const TT lo = kes_test::f32({}, {-1.5f}), hi = kes_test::f32({}, {6.0f});
+    for (const std::vector<const TT*>& in :
+         std::vector<std::vector<const TT*>>{{&x, &lo, &hi}, {&x, &lo}, {&x, nullptr, &hi}, {&x, &hi, &lo}}) {
+        expect_fast_matches_reference("Clip", A{}, in, "inputs " + std::to_string(in.size()), 0.0f);
+        if (HasFatalFailure()) return;
+    }
+}
+
+// Ulp distance between floats of the same sign (both finite).
+int64_t ulps(float a, float b) {
+    int32_t ia, ib;
+    std::memcpy(&ia, &a, 4);
+    std::memcpy(&ib, &b, 4);
+    if (ia < 0) ia = std::numeric_limits<int32_t>::min() - ia;
+    if (ib < 0) ib = std::numeric_limits<int32_t>::min() - ib;
+    return std::llabs(static_cast<int64_t>(ia) - static_cast<int64_t>(ib));
+}
+
+TEST(FastKernels, ActivationMicrokernelsStayWithinFewUlp) {
+    // Inputs where sigmoid and tanh are normal floats: tiny, around 0, across the curved part, and out
+    // to where tanh is 1 and sigmoid's tail is still above 2^-126.
+    std::vector<float> x;
+    for (float v = 1e-6f; v < 40.0f; v *= 1.01f) x.push_back(v), x.push_back(-v);
+    std::vector<float> y(x.size());
+    const kes::kernels::UnaryParams p{{0.0f, 0.0f}, 0.0f, 0.0f};
+    for (const kes::kernels::Microkernels* t : kes::kernels::microkernels_available()) {
+        SCOPED_TRACE(t->name);
+        t->vsigmoid(x.size(), x.data(), y.data(), p);
+        int64_t worst = 0;
+        for (size_t i = 0; i < x.size(); ++i) {
+            if (x[i] < -80.0f) continue;
+            worst = std::max(worst, ulps(y[i], static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(x[i]))))));
+        }
+        EXPECT_LE(worst, 4) << "sigmoid";
+        t->vtanh(x.size(), x.data(), y.data(), p);
+        worst = 0;
+        for (size_t i = 0; i < x.size(); ++i)
+            worst = std::max(worst, ulps(y[i], static_cast<float>(std::tanh(static_cast<double>(x[i])))));
+        EXPECT_LE(worst, 4) << "tanh";
+    }
+}
+
+TEST(FastKernels, SoftmaxOnTheLastAxisMatchesReference) {
+    std::mt19937 rng(66);
+    for (const auto& [shape, axis] : std::vector<std::pair<kes::Shape, int64_t>>{
+             {{1, 1000}, -1}, {{3, 17}, 1}, {{2, 5, 7}, -1}, {{4, 9, 1}, 1}, {{6, 3}, -1}, {{2, 40000}, -1}}) {
+        const TT x = random_f32(rng, shape, false, 10.0f);
+        expect_fast_matches_reference("Softmax", A().i("axis", axis), {&x}, dims(shape), 1e-5f);
+        if (HasFatalFailure()) return;
+    }
+    const TT x = random_f32(rng, {2, 5, 7});
+    EXPECT_TRUE(keeps_reference("Softmax", A().i("axis", 1), {&x}));
 }
 
 }  // namespace

@@ -17,8 +17,24 @@ struct FastOp {
 };
 
 constexpr FastOp kFastOps[] = {
-    {"Add", kernels::select_add}, {"Conv", kernels::select_conv},   {"MaxPool", kernels::select_max_pool},
-    {"Mul", kernels::select_mul}, {"PRelu", kernels::select_prelu},
+    {"Add", kernels::select_add},
+    {"AveragePool", kernels::select_average_pool},
+    {"Clip", kernels::select_clip},
+    {"Conv", kernels::select_conv},
+    {"Gemm", kernels::select_gemm},
+    {"GlobalAveragePool", kernels::select_global_average_pool},
+    {"GlobalMaxPool", kernels::select_global_max_pool},
+    {"HardSigmoid", kernels::select_hard_sigmoid},
+    {"HardSwish", kernels::select_hard_swish},
+    {"LeakyRelu", kernels::select_leaky_relu},
+    {"MatMul", kernels::select_matmul},
+    {"MaxPool", kernels::select_max_pool},
+    {"Mul", kernels::select_mul},
+    {"PRelu", kernels::select_prelu},
+    {"Relu", kernels::select_relu},
+    {"Sigmoid", kernels::select_sigmoid},
+    {"Softmax", kernels::select_softmax},
+    {"Tanh", kernels::select_tanh},
 };
 
 bool reference_only() {
