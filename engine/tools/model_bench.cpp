@@ -42,7 +42,8 @@ const char kUsage[] =
     "  --dump DIR          write every node output of one execution to DIR/<tensor>.npy, and\n"
     "                      DIR/order.txt listing them in graph order (file, layer, node; tab-separated):\n"
     "                      compare dumps with kes-compare\n"
-    "  --inject-error L    (testing) add 1.0 to the first element of layer L's output in the dumped run\n";
+    "  --inject-error L    (testing) add 1.0 to the first element of layer L's output in the dumped run\n"
+    "  --json              one line of JSON instead of the text summary (bench/engine/run.sh reads it)\n";
 
 [[noreturn]] void usage_error(const std::string& message) {
     std::fprintf(stderr, "kes-model-bench: %s\n%s", message.c_str(), kUsage);
@@ -94,7 +95,7 @@ int main(int argc, char** argv) {
     const std::string model_path = argv[1];
     long iterations = 100, warmup = 10, threads = 0, batch = 0, seed = 1, inject = -1;
     int64_t height = 0, width = 0;
-    bool profile = false;
+    bool profile = false, json = false;
     std::string dump_dir;
     std::map<std::string, std::string> input_files;
     for (int i = 2; i < argc; ++i) {
@@ -125,6 +126,8 @@ int main(int argc, char** argv) {
             if (eq == std::string::npos || eq == 0 || eq + 1 == v.size())
                 usage_error("--input takes NAME=FILE.npy, not '" + v + "'");
             input_files[v.substr(0, eq)] = v.substr(eq + 1);
+        } else if (a == "--json") {
+            json = true;
         } else if (a == "--profile") {
             profile = true;
         } else if (a == "--dump") {
@@ -225,16 +228,40 @@ int main(int argc, char** argv) {
     getrusage(RUSAGE_SELF, &ru);
     const double median = percentile(ms, 50);
     const int64_t items = inputs.empty() || inputs[0].ndim == 0 ? 1 : inputs[0].shape[0];
-    std::printf("model       %s\n", model_path.c_str());
-    std::printf("threads     %u\n", used_threads);
-    std::printf("load        %.2f ms (mmap + prepack + context)\n", load_ms);
-    std::printf("latency     min %.3f  median %.3f  p90 %.3f  p99 %.3f ms  (%ld runs after %ld warm-up)\n",
-                percentile(ms, 0), median, percentile(ms, 90), percentile(ms, 99), iterations, warmup);
-    std::printf("throughput  %.1f inferences/s (batch %lld)\n", 1000.0 / median * static_cast<double>(items),
-                static_cast<long long>(items));
-    std::printf("memory      work %zu (arena %zu + scratch %zu; ideal %zu: %.3fx)  weights %zu  peak RSS %ld KiB\n",
-                work, arena, work - arena, ideal, ideal ? static_cast<double>(work) / static_cast<double>(ideal) : 0.0,
-                weight, ru.ru_maxrss);
+    // Packed weights against the raw weights of the layers that packed theirs.
+    uint64_t raw_packed = 0, packed = 0;
+    double flops = 0.0;
+    for (size_t l = 0; l < layers; ++l) {
+        kes_model_layer_profile lp;
+        std::memset(&lp, 0, sizeof lp);
+        lp.struct_size = sizeof lp;
+        kes_model_context_layer_profile(ctx, l, &lp);
+        if (lp.packed_bytes) raw_packed += lp.weight_bytes, packed += lp.packed_bytes;
+        flops += lp.flops;
+    }
+    if (json) {
+        std::printf(
+            "{\"model\":\"%s\",\"threads\":%u,\"load_ms\":%.3f,\"min_ms\":%.4f,\"median_ms\":%.4f,"
+            "\"p90_ms\":%.4f,\"p99_ms\":%.4f,\"work\":%zu,\"arena\":%zu,\"ideal\":%zu,\"weights\":%zu,"
+            "\"packed\":%llu,\"packed_raw\":%llu,\"rss_kib\":%ld,\"gflop\":%.4f}\n",
+            model_path.c_str(), used_threads, load_ms, percentile(ms, 0), median, percentile(ms, 90),
+            percentile(ms, 99), work, arena, ideal, weight, static_cast<unsigned long long>(packed),
+            static_cast<unsigned long long>(raw_packed), ru.ru_maxrss, flops / 1e9);
+    } else {
+        std::printf("model       %s\n", model_path.c_str());
+        std::printf("threads     %u\n", used_threads);
+        std::printf("load        %.2f ms (mmap + prepack + context)\n", load_ms);
+        std::printf("latency     min %.3f  median %.3f  p90 %.3f  p99 %.3f ms  (%ld runs after %ld warm-up)\n",
+                    percentile(ms, 0), median, percentile(ms, 90), percentile(ms, 99), iterations, warmup);
+        std::printf("throughput  %.1f inferences/s (batch %lld), %.2f GFLOP per run: %.1f GFLOP/s\n",
+                    1000.0 / median * static_cast<double>(items), static_cast<long long>(items), flops / 1e9,
+                    flops / 1e6 / median);
+        std::printf(
+            "memory      work %zu (arena %zu + scratch %zu; ideal %zu: %.3fx)  weights %zu (packed %llu for "
+            "%llu raw)  peak RSS %ld KiB\n",
+            work, arena, work - arena, ideal, ideal ? static_cast<double>(work) / static_cast<double>(ideal) : 0.0,
+            weight, static_cast<unsigned long long>(packed), static_cast<unsigned long long>(raw_packed), ru.ru_maxrss);
+    }
 
     if (profile) {
         double total = 0.0;

@@ -180,6 +180,8 @@ typedef struct kes_model_layer_profile {
     int32_t output_index; /* the model tensor of its first output */
     uint32_t output_ndim; /* and that output's shape at the context's gear */
     int64_t output_shape[KES_TENSOR_MAX_DIMS];
+    uint64_t weight_bytes; /* bytes of the layer's constant inputs (weights, bias) in the model file */
+    uint64_t packed_bytes; /* bytes its kernel packed them into at load (0: it reads them as they are) */
 } kes_model_layer_profile;
 
 /* Called after each node of the context's executions (on the executing thread) with that node's name

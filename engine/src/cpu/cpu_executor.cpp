@@ -500,6 +500,11 @@ public:
             for (uint32_t d = 0; d < out->output_ndim; ++d) out->output_shape[d] = shape[d];
         }
         out->flops = layer_flops(m, p, index);
+        out->weight_bytes = 0;
+        for (int32_t t : n.inputs)
+            if (t >= 0 && m.tensors[static_cast<size_t>(t)].weight >= 0)
+                out->weight_bytes += m.tensors[static_cast<size_t>(t)].bytes;
+        out->packed_bytes = p.kernels[index]->packed_bytes();
     }
 
     void set_observer(kes_model_node_observer fn, void* user_data) override {

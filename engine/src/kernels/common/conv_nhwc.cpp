@@ -52,16 +52,19 @@ public:
         // Tiles per unit: as many as a scratch slot holds pointers for, but enough units to share out.
         const size_t mr = mk.gemm_mr, ks = static_cast<size_t>(g.taps());
         tiles_ = (static_cast<size_t>(g.pixels()) + mr - 1) / mr;
-        chunk_ = std::max<size_t>(1, kScratchPerSlot / (ks * mr * sizeof(float*)));
+        const size_t tile_bytes = ks * mr * sizeof(float*);
+        chunk_ = std::max<size_t>(1, kScratchPerSlot / tile_bytes);
         chunk_ = std::min(chunk_, std::max<size_t>(1, tiles_ / 8));
         chunks_ = (tiles_ + chunk_ - 1) / chunk_;
         units_ = depthwise_ ? static_cast<size_t>(g.n * g.oh) : static_cast<size_t>(g.n * g.group) * chunks_;
-        slot_bytes_ = depthwise_ ? ks * sizeof(float*) : chunk_ * ks * mr * sizeof(float*);
+        slot_bytes_ = depthwise_ ? ks * sizeof(float*) : (chunk_ * tile_bytes + 127) / 128 * 128;
         // Tap offsets (rows, columns) in kernel order; a 1x1, stride-1, unpadded conv reads pixel p itself.
         for (int64_t t = 0; t < g.taps(); ++t) {
             tap_dy_.push_back((t / g.ww.kernel) * g.wh.dilation);
             tap_dx_.push_back((t % g.ww.kernel) * g.ww.dilation);
         }
+        for (int64_t t = 0; t < g.taps(); ++t) tap_offset_.push_back((tap_dy_[t] * g.iw + tap_dx_[t]) * g.c);
+        reach_y_ = (g.wh.kernel - 1) * g.wh.dilation, reach_x_ = (g.ww.kernel - 1) * g.ww.dilation;
         pointwise_ = g.taps() == 1 && g.wh.stride == 1 && g.ww.stride == 1 && g.wh.pad_begin == 0 &&
                      g.ww.pad_begin == 0 && g.oh == g.ih && g.ow == g.iw;
     }
@@ -166,10 +169,17 @@ private:
                     a[0] = image + static_cast<int64_t>(p) * g_.c;
                 } else {
                     const int64_t iy0 = oy * g_.wh.stride - g_.wh.pad_begin, ix0 = ox * g_.ww.stride - g_.ww.pad_begin;
-                    for (size_t t = 0; t < ks; ++t) {
-                        const int64_t iy = iy0 + tap_dy_[t], ix = ix0 + tap_dx_[t];
-                        a[t * mr] =
-                            iy < 0 || iy >= g_.ih || ix < 0 || ix >= g_.iw ? zero : image + (iy * g_.iw + ix) * g_.c;
+                    if (iy0 >= 0 && iy0 + reach_y_ < g_.ih && ix0 >= 0 && ix0 + reach_x_ < g_.iw) {
+                        // Inside the image: every tap is a fixed step from the window's corner.
+                        const float* corner = image + (iy0 * g_.iw + ix0) * g_.c;
+                        for (size_t t = 0; t < ks; ++t) a[t * mr] = corner + tap_offset_[t];
+                    } else {
+                        for (size_t t = 0; t < ks; ++t) {
+                            const int64_t iy = iy0 + tap_dy_[t], ix = ix0 + tap_dx_[t];
+                            a[t * mr] = iy < 0 || iy >= g_.ih || ix < 0 || ix >= g_.iw
+                                            ? zero
+                                            : image + (iy * g_.iw + ix) * g_.c;
+                        }
                     }
                 }
                 ++p;
@@ -248,6 +258,8 @@ private:
     size_t tiles_ = 0, chunk_ = 1, chunks_ = 1, units_ = 1, slot_bytes_ = 0;
     std::vector<int64_t> tap_dy_, tap_dx_;
     bool pointwise_ = false;
+    std::vector<int64_t> tap_offset_;    // (dy · W + dx) · C per tap: the pointer step of an interior pixel
+    int64_t reach_y_ = 0, reach_x_ = 0;  // the kernel's extent minus one, per axis
 };
 
 }  // namespace
