@@ -420,13 +420,54 @@ TEST(FastKernels, ActivationMicrokernelsStayWithinFewUlp) {
 TEST(FastKernels, SoftmaxOnTheLastAxisMatchesReference) {
     std::mt19937 rng(66);
     for (const auto& [shape, axis] : std::vector<std::pair<kes::Shape, int64_t>>{
-             {{1, 1000}, -1}, {{3, 17}, 1}, {{2, 5, 7}, -1}, {{4, 9, 1}, 1}, {{6, 3}, -1}, {{2, 40000}, -1}}) {
+             {{1, 1000}, -1}, {{3, 17}, 1}, {{2, 5, 37}, -1}, {{4, 19, 1}, 1}, {{6, 16}, -1}, {{2, 40000}, -1}}) {
         const TT x = random_f32(rng, shape, false, 10.0f);
         expect_fast_matches_reference("Softmax", A().i("axis", axis), {&x}, dims(shape), 1e-5f);
         if (HasFatalFailure()) return;
     }
     const TT x = random_f32(rng, {2, 5, 7});
     EXPECT_TRUE(keeps_reference("Softmax", A().i("axis", 1), {&x}));
+    const TT scores = random_f32(rng, {1, 896, 2});  // short rows: the reference is faster
+    EXPECT_TRUE(keeps_reference("Softmax", A{}, {&scores}));
+}
+
+TEST(FastKernels, PointwiseConvOnTinyImagesRunsAsOneGemmAndMatchesReference) {
+    std::mt19937 rng(12);
+    for (const auto& [xs, m] : std::vector<std::pair<kes::Shape, int64_t>>{
+             {{2, 1, 1, 512}, 192}, {{3, 1, 2, 33}, 17}, {{5, 1, 1, 7}, 40}, {{1, 1, 1, 9}, 1}})
+        for (const char* act : {"", "Relu6", "HardSwish"}) {
+            const TT x = random_f32(rng, xs), w = random_f32(rng, {m, 1, 1, xs[3]}, true),
+                     b = random_f32(rng, {m}, true);
+            A attrs;
+            attrs.s("data_layout", "NHWC");
+            if (*act) attrs.s("activation", act);
+            expect_fast_matches_reference("Conv", attrs, {&x, &w, &b}, dims(xs) + " " + act);
+            if (HasFatalFailure()) return;
+            // The Gemm kernel took it, and packs exactly as the conv kernel would (one packed copy per node).
+            std::vector<kes::TensorDesc> descs(3);
+            for (int i = 0; i < 3; ++i) {
+                const TT* t = i == 0 ? &x : i == 1 ? &w : &b;
+                descs[i].shape = t->shape;
+                descs[i].data = t->is_const ? t->bytes.data() : nullptr;
+            }
+            const std::string name = "n0", op = "Conv";
+            kes::NodeDesc node{name, op, attrs, {&descs[0], &descs[1], &descs[2]}, 1};
+            std::vector<kes::TensorDesc> outs;
+            kes::create_kernel(*kes::find_op(op), node, outs);
+            std::unique_ptr<kes::Kernel> fast = kes::select_kernel(node, outs);
+            ASSERT_NE(fast, nullptr);
+            EXPECT_EQ(std::string(fast->impl()).rfind("conv1x1-igemm-", 0), 0u) << fast->impl();
+            descs[0].shape = {xs[0], 8, 8, xs[3]};  // a larger image-size gear of the same node
+            std::vector<kes::TensorDesc> big_outs;
+            kes::create_kernel(*kes::find_op(op), node, big_outs);
+            std::unique_ptr<kes::Kernel> conv = kes::select_kernel(node, big_outs);
+            ASSERT_NE(conv, nullptr);
+            ASSERT_EQ(fast->packed_bytes(), conv->packed_bytes()) << conv->impl();
+            std::vector<uint8_t> p1(fast->packed_bytes()), p2(conv->packed_bytes());
+            fast->pack(p1.data());
+            conv->pack(p2.data());
+            EXPECT_EQ(p1, p2) << "packed forms differ";
+        }
 }
 
 }  // namespace

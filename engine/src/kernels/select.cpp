@@ -20,6 +20,7 @@ constexpr FastOp kFastOps[] = {
     {"Add", kernels::select_add},
     {"AveragePool", kernels::select_average_pool},
     {"Clip", kernels::select_clip},
+    {"Conv", kernels::select_pointwise_conv},
     {"Conv", kernels::select_conv},
     {"Gemm", kernels::select_gemm},
     {"GlobalAveragePool", kernels::select_global_average_pool},
@@ -49,8 +50,10 @@ bool reference_only() {
 
 std::unique_ptr<Kernel> select_kernel(const NodeDesc& node, const std::vector<TensorDesc>& outputs) {
     if (reference_only()) return nullptr;
+    // An op may have several entries, most specific first: the first that takes the node runs it.
     for (const FastOp& f : kFastOps)
-        if (f.op == node.op) return f.select(node, outputs, kernels::microkernels_active());
+        if (f.op == node.op)
+            if (std::unique_ptr<Kernel> k = f.select(node, outputs, kernels::microkernels_active())) return k;
     return nullptr;
 }
 

@@ -12,6 +12,10 @@
 // - transA: A is [K, M]; each unit copies its tile's rows (gemm_mr × K floats) into its scratch slot.
 // - Units are (row tile, run of column panels), fixed by the shapes: a wide, short product (M = 1, a
 //   classifier) still splits over its panels, a tall one over its tiles.
+// - A 1×1, stride-1, unpadded, ungrouped NHWC Conv whose images have fewer pixels than a tile (the
+//   [N, 1, 1, C] embedding layers of face models) runs here too, as one Gemm over all the batch's
+//   pixels: conv_nhwc.cpp tiles each image apart and would fill one row of each tile. Its packed
+//   form is conv_nhwc.cpp's for the node (bias and weights panel by panel, then the zero row).
 // - Fused Relu / Relu6 / Clip are the microkernel's clamp; other fused activations run on the block a
 //   unit wrote, by the same worker, right after.
 #include <algorithm>
@@ -40,6 +44,9 @@ struct GemmSpec {
     const float* b = nullptr;  // constant B: [K, N], or [N, K] when trans_b
     const float* c = nullptr;  // constant bias: c_count floats (1: scalar, n: row vector), or null
     int64_t c_count = 0;
+    // Zero floats after the panels: a 1×1 conv's packed form ends with conv_nhwc.cpp's zero row, so
+    // that both kernels of a node (one per image-size gear) read the same packed bytes.
+    size_t tail_zeros = 0;
 };
 
 class GemmKernel final : public Kernel {
@@ -61,7 +68,7 @@ public:
     }
 
     const char* impl() const override { return name_.c_str(); }
-    size_t packed_bytes() const override { return panels_ * panel_floats() * sizeof(float); }
+    size_t packed_bytes() const override { return (panels_ * panel_floats() + s_.tail_zeros) * sizeof(float); }
 
     void pack(void* dst) const override {
         float* out = static_cast<float*>(dst);
@@ -137,6 +144,29 @@ std::unique_ptr<Kernel> make_gemm(const char* op, const GemmSpec& s, const NodeD
 }
 
 }  // namespace
+
+std::unique_ptr<Kernel> select_pointwise_conv(const NodeDesc& node, const std::vector<TensorDesc>& outputs,
+                                              const Microkernels& mk) {
+    const TensorDesc& x = *node.inputs[0];
+    const TensorDesc& w = *node.inputs[1];
+    const TensorDesc* b = node.input(2);
+    if (x.rank() != 4 || !plain_f32(x) || get_layout(node.attrs) != Layout::NHWC) return nullptr;
+    if (!w.is_const() || (b && !b->is_const()) || node.attrs.get_int("group", 1) != 1) return nullptr;
+    if (w.shape[1] != 1 || w.shape[2] != 1) return nullptr;
+    const std::vector<Window> win = resolve_windows(node.attrs, Shape{x.shape[1], x.shape[2]}, Shape{1, 1}, false);
+    for (const Window& a : win)
+        if (a.stride != 1 || a.pad_begin != 0 || a.pad_end != 0) return nullptr;
+    const int64_t pixels = x.shape[1] * x.shape[2];
+    if (pixels >= static_cast<int64_t>(mk.gemm_mr) || outputs[0].shape[3] != w.shape[0]) return nullptr;
+    GemmSpec s;
+    s.m = x.shape[0] * pixels, s.k = x.shape[3], s.n = w.shape[0];
+    s.trans_b = true;  // OHWI [M, 1, 1, C] is Bᵀ
+    s.b = static_cast<const float*>(w.data);
+    s.c = b ? static_cast<const float*>(b->data) : nullptr;
+    s.c_count = b ? s.n : 0;
+    s.tail_zeros = static_cast<size_t>(s.k);
+    return make_gemm("conv1x1", s, node, mk);
+}
 
 std::unique_ptr<Kernel> select_gemm(const NodeDesc& node, const std::vector<TensorDesc>& outputs,
                                     const Microkernels& mk) {

@@ -28,6 +28,8 @@ std::unique_ptr<Kernel> select_average_pool(const NodeDesc&, const std::vector<T
 std::unique_ptr<Kernel> select_global_average_pool(const NodeDesc&, const std::vector<TensorDesc>&,
                                                    const Microkernels&);
 std::unique_ptr<Kernel> select_global_max_pool(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
+// A 1×1 Conv on images smaller than a tile, as one Gemm (gemm.cpp); nullptr otherwise (select_conv's turn).
+std::unique_ptr<Kernel> select_pointwise_conv(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_gemm(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_matmul(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_relu(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
