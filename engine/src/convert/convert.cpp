@@ -458,8 +458,11 @@ ir::Graph build_graph(const uint8_t* data, size_t size, const Options& options, 
     add_stats(stats, ir::fold_constants(g));
     if (gear_count(g) > 1) check_folding_is_gear_invariant(unfolded, g);
     ir::infer_shapes(g);
+    // BatchNormalization and per-channel Mul/Add fold into an NCHW Conv here, before the layout pass
+    // switches it: the folding of BatchNormalization takes only NCHW (fusion.cpp).
+    add_stats(stats, ir::fuse_channel_affine(g));
     // Not in the stats: its count is ops switched to NHWC, which are neither fused nor removed.
-    ir::choose_layout(g);  // tf2onnx's Transposes around Conv/pools → NHWC ops (pass_layout.hpp)
+    ir::choose_layout(g);  // Conv/pool regions → NHWC ops where that pays (pass_layout.hpp)
     progress("fuse", 0, g.nodes.size());
 #ifdef KES_HAVE_TFLITE_IMPORT
     add_stats(stats, ir::fuse_prelu_pattern(g));

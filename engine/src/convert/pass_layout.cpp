@@ -7,9 +7,11 @@
 // - The cost of a region is counted before anything changes: +1 for each Transpose it needs (where a
 //   region tensor comes from or goes to an op outside the region, a graph input or a graph output;
 //   0 when that Transpose only moves size-1 dims and no gears are set, since it is then a Reshape), −1
-//   for each Transpose
-//   at its edge that becomes the identity or a Reshape. Only negative costs are applied, so the number
-//   of Transpose nodes falls with every step and the loop ends.
+//   for each Transpose at its edge that becomes the identity or a Reshape, and, for NCHW → NHWC, minus
+//   the gain of every op that a fast kernel then runs (kNhwcGainConv, kNhwcGainMaxPool in the header).
+//   Only negative costs are applied. The loop ends: a plan that switches a gaining op lowers the number
+//   of NCHW gaining ops (nothing ever switches one back: an NHWC op joins no region), any other
+//   applied plan lowers the number of Transposes and leaves the NCHW gaining ops as they were.
 // - Regions whose edge Transposes are disjoint do not interact, so one round applies all profitable
 //   ones that share no Transpose (NHWC ones first, then the cheapest) and the next round recomputes
 //   the regions.
@@ -435,7 +437,21 @@ struct Plan {
     std::vector<char> physical_source;  // per region tensor: its producer will write the permuted tensor
     std::vector<char> logical_needed;   // per region tensor: someone outside still reads the original
     std::vector<int32_t> edge_transposes;
+    int gain = 0;  // the members' nhwc_gain, already taken off cost
 };
+
+// What switching n to NHWC is worth in Transposes (pass_layout.hpp): only ops that a fast kernel runs
+// in NHWC and not in NCHW gain (kernels/select.cpp: 2-D f32 Conv, 2-D f32 MaxPool). The other
+// layout-sensitive ops switch at no gain: they run the same reference kernel in either layout, but
+// carry the region through so that the convs on both sides of them need no Transposes.
+int nhwc_gain(const Graph& g, const Node& n, const Role& role) {
+    if (role.rank != 4 || n.inputs.empty() || n.inputs[0] < 0) return 0;
+    const Tensor& x = g.tensors[static_cast<size_t>(n.inputs[0])];
+    if (x.dtype != KES_F32 || !x.quant.empty()) return 0;
+    if (role.kind == Kind::Conv) return kNhwcGainConv;
+    if (n.op == "MaxPool") return kNhwcGainMaxPool;
+    return 0;
+}
 
 class Planner {
 public:
@@ -515,9 +531,14 @@ public:
         if (d.size() != rank || is_identity(d)) return std::nullopt;
         if (!g_.dynamic_batch.empty() && d[0] != 0) return std::nullopt;  // the batch axis must stay first
         const bool to_nhwc = d == nchw_to_nhwc(rank);
-        for (int32_t m : r_.members[static_cast<size_t>(reg)])
-            if (r_.roles[static_cast<size_t>(m)]->layout_sensitive() && !to_nhwc) return std::nullopt;
         Plan pl;
+        for (int32_t m : r_.members[static_cast<size_t>(reg)]) {
+            const Role& role = *r_.roles[static_cast<size_t>(m)];
+            if (!role.layout_sensitive()) continue;
+            if (!to_nhwc) return std::nullopt;
+            pl.gain += nhwc_gain(g_, g_.nodes[static_cast<size_t>(m)], role);
+        }
+        pl.cost = -pl.gain;
         pl.region = reg;
         pl.perm = d;
         pl.to_nhwc = to_nhwc;
@@ -868,7 +889,8 @@ PassStats choose_layout(Graph& g) {
         for (size_t reg = 0; reg < regions.tensors.size(); ++reg) {
             const int32_t r = static_cast<int32_t>(reg);
             const std::vector<int32_t> edges = planner.edge_transposes(r);
-            if (edges.empty()) continue;  // nothing to cancel
+            // Without edge Transposes only the NHWC candidate of a region with layout-sensitive ops is
+            // left: a pure NCHW model, where the gain of its convs has to pay for the new Transposes.
             std::optional<Plan> best;
             for (const Perm& d : planner.candidates(r, edges)) {
                 std::optional<Plan> p = planner.plan(r, d, edges);
