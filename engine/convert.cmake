@@ -11,6 +11,7 @@ set(engine_convert_test_sources
   tests/test_onnx_import.cpp
   tests/test_passes.cpp
   tests/test_pass_layout.cpp
+  tests/test_pass_layout_nchw.cpp
   tests/test_convert.cpp
   tests/test_dynamic_gears.cpp)
 
