@@ -14,6 +14,9 @@
 #include <vector>
 
 #include "executor.hpp"
+#ifdef KES_ENGINE_HAVE_ASCEND
+#include "ascend/ascend_executor.hpp"
+#endif
 #include "kes/error.hpp"
 #include "kes/file.hpp"
 #include "kestrel/engine.h"
@@ -65,7 +68,11 @@ namespace kes {
 // Every backend this build has, tried in order. The Ascend executor joins this table.
 const ExecutorFactory& executor_for(const uint8_t* data, size_t size) {
     KES_REQUIRE(data != nullptr || size == 0, "data is NULL");
-    const ExecutorFactory* const factories[] = {&cpu_executor_factory()};
+    const ExecutorFactory* const factories[] = {&cpu_executor_factory(),
+#ifdef KES_ENGINE_HAVE_ASCEND
+                                                &ascend_executor_factory(),
+#endif
+    };
     for (const ExecutorFactory* f : factories)
         if (f->recognizes(data, size)) return *f;
     // A .om starts with the "IMOD" header (spec ascend-backend.md §3): name it rather than call it corrupt.

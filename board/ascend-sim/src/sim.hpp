@@ -50,6 +50,8 @@ struct SimIO {
 struct aclmdlDesc {
     bool filled = false;
     std::vector<SimIO> inputs, outputs;
+    std::vector<int64_t> batch_gears;  // aclmdlGetDynamicBatch
+    std::vector<int64_t> image_gears;  // aclmdlGetDynamicHW: (h, w) pairs
 };
 struct aclmdlDataset {
     std::vector<aclDataBuffer*> buffers;
@@ -140,6 +142,15 @@ struct Model {
     std::vector<int64_t> image_gears;  // (h, w) pairs
     size_t hidden_index = SIZE_MAX;    // the ascend_mbatch_shape_data input, if dynamic
     size_t graph_inputs = 0;
+    // Static AIPP inputs (the .kom carries an aipp_op for them): as ATC makes them, the input is the raw
+    // image buffer, UINT8, src_image_size_w x _h per batch item; the engine's AIPP runs at execution.
+    struct ImageInput {
+        bool on = false;
+        int format = 0;  // kes_pixel_format
+        uint32_t width = 0, height = 0, width_stride = 0;
+        size_t bytes = 0;  // per image
+    };
+    std::vector<ImageInput> image_inputs;  // per graph input
 
     ~Model() {
         kes_model_context_destroy(context);

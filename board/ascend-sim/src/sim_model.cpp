@@ -13,6 +13,10 @@
 
 #include "imod.hpp"
 #include "kestrel/engine.h"
+#if __has_include("kestrel/aipp.h")
+#include "kestrel/aipp.h"
+#define SIM_HAVE_AIPP 1
+#endif
 #include "sim.hpp"
 
 namespace kes_sim {
@@ -48,6 +52,45 @@ aclError open_container(const char* call, const void* model, size_t size, ImodVi
     return kParseModel;
 }
 
+// Whether graph input `i` carries static AIPP, and the image it takes (spec §3: ATC's --insert_op_conf
+// makes a static-AIPP input the DVPP image buffer itself, UINT8). src_image_size 0 means the model
+// input's own height and width, as in ATC. Formats beyond YUV420SP (taken as NV12), RGB888 and YUV400
+// are not simulated: such an input stays the AIPP output tensor.
+bool image_input(kes_model* m, size_t i, const kes_tensor& t, Model::ImageInput* out) {
+#ifdef SIM_HAVE_AIPP
+    const char* text = nullptr;
+    if (kes_model_input_aipp(m, i, &text) != KES_OK || !text) return false;
+    kes_aipp_config* config = nullptr;
+    if (kes_aipp_config_parse(text, std::strlen(text), "sim", &config) != KES_OK) return false;
+    kes_aipp_params p;
+    kes_aipp_params_init(&p);
+    const bool got = kes_aipp_config_count(config) == 1 && kes_aipp_config_get(config, 0, &p) == KES_OK;
+    kes_aipp_config_destroy(config);
+    if (!got || p.aipp_mode != KES_AIPP_MODE_STATIC || t.ndim != 4) return false;
+    const bool nhwc = t.layout == KES_LAYOUT_NHWC;
+    out->width = p.src_image_size_w ? p.src_image_size_w : static_cast<uint32_t>(t.shape[nhwc ? 2 : 3]);
+    out->height = p.src_image_size_h ? p.src_image_size_h : static_cast<uint32_t>(t.shape[nhwc ? 1 : 2]);
+    const size_t area = size_t{out->width} * out->height;
+    switch (p.input_format) {
+        case KES_AIPP_YUV420SP_U8:
+            out->format = KES_PIXEL_NV12, out->width_stride = out->width, out->bytes = area * 3 / 2;
+            break;
+        case KES_AIPP_RGB888_U8:
+            out->format = KES_PIXEL_RGB888, out->width_stride = 3 * out->width, out->bytes = area * 3;
+            break;
+        case KES_AIPP_YUV400_U8:
+            out->format = KES_PIXEL_YUV400, out->width_stride = out->width, out->bytes = area;
+            break;
+        default: return false;
+    }
+    out->on = true;
+    return true;
+#else
+    (void)m, (void)i, (void)t, (void)out;
+    return false;
+#endif
+}
+
 void fill_io(kes_model* m, Model& out) {
     size_t inputs = 0, outputs = 0;
     kes_model_input_count(m, &inputs);
@@ -74,12 +117,18 @@ void fill_io(kes_model* m, Model& out) {
         }
         return io;
     };
+    out.image_inputs.assign(inputs, Model::ImageInput{});
     for (size_t i = 0; i < inputs; ++i) {
         kes_tensor t;
         const char* name = nullptr;
         kes_model_input_desc(m, i, &t);
         kes_model_input_name(m, i, &name);
         out.desc.inputs.push_back(describe(t, name, true));
+        if (!image_input(m, i, t, &out.image_inputs[i])) continue;
+        SimIO& io = out.desc.inputs.back();
+        io.dtype = 4;  // ACL_UINT8: the image bytes; the inserted AIPP makes the network's input
+        const int64_t batch = out.batch_gears.empty() ? (t.ndim ? t.shape[0] : 1) : out.batch_gears.back();
+        io.size = static_cast<size_t>(batch) * out.image_inputs[i].bytes;
     }
     for (size_t i = 0; i < outputs; ++i) {
         kes_tensor t;
@@ -99,6 +148,8 @@ void fill_io(kes_model* m, Model& out) {
         out.hidden_index = out.desc.inputs.size();
         out.desc.inputs.push_back(hidden);
     }
+    out.desc.batch_gears = out.batch_gears;
+    out.desc.image_gears = out.image_gears;
     out.desc.filled = true;
 }
 
@@ -160,10 +211,33 @@ aclError execute(uint32_t id, const aclmdlDataset* input, aclmdlDataset* output)
         }
     }
     std::vector<kes_tensor> ins(m->graph_inputs), outs(m->desc.outputs.size());
+    std::vector<kes_model_input> image_ins(m->graph_inputs);
+    std::vector<std::vector<kes_image>> images(m->graph_inputs);
+    bool any_images = false;
     for (size_t i = 0; i < ins.size(); ++i) {
         kes_tensor d;
         kes_model_context_input_desc(m->context, i, &d);
         aclDataBuffer* b = nullptr;
+        image_ins[i] = kes_model_input{&ins[i], nullptr, 0};
+        if (m->image_inputs[i].on) {
+            const Model::ImageInput& im = m->image_inputs[i];
+            const int64_t batch = d.ndim ? d.shape[0] : 1;
+            if (aclError e =
+                    check_buffer("aclmdlExecute", input, i, im.bytes * static_cast<size_t>(batch), "input", &b))
+                return e;
+            images[i].resize(static_cast<size_t>(batch));
+            for (int64_t k = 0; k < batch; ++k) {
+                kes_image& img = images[i][static_cast<size_t>(k)];
+                if (kes_image_wrap(&img, static_cast<kes_pixel_format>(im.format), im.width, im.height, im.width_stride,
+                                   im.height, static_cast<uint8_t*>(b->data) + k * im.bytes, im.bytes) != KES_OK) {
+                    return report(kInvalidParam,
+                                  "aclmdlExecute: image input " + std::to_string(i) + ": " + kes_error());
+                }
+            }
+            image_ins[i] = kes_model_input{nullptr, images[i].data(), static_cast<uint32_t>(batch)};
+            any_images = true;
+            continue;
+        }
         if (aclError e = check_buffer("aclmdlExecute", input, i, d.size, "input", &b)) return e;
         if (kes_tensor_wrap(&ins[i], d.dtype, d.layout, d.ndim, d.shape, b->data, b->size) != KES_OK) {
             return report(kInvalidParam, "aclmdlExecute: input " + std::to_string(i) + ": " + kes_error());
@@ -178,7 +252,10 @@ aclError execute(uint32_t id, const aclmdlDataset* input, aclmdlDataset* output)
             return report(kInvalidParam, "aclmdlExecute: output " + std::to_string(i) + ": " + kes_error());
         }
     }
-    if (kes_model_execute(m->context, ins.data(), ins.size(), outs.data(), outs.size()) != KES_OK) {
+    const kes_status st =
+        any_images ? kes_model_execute_images(m->context, image_ins.data(), image_ins.size(), outs.data(), outs.size())
+                   : kes_model_execute(m->context, ins.data(), ins.size(), outs.data(), outs.size());
+    if (st != KES_OK) {
         return report(kRtModelExecute, "aclmdlExecute: the model failed: " + kes_error());
     }
     return kOk;
@@ -538,4 +615,39 @@ SIM_API aclError aclmdlSetDynamicHWSize(uint32_t modelId, aclmdlDataset* dataset
     SIM_ENTER(kNeedContext);
     return set_dynamic(__func__, modelId, dataset, index, false, static_cast<int64_t>(height),
                        static_cast<int64_t>(width));
+}
+
+// The gears, as aclmdlGetDynamicBatch / aclmdlGetDynamicHW report them (acl_mdl.h: aclmdlBatch
+// { size_t batchCount; uint64_t batch[128]; }, aclmdlHW { size_t hwCount; uint64_t hw[128][2]; }; a
+// count of 0 means the model has no such gears; the HW index is "reserved, -1" in CANN's documentation).
+typedef struct aclmdlBatch {
+    size_t batchCount;
+    uint64_t batch[128];
+} aclmdlBatch;
+typedef struct aclmdlHW {
+    size_t hwCount;
+    uint64_t hw[128][2];
+} aclmdlHW;
+
+SIM_API aclError aclmdlGetDynamicBatch(const aclmdlDesc* modelDesc, aclmdlBatch* batch) {
+    SIM_ENTER(kNeedInit);
+    if (!valid_desc(modelDesc) || !batch)
+        return report(kInvalidParam, "aclmdlGetDynamicBatch: bad description or batch NULL");
+    std::memset(batch, 0, sizeof *batch);
+    batch->batchCount = std::min<size_t>(modelDesc->batch_gears.size(), 128);
+    for (size_t g = 0; g < batch->batchCount; ++g) batch->batch[g] = static_cast<uint64_t>(modelDesc->batch_gears[g]);
+    return kOk;
+}
+
+SIM_API aclError aclmdlGetDynamicHW(const aclmdlDesc* modelDesc, size_t index, aclmdlHW* hw) {
+    SIM_ENTER(kNeedInit);
+    (void)index;
+    if (!valid_desc(modelDesc) || !hw) return report(kInvalidParam, "aclmdlGetDynamicHW: bad description or hw NULL");
+    std::memset(hw, 0, sizeof *hw);
+    hw->hwCount = std::min<size_t>(modelDesc->image_gears.size() / 2, 128);
+    for (size_t g = 0; g < hw->hwCount; ++g) {
+        hw->hw[g][0] = static_cast<uint64_t>(modelDesc->image_gears[2 * g]);
+        hw->hw[g][1] = static_cast<uint64_t>(modelDesc->image_gears[2 * g + 1]);
+    }
+    return kOk;
 }

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <thread>
 
+#include "kestrel/backend.h"
 #include "sim.hpp"
 
 namespace kes_sim {
@@ -309,6 +310,10 @@ SIM_API aclError aclInit(const char* configPath) {
     }
     s.initialised = true;
     s.ever_initialised = true;
+    // The simulated NPU is the simulator's own copy of Kestrel's CPU engine: that copy must never look
+    // for AscendCL itself (reading the board profile, as static AIPP does, resolves the backend and would
+    // load this very library, init it again and leave a context in the app's ledger).
+    kes_backend_set(KES_BACKEND_CPU);
     return kOk;
 }
 
