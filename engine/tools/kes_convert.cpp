@@ -6,14 +6,19 @@
 // Exit codes: 0 converted; 1 the model uses something Kestrel cannot convert (KES_ERR_UNSUPPORTED);
 // 2 a bad command line or option value; 3 the model file is malformed; 4 a file could not be read or
 // written; 5 anything else (out of memory, internal error). Nothing is written unless conversion succeeds.
+#include <spawn.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
+#include "kestrel/board.h"
 #include "kestrel/convert.h"
 #include "kestrel/version.h"
 
@@ -35,6 +40,10 @@ const char kUsage[] =
     "  --insert-op-conf FILE      ATC aipp_op config: AIPP for the input of each block's related_input_rank\n"
     "  --weight-type f32|f16      store large Conv/Gemm/MatMul weights as f16 (cast back at run time)\n"
     "  --board 310|310B|host      target board profile recorded in the model (default host)\n"
+    "  --soc-version SOC          Ascend310, Ascend310B4, ...: the board profile it belongs to, and ATC's\n"
+    "                             --soc_version for --om (default: from the board profile)\n"
+    "  --om FILE.om               also run Huawei's ATC (atc on PATH, or $ASCEND_HOME_PATH/bin/atc) with\n"
+    "                             the equivalent options, writing FILE.om for the NPU (ONNX models)\n"
     "  --freeze-input NAME=FILE   make an input a constant from FILE (.npy or ONNX TensorProto .pb);\n"
     "                             repeatable\n"
     "  --format onnx|tflite       the model's format (default: detected from the file)\n"
@@ -44,7 +53,8 @@ const char kUsage[] =
     "  --version                  Kestrel's version\n"
     "\n"
     "exit codes: 0 converted, 1 unsupported op or feature, 2 bad arguments, 3 malformed model,\n"
-    "            4 file not found or not writable, 5 other errors\n";
+    "            4 file not found or not writable (also: --om without atc), 5 other errors (also: atc\n"
+    "            failed)\n";
 
 int exit_code(kes_status st) {
     switch (st) {
@@ -76,6 +86,101 @@ std::string human_bytes(uint64_t b) {
     return buf;
 }
 
+// ---- --om: Huawei's ATC with the equivalent options ------------------------------------------------
+
+// ATC itself: `atc` on PATH, else $ASCEND_HOME_PATH/bin/atc (what CANN's set_env.sh sets up); "" if none.
+std::string find_atc() {
+    auto executable = [](const std::string& f) { return access(f.c_str(), X_OK) == 0; };
+    if (const char* path = std::getenv("PATH")) {
+        std::string dirs = path;
+        size_t start = 0;
+        while (start <= dirs.size()) {
+            size_t end = dirs.find(':', start);
+            if (end == std::string::npos) end = dirs.size();
+            const std::string dir = dirs.substr(start, end - start);
+            if (!dir.empty() && executable(dir + "/atc")) return dir + "/atc";
+            start = end + 1;
+        }
+    }
+    if (const char* home = std::getenv("ASCEND_HOME_PATH"))
+        if (*home && executable(std::string(home) + "/bin/atc")) return std::string(home) + "/bin/atc";
+    return "";
+}
+
+// ATC's --soc_version for a board profile. UNCONFIRMED: the 310B boards Kestrel targets (Atlas 200I DK
+// A2, Orange Pi AIpro) report Ascend310B4 in the documentation seen; another variant takes --soc-version.
+const char* soc_for_board(kes_board board) {
+    switch (board) {
+        case KES_BOARD_310: return "Ascend310";
+        case KES_BOARD_310B: return "Ascend310B4";
+        default: return nullptr;
+    }
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// Runs ATC with the options kes-convert was given, mapped one to one (ATC's names, spec §3):
+//   --framework=5 (ONNX), --model, --output (without ".om": ATC appends it), --soc_version,
+//   --input_shape, --input_format, --dynamic_batch_size, --dynamic_image_size, --insert_op_conf.
+// ATC has no TFLite reader; --weight-type and --freeze-input have no ATC equivalent and are refused
+// rather than silently dropped (the two files would not compute the same thing). Returns the exit code.
+int run_atc(const char* model, const std::string& om, const kes_convert_options& opt, const std::string& soc,
+            bool freeze) {
+    const std::string m = model;
+    const bool onnx =
+        opt.format == KES_CONVERT_FORMAT_ONNX || (opt.format == KES_CONVERT_FORMAT_AUTO && !ends_with(m, ".tflite"));
+    if (!onnx) {
+        std::fprintf(stderr, "kes-convert: --om: ATC does not read TFLite models (convert the ONNX model)\n");
+        return 1;
+    }
+    if (freeze || opt.weight_type != KES_CONVERT_WEIGHTS_F32) {
+        std::fprintf(stderr, "kes-convert: --om: %s has no ATC equivalent; leave it out to write both files\n",
+                     freeze ? "--freeze-input" : "--weight-type");
+        return 2;
+    }
+    const std::string atc = find_atc();
+    if (atc.empty()) {
+        std::fprintf(stderr,
+                     "kes-convert: --om: Huawei's ATC (atc) is missing: not on PATH nor in $ASCEND_HOME_PATH/bin. "
+                     "Install the CANN toolkit and source its set_env.sh, then run again; the .kom was written\n");
+        return 4;
+    }
+    std::vector<std::string> args = {atc, "--framework=5", "--model=" + m,
+                                     "--output=" + (ends_with(om, ".om") ? om.substr(0, om.size() - 3) : om),
+                                     "--soc_version=" + soc};
+    if (opt.input_shape) args.push_back(std::string("--input_shape=") + opt.input_shape);
+    if (opt.input_format) args.push_back(std::string("--input_format=") + opt.input_format);
+    if (opt.dynamic_batch) args.push_back(std::string("--dynamic_batch_size=") + opt.dynamic_batch);
+    if (opt.dynamic_image_size) args.push_back(std::string("--dynamic_image_size=") + opt.dynamic_image_size);
+    if (opt.insert_op_conf) args.push_back(std::string("--insert_op_conf=") + opt.insert_op_conf);
+    std::string line;
+    std::vector<char*> argv;
+    for (std::string& a : args) {
+        line += (line.empty() ? "" : " ") + a;
+        argv.push_back(&a[0]);
+    }
+    argv.push_back(nullptr);
+    std::fprintf(stderr, "kes-convert: running %s\n", line.c_str());
+    pid_t pid = 0;
+    if (posix_spawn(&pid, atc.c_str(), nullptr, nullptr, argv.data(), environ) != 0) {
+        std::fprintf(stderr, "kes-convert: --om: cannot start %s: %s\n", atc.c_str(), std::strerror(errno));
+        return 5;
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        std::fprintf(stderr, "kes-convert: --om: atc failed (%s %d); its messages are above\n",
+                     WIFEXITED(status) ? "exit code" : "signal",
+                     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+        return 5;
+    }
+    std::printf("kes-convert: atc wrote %s for %s\n", om.c_str(), soc.c_str());
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -83,6 +188,8 @@ int main(int argc, char** argv) {
     kes_convert_options_init(&opt);
     const char* model = nullptr;
     const char* output = nullptr;
+    const char* om = nullptr;
+    std::string soc;
     std::string freeze;
     int verbosity = 1;  // 0 quiet, 1 normal, 2 verbose
     for (int i = 1; i < argc; ++i) {
@@ -119,8 +226,19 @@ int main(int argc, char** argv) {
                 return 2;
             }
             opt.weight_type = w == "f16" ? KES_CONVERT_WEIGHTS_F16 : KES_CONVERT_WEIGHTS_F32;
-        } else if (a == "--board" || a == "--soc_version") {
+        } else if (a == "--board") {
             opt.board = value("--board");
+        } else if (a == "--soc-version" || a == "--soc_version") {
+            // A SoC name (ATC's) or, as before, a board profile name.
+            const std::string v = value("--soc-version");
+            if (v.rfind("Ascend", 0) == 0) {
+                soc = v;
+                opt.board = v.rfind("Ascend310B", 0) == 0 ? "310B" : v == "Ascend310" ? "310" : nullptr;
+            } else {
+                opt.board = argv[i];
+            }
+        } else if (a == "--om") {
+            om = value("--om");
         } else if (a == "--freeze-input") {
             if (!freeze.empty()) freeze += ';';
             freeze += value("--freeze-input");
@@ -150,6 +268,18 @@ int main(int argc, char** argv) {
         return 2;
     }
     if (!freeze.empty()) opt.freeze_input = freeze.c_str();
+    if (om && soc.empty()) {
+        // The SoC of the board profile named, else of the board this runs on (the runtime's, when present).
+        kes_board board = kes_board_get();
+        if (opt.board && kes_board_from_name(opt.board, &board) != KES_OK) board = KES_BOARD_HOST;
+        if (const char* s = soc_for_board(board)) soc = s;
+        if (soc.empty()) {
+            std::fprintf(stderr,
+                         "kes-convert: --om needs the target chip: --board 310|310B or --soc-version "
+                         "Ascend310B4 (ATC's --soc_version must match the board's chip)\n");
+            return 2;
+        }
+    }
 
     // Progress lines for large models (or -v): conversion of those takes long enough to want them.
     struct stat st;
@@ -163,6 +293,10 @@ int main(int argc, char** argv) {
     if (status != KES_OK) {
         std::fprintf(stderr, "kes-convert: %s: %s\n", kes_status_str(status), kes_last_error());
         return exit_code(status);
+    }
+    if (om) {
+        const int atc = run_atc(model, om, opt, soc, !freeze.empty());
+        if (atc != 0) return atc;
     }
     if (verbosity > 0) {
         const double ratio = summary.ideal_bytes ? static_cast<double>(summary.arena_bytes) / summary.ideal_bytes : 1.0;
