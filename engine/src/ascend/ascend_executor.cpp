@@ -247,6 +247,7 @@ private:
     void check_tensor(const char* what, size_t i, const Io& io, const kes_tensor& want, const kes_tensor& x) const;
     void run(kes_tensor* outputs);
     void drain() noexcept;
+    void require_no_dynamic_aipp() const;
 };
 
 class AscendModel final : public Executor {
@@ -675,12 +676,18 @@ void AscendContext::run(kes_tensor* outputs) {
     }
 }
 
+void AscendContext::require_no_dynamic_aipp() const {
+    if (model.aipp_index != SIZE_MAX)
+        KES_FAIL(KES_ERR_UNSUPPORTED,
+                 "the model has dynamic AIPP (ascend_dynamic_aipp_data): Kestrel's AscendCL table has no "
+                 "aclmdlCreateAIPP / aclmdlSetInputAIPP yet, so it cannot run on the NPU; convert it with static "
+                 "AIPP (aipp_mode: static)");
+}
+
 void AscendContext::execute(const kes_tensor* inputs, kes_tensor* outputs) {
     for (size_t i = 0; i < model.ins.size(); ++i) check_tensor("inputs", i, model.ins[i], in_cur[i], inputs[i]);
     for (size_t i = 0; i < model.outs.size(); ++i) check_tensor("outputs", i, model.outs[i], out_cur[i], outputs[i]);
-    KES_REQUIRE(model.aipp_index == SIZE_MAX,
-                "the model has dynamic AIPP (ascend_dynamic_aipp_data): Kestrel's AscendCL table has no "
-                "aclmdlSetInputAIPP yet, so it cannot run on the NPU; convert it with static AIPP");
+    require_no_dynamic_aipp();
     acl::ScopedContext bind;
     drain();
     apply_gear();
@@ -726,6 +733,7 @@ void AscendContext::execute_images(const kes_model_input* inputs, kes_tensor* ou
         }
     }
     for (size_t i = 0; i < model.outs.size(); ++i) check_tensor("outputs", i, model.outs[i], out_cur[i], outputs[i]);
+    require_no_dynamic_aipp();
     acl::ScopedContext bind;
     drain();
     apply_gear();
