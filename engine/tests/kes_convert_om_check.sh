@@ -4,7 +4,7 @@
 # atc-missing: no atc anywhere → exit 4 and a message naming atc, PATH and ASCEND_HOME_PATH.
 # atc-arguments: a fake atc on PATH records its arguments; each kes-convert option must arrive under
 # ATC's name (--framework=5, --soc_version from --board, the same --insert_op_conf file, the gears).
-# Exit 77 (skipped) when a real atc is installed here (the first case cannot be staged).
+# Exit 77 (skipped) when a real atc is installed in /usr/bin or /bin (the first case cannot be staged).
 set -u
 case_name=$1 tool=$2 tmp=$3
 shift 4
@@ -14,8 +14,9 @@ mkdir -p "$tmp"
 fail() { echo "FAIL: $*"; exit 1; }
 
 if [ "$case_name" = atc-missing ]; then
-  dir=$(mktemp -d "$tmp/nobin.XXXXXX")
-  out=$(env -u ASCEND_HOME_PATH PATH="$dir" "${emulator[@]}" "$tool" "$seed" --input-shape x:1,1,4,4 \
+  # The system directories stay on PATH (the emulator is a script); a real atc there cannot be hidden.
+  if PATH=/usr/bin:/bin command -v atc >/dev/null; then echo "atc is installed in /usr/bin or /bin"; exit 77; fi
+  out=$(env -u ASCEND_HOME_PATH PATH=/usr/bin:/bin "${emulator[@]}" "$tool" "$seed" --input-shape x:1,1,4,4 \
           -o "$tmp/m.kom" --om "$tmp/m.om" --board 310B 2>&1)
   code=$?
   echo "$out"
