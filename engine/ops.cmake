@@ -11,6 +11,7 @@ list(APPEND engine_sources
   src/kernels/ref/misc.cpp
   src/kernels/ref/rnn.cpp
   src/kernels/ref/sampling.cpp
+  src/kernels/ref/nms.cpp
   src/kernels/select.cpp
   src/kernels/common/microkernels.cpp
   src/kernels/common/activations.cpp
@@ -33,6 +34,7 @@ set(engine_ops_test_sources
   tests/test_ops_inplace.cpp
   tests/test_ops_rnn.cpp
   tests/test_ops_sampling.cpp
+  tests/test_ops_nms.cpp
   tests/test_kernels_fast.cpp)
 
 # The ops get their own test binary (kes_engine_ops_tests, label "engine"): every test runs each

@@ -16,6 +16,7 @@ void add_reduce_ops(OpList& ops);       // ops/reduce.cpp: Softmax, Reduce*, ...
 void add_misc_ops(OpList& ops);         // ops/misc.cpp: Resize, Pad, Cast, Gather, Shape, ConstantOfShape, ...
 void add_rnn_ops(OpList& ops);          // ops/rnn.cpp: LSTM, GRU, RNN (state kept in the outputs)
 void add_sampling_ops(OpList& ops);     // ops/sampling.cpp: GridSample, RoiAlign, MaxUnpool
+void add_detection_ops(OpList& ops);    // ops/nms.cpp: NonMaxSuppression (bounded output, valid count)
 
 // ONNX TensorProto data type codes (Cast's "to", ConstantOfShape's "dtype") ↔ kes_dtype (ops/misc.cpp).
 // Both throw KES_ERR_UNSUPPORTED for a type Kestrel does not have.
