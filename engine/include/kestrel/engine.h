@@ -20,6 +20,13 @@
  * input DVPP images (NV12, ...): the engine runs the model's static AIPP (the aipp module, parsed when
  * the model loads) straight into its arena. kes_model_execute takes the AIPP output tensor instead, and
  * dynamic AIPP (aipp_mode dynamic) goes through kes_aipp_dynamic_execute and that call.
+ * Data-dependent shapes are bounded, so the static plan holds them. NonMaxSuppression (ONNX's
+ * selected_indices is [num_selected, 3]) outputs int64 [B × C × min(max_output_boxes_per_class,
+ * num_boxes), 3]: the selected [batch, class, box] rows first, in ONNX's order, then rows of -1 (still
+ * valid Gather indices for a post-processing graph). The valid rows end at the first row of -1; a node
+ * given a second output gets that count as int64 [1] (ONNX graphs have one output). max_output_boxes_
+ * per_class must be a constant (kes-convert --freeze-input NAME=FILE), else conversion says
+ * KES_ERR_UNSUPPORTED.
  *
  * Memory. A model needs two regions, both queried before loading (kes_model_query_size, the
  *   aclmdlQuerySize analog; the sizes depend on the fast kernels this CPU runs):
