@@ -119,7 +119,10 @@ INSTANTIATE_TEST_SUITE_P(
                       "test_nonmaxsuppression_identical_boxes", "test_nonmaxsuppression_limit_output_size",
                       "test_nonmaxsuppression_single_box", "test_nonmaxsuppression_suppress_by_IOU",
                       "test_nonmaxsuppression_suppress_by_IOU_and_scores", "test_nonmaxsuppression_two_batches",
-                      "test_nonmaxsuppression_two_classes"));
+                      "test_nonmaxsuppression_two_classes"),
+    [](const ::testing::TestParamInfo<const char*>& p) {
+        return std::string(p.param).substr(std::strlen("test_nonmaxsuppression_"));
+    });
 
 // ONNX's suppress_by_IOU boxes: [y1, x1, y2, x2], six boxes in two clusters and one apart.
 const std::vector<float> kBoxes = {0, 0,  1, 1,  0, 0.1f,  1, 1.1f,  0, -0.1f, 1, 0.9f,
@@ -260,7 +263,7 @@ TEST(NonMaxSuppression, Yolo8400BoxesIsFast) {
     std::printf("NonMaxSuppression 8400 boxes, 100 kept: %.3f ms (best of 5)\n", best_ms);
     EXPECT_EQ(count[0], k);
     EXPECT_EQ(rows, reference_nms(boxes, scores, 1, 1, n, k, 0.45f, false, 0.0f, true));
-    EXPECT_LT(best_ms, 10.0);  // measured ~1 ms; a loose bound on a shared machine
+    EXPECT_LT(best_ms, 10.0);  // measured 0.6 ms; a loose bound on a shared machine
 }
 
 // boxes [1, 6, 4] and scores [1, 2, 6] → NonMaxSuppression with constant max_output / thresholds,
@@ -305,6 +308,44 @@ TEST(NonMaxSuppression, ConvertedOnnxModelRunsWithTheBoundedOutput) {
               KES_OK);
     ASSERT_EQ(kes_model_execute(ctx, in, 2, &out, 1), KES_OK) << kes_last_error();
     EXPECT_EQ(rows, (std::vector<int64_t>{0, 0, 3, 0, 0, 0, 0, 1, 5, -1, -1, -1}));
+    kes_model_context_destroy(ctx);
+    kes_model_unload(m);
+}
+
+// A node given a second output (possible in an ONNX file, though ONNX's op has one) exports valid_count.
+TEST(NonMaxSuppression, ConvertedModelCanExportTheValidCount) {
+    OnnxGraphSpec s;
+    s.inputs.push_back(value_info("boxes", kFloat, {1, 6, 4}));
+    s.inputs.push_back(value_info("scores", kFloat, {1, 1, 6}));
+    s.outputs.push_back(value_info("selected", kInt64, {-1, 3}));
+    s.outputs.push_back(value_info("count", kInt64, {1}));
+    s.initializers.push_back(tensor_i64("max_out", {1}, {4}));
+    s.initializers.push_back(tensor_f32("iou", {1}, {0.5f}));
+    s.nodes.push_back(
+        node("NonMaxSuppression", {"boxes", "scores", "max_out", "iou"}, {"selected", "count"}, {}, "nms"));
+    const std::vector<uint8_t> model = onnx_model(s, 11);
+    void* kom = nullptr;
+    size_t size = 0;
+    ASSERT_EQ(kes_convert_memory(model.data(), model.size(), nullptr, &kom, &size, nullptr), KES_OK)
+        << kes_last_error();
+    kes_model* m = nullptr;
+    const kes_status loaded = kes_model_load_from_memory(kom, size, &m);
+    kes_convert_free(kom);
+    ASSERT_EQ(loaded, KES_OK) << kes_last_error();
+    kes_model_context* ctx = nullptr;
+    ASSERT_EQ(kes_model_context_create(m, nullptr, 0, &ctx), KES_OK) << kes_last_error();
+    std::vector<float> boxes = kBoxes, scores = kScores;
+    const int64_t box_shape[] = {1, 6, 4}, score_shape[] = {1, 1, 6}, row_shape[] = {4, 3}, count_shape[] = {1};
+    kes_tensor in[2], out[2];
+    ASSERT_EQ(kes_tensor_wrap(&in[0], KES_F32, KES_LAYOUT_ND, 3, box_shape, boxes.data(), boxes.size() * 4), KES_OK);
+    ASSERT_EQ(kes_tensor_wrap(&in[1], KES_F32, KES_LAYOUT_ND, 3, score_shape, scores.data(), scores.size() * 4),
+              KES_OK);
+    std::vector<int64_t> rows(12, 7), count(1, 7);
+    ASSERT_EQ(kes_tensor_wrap(&out[0], KES_I64, KES_LAYOUT_ND, 2, row_shape, rows.data(), rows.size() * 8), KES_OK);
+    ASSERT_EQ(kes_tensor_wrap(&out[1], KES_I64, KES_LAYOUT_ND, 1, count_shape, count.data(), 8), KES_OK);
+    ASSERT_EQ(kes_model_execute(ctx, in, 2, out, 2), KES_OK) << kes_last_error();
+    EXPECT_EQ(rows, (std::vector<int64_t>{0, 0, 3, 0, 0, 0, 0, 0, 5, -1, -1, -1}));
+    EXPECT_EQ(count[0], 3);
     kes_model_context_destroy(ctx);
     kes_model_unload(m);
 }
