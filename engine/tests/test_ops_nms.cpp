@@ -3,7 +3,6 @@
 // through the public converter and engine API.
 #include <unistd.h>
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <numeric>
 
@@ -241,9 +240,9 @@ TEST(NonMaxSuppression, NanScoresAreNeverSelectedAndHostileBoxesGiveDefinedRows)
     expect_bounded(r, {0, 0, 3, 0, 0, 1, 0, 0, 2, 0, 0, 4}, 5);
 }
 
-TEST(NonMaxSuppression, Yolo8400BoxesIsFast) {
+TEST(NonMaxSuppression, Yolo8400BoxesKeepTheReferenceSelection) {
     // YOLOv8's head: 8400 candidates, 100 per class kept, no score threshold (the worst case for the
-    // scratch-free search: 100+ full scans).
+    // scratch-free search: 100+ full scans). Its time belongs in a benchmark, not here (0.6 ms measured).
     const int64_t n = 8400, k = 100;
     std::vector<float> boxes = random_floats(static_cast<size_t>(n * 4), 3, 0.0f, 640.0f);
     for (size_t i = 2; i < boxes.size(); i += 4) boxes[i] = 10 + boxes[i] / 16, boxes[i + 1] = 10 + boxes[i + 1] / 16;
@@ -253,17 +252,9 @@ TEST(NonMaxSuppression, Yolo8400BoxesIsFast) {
     std::vector<int64_t> rows(static_cast<size_t>(k * 3)), count(1);
     const void* in[] = {tb.bytes.data(), ts.bytes.data(), tk.bytes.data(), iou.bytes.data()};
     void* out[] = {rows.data(), count.data()};
-    double best_ms = 1e9;
-    for (int rep = 0; rep < 5; ++rep) {
-        const auto t0 = std::chrono::steady_clock::now();
-        c.kernel->run(in, out);
-        best_ms =
-            std::min(best_ms, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    }
-    std::printf("NonMaxSuppression 8400 boxes, 100 kept: %.3f ms (best of 5)\n", best_ms);
+    c.kernel->run(in, out);
     EXPECT_EQ(count[0], k);
     EXPECT_EQ(rows, reference_nms(boxes, scores, 1, 1, n, k, 0.45f, false, 0.0f, true));
-    EXPECT_LT(best_ms, 10.0);  // measured 0.6 ms; a loose bound on a shared machine
 }
 
 // boxes [1, 6, 4] and scores [1, 2, 6] → NonMaxSuppression with constant max_output / thresholds,
