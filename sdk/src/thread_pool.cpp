@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -48,6 +49,9 @@ struct kes_thread_pool {
     kes::ParallelJob* jobs = nullptr;
     std::condition_variable helper_left;  // a helper finished with a job
     bool stopping = false;
+    // Bumped (under `mutex`) whenever work is posted or the pool stops: a worker that just finished
+    // watches it for a short while before sleeping (spin_until below).
+    std::atomic<uint64_t> posted{0};
     std::vector<std::thread> workers;
 };
 
@@ -64,9 +68,10 @@ struct ParallelJob {
     uint32_t max_helpers = 0;  // helpers beyond this find nothing to do: do not wake them
     std::atomic<uint64_t> next{0};
     std::atomic<uint32_t> next_participant{0};
-    uint32_t helpers_joined = 0;  // guarded by the pool mutex
-    uint32_t helpers_active = 0;  // guarded by the pool mutex
-    ParallelJob* link = nullptr;  // guarded by the pool mutex
+    uint32_t helpers_joined = 0;              // guarded by the pool mutex
+    uint32_t helpers_active = 0;              // guarded by the pool mutex
+    std::atomic<uint32_t> active_helpers{0};  // helpers_active, readable without the mutex (spinning)
+    ParallelJob* link = nullptr;              // guarded by the pool mutex
 
     bool has_work() const { return next.load(std::memory_order_relaxed) < count && helpers_joined < max_helpers; }
 
@@ -85,6 +90,46 @@ struct ParallelJob {
 
 namespace kes {
 namespace {
+
+// How long a worker that ran out of work, or a parallel_for caller waiting for its helpers, keeps
+// checking before it sleeps on a condition variable. Waking a sleeping thread costs tens of
+// microseconds, as long as a whole layer of a small CNN: the engine runs one parallel_for per layer,
+// back to back, and without this a second thread made BlazeFace slower, not faster. Like ONNX
+// Runtime's spinning pool; KES_POOL_SPIN_US sets it (0 turns spinning off; default 200).
+uint64_t spin_ns() {
+    static const uint64_t ns = [] {
+        const char* v = std::getenv("KES_POOL_SPIN_US");
+        if (!v || !*v) return uint64_t{200000};
+        char* end = nullptr;
+        const unsigned long long us = std::strtoull(v, &end, 10);
+        return *end == '\0' && us <= 1000000 ? static_cast<uint64_t>(us) * 1000 : uint64_t{200000};
+    }();
+    return ns;
+}
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield" ::: "memory");
+#endif
+}
+
+// Polls `done` until it holds or spin_ns() passes; true when it held.
+template <class Done>
+bool spin_until(Done&& done) {
+    const uint64_t limit = spin_ns();
+    if (limit == 0) return done();
+    const auto start = std::chrono::steady_clock::now();
+    for (uint32_t i = 0;; ++i) {
+        if (done()) return true;
+        cpu_relax();
+        if ((i & 63) == 63 && static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                        std::chrono::steady_clock::now() - start)
+                                                        .count()) > limit)
+            return done();
+    }
+}
 
 // The pool whose worker is running on this thread: a parallel_for issued from inside runs inline.
 thread_local const kes_thread_pool* t_worker_of = nullptr;
@@ -122,6 +167,7 @@ kes_thread_pool::kes_thread_pool(const kes_thread_pool_config& config) {
         {
             std::lock_guard<std::mutex> lock(mutex);
             stopping = true;
+            posted.fetch_add(1, std::memory_order_release);
         }
         work_ready.notify_all();
         for (auto& t : workers) t.join();
@@ -133,6 +179,7 @@ kes_thread_pool::~kes_thread_pool() {
     {
         std::lock_guard<std::mutex> lock(mutex);
         stopping = true;
+        posted.fetch_add(1, std::memory_order_release);
     }
     work_ready.notify_all();
     for (auto& t : workers) t.join();
@@ -149,6 +196,10 @@ void kes_thread_pool::worker_main(uint32_t index) {
     for (;;) {
         std::function<void()> task;
         {
+            // Work may be posted in a moment (the next layer): watch for it before taking the lock to
+            // sleep. A post missed here is not lost: the wait below checks for work first.
+            const uint64_t seen = posted.load(std::memory_order_acquire);
+            kes::spin_until([&] { return posted.load(std::memory_order_acquire) != seen; });
             std::unique_lock<std::mutex> lock(mutex);
             // The job is picked by the same check that ends the wait: `next` moves outside the lock, so
             // a second look could find it drained and the worker would have nothing to do (an earlier
@@ -162,9 +213,11 @@ void kes_thread_pool::worker_main(uint32_t index) {
             if (job) {  // parallel_for work first: its caller is waiting
                 ++job->helpers_joined;
                 ++job->helpers_active;
+                job->active_helpers.fetch_add(1, std::memory_order_relaxed);
                 lock.unlock();
                 job->participate();
                 lock.lock();
+                job->active_helpers.fetch_sub(1, std::memory_order_release);
                 if (--job->helpers_active == 0) helper_left.notify_all();
                 continue;
             }
@@ -189,6 +242,7 @@ void kes_thread_pool::submit(std::function<void()> task, bool counted) {
         } else {
             queue.emplace_back(std::move(task));
         }
+        posted.fetch_add(1, std::memory_order_release);
     }
     work_ready.notify_one();
 }
@@ -290,6 +344,7 @@ kes_status kes_thread_pool_parallel_for(kes_thread_pool* pool, uint64_t count, u
             std::lock_guard<std::mutex> lock(pool->mutex);
             job.link = pool->jobs;
             pool->jobs = &job;
+            pool->posted.fetch_add(1, std::memory_order_release);
         }
         for (uint32_t i = 0; i < job.max_helpers; ++i) pool->work_ready.notify_one();
         job.participate();
@@ -300,6 +355,12 @@ kes_status kes_thread_pool_parallel_for(kes_thread_pool* pool, uint64_t count, u
                 *j = job.link;
                 break;
             }
+        }
+        // Helpers finish their last chunk about when the caller does: watch for it before sleeping.
+        if (job.helpers_active != 0) {
+            lock.unlock();
+            kes::spin_until([&] { return job.active_helpers.load(std::memory_order_acquire) == 0; });
+            lock.lock();
         }
         pool->helper_left.wait(lock, [&] { return job.helpers_active == 0; });
         return KES_OK;
