@@ -68,9 +68,10 @@ namespace kes {
 // Every backend this build has, tried in order. The Ascend executor joins this table.
 const ExecutorFactory& executor_for(const uint8_t* data, size_t size) {
     KES_REQUIRE(data != nullptr || size == 0, "data is NULL");
-    const ExecutorFactory* const factories[] = {&cpu_executor_factory(),
+    const ExecutorFactory* const factories[] = {
+        &cpu_executor_factory(),
 #ifdef KES_ENGINE_HAVE_ASCEND
-                                                &ascend_executor_factory(),
+        &ascend_executor_factory(),
 #endif
     };
     for (const ExecutorFactory* f : factories)

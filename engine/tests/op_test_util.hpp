@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "alloc_counter.hpp"
+#include "kernels/ref/ops.hpp"
 #include "kes/error.hpp"
 #include "op.hpp"
-#include "kernels/ref/ops.hpp"
 
 namespace kes_test {
 
