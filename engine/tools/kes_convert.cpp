@@ -1,11 +1,15 @@
 // kes-convert — converts an ONNX or TFLite model into a .kom file (Kestrel's ATC), through the public
-// C API of kestrel/convert.h only.
+// C API of kestrel/convert.h (and, for --list-ops only, the engine's op registry: the list of ops
+// must be the one this build executes, not a copy that can drift from it).
 //
 //   kes-convert model.onnx|model.tflite --output m.kom [options]    (kes-convert --help for the list)
+//   kes-convert --list-ops                                          (the ops this build converts)
 //
 // Exit codes: 0 converted; 1 the model uses something Kestrel cannot convert (KES_ERR_UNSUPPORTED);
-// 2 a bad command line or option value; 3 the model file is malformed; 4 a file could not be read or
-// written; 5 anything else (out of memory, internal error). Nothing is written unless conversion succeeds.
+// 2 a bad command line or option value; 3 the model file is malformed or not a model at all; 4 a file
+// could not be read or written (also the KES_TRACE file); 5 anything else (out of memory, internal
+// error). Nothing is written unless conversion succeeds. These codes predate the tools' 0/1/2 rule and
+// are kept because scripts (and --help) rely on them; 2 still means a usage error.
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -20,7 +24,9 @@
 
 #include "kestrel/board.h"
 #include "kestrel/convert.h"
+#include "kestrel/trace.h"
 #include "kestrel/version.h"
+#include "op.hpp"
 
 namespace {
 
@@ -47,14 +53,15 @@ const char kUsage[] =
     "  --freeze-input NAME=FILE   make an input a constant from FILE (.npy or ONNX TensorProto .pb);\n"
     "                             repeatable\n"
     "  --format onnx|tflite       the model's format (default: detected from the file)\n"
+    "  --list-ops                 print the ops this build converts and executes, one per line\n"
     "  -q, --quiet                no progress lines and no summary\n"
     "  -v, --verbose              progress lines for every model (default: large models only)\n"
     "  -h, --help                 this text\n"
     "  --version                  Kestrel's version\n"
     "\n"
-    "exit codes: 0 converted, 1 unsupported op or feature, 2 bad arguments, 3 malformed model,\n"
-    "            4 file not found or not writable (also: --om without atc), 5 other errors (also: atc\n"
-    "            failed)\n";
+    "exit codes: 0 converted, 1 unsupported op or feature, 2 bad arguments, 3 malformed model or not\n"
+    "            a model, 4 file not found or not writable (also: --om without atc, the KES_TRACE file),\n"
+    "            5 other errors (also: atc failed)\n";
 
 int exit_code(kes_status st) {
     switch (st) {
@@ -183,7 +190,7 @@ int run_atc(const char* model, const std::string& om, const kes_convert_options&
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run(int argc, char** argv) {
     kes_convert_options opt;
     kes_convert_options_init(&opt);
     const char* model = nullptr;
@@ -207,6 +214,9 @@ int main(int argc, char** argv) {
         } else if (a == "--version") {
             std::printf("kes-convert %s\n", kes_version_string());
             return 0;
+        } else if (a == "--list-ops") {
+            for (const std::string& op : kes::registered_op_names()) std::printf("%s\n", op.c_str());
+            return std::fflush(stdout) == 0 ? 0 : 4;
         } else if (a == "-o" || a == "--output") {
             output = value("--output");
         } else if (a == "--input-shape" || a == "--input_shape") {
@@ -310,4 +320,15 @@ int main(int argc, char** argv) {
                     human_bytes(summary.ideal_bytes).c_str(), ratio);
     }
     return 0;
+}
+
+int main(int argc, char** argv) {
+    const int rc = run(argc, argv);
+    // KES_TRACE is written at exit, too late to change the exit status: a trace that cannot be written
+    // would pass unnoticed (exit 0), so it is written here and its failure is the run's.
+    if (kes_trace_enabled() && kes_trace_stop() != KES_OK) {
+        std::fprintf(stderr, "kes-convert: KES_TRACE: %s\n", kes_last_error());
+        return rc == 0 ? 4 : rc;
+    }
+    return rc;
 }

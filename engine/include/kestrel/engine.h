@@ -70,8 +70,8 @@ typedef struct kes_model_context kes_model_context; /* opaque: one execution sta
 
 /* Work bytes (the activation arena) and weight bytes of a .kom image; both multiples of 128. The
  * image's structure is verified first: KES_ERR_CORRUPT_DATA (naming the problem) for a malformed file,
- * KES_ERR_UNSUPPORTED for a valid file this build cannot execute (newer format, unknown op). Loading
- * additionally checks every node's attributes and shapes against its op (same errors). */
+ * KES_ERR_UNSUPPORTED for a valid file this build cannot execute (newer format, unknown op; the ops it
+ * knows: kes-convert --list-ops). Loading additionally checks every node's attributes and shapes against its op (same errors). */
 KES_API kes_status kes_model_query_size(const void* data, size_t size, size_t* out_work_bytes,
                                         size_t* out_weight_bytes);
 KES_API kes_status kes_model_query_size_from_file(const char* path, size_t* out_work_bytes, size_t* out_weight_bytes);

@@ -233,8 +233,46 @@ std::vector<ir::ImageSize> parse_image_sizes(const std::string& text) {
     return sizes;
 }
 
+namespace {
+
+// An ONNX file is a protobuf ModelProto with no magic number; its first field is a tag of one of
+// ModelProto's fields with that field's wire type, and that field fits in the file. A JPEG (0xff), a
+// text file or an empty file fails this at once, so the user reads "not an ONNX or TFLite file"
+// instead of a protobuf decoding error about bytes that were never a model.
+bool looks_like_onnx(const uint8_t* data, size_t size) {
+    size_t pos = 0;
+    auto varint = [&](uint64_t* v) {
+        *v = 0;
+        for (int shift = 0; shift < 64 && pos < size; shift += 7) {
+            const uint8_t b = data[pos++];
+            *v |= uint64_t{b & 0x7fu} << shift;
+            if ((b & 0x80) == 0) return true;
+        }
+        return false;
+    };
+    uint64_t tag = 0;
+    if (!varint(&tag)) return false;
+    const uint64_t field = tag >> 3, wire = tag & 7;
+    // ModelProto (onnx.proto3): varints ir_version 1, model_version 5; the rest length-delimited.
+    const bool is_varint_field = field == 1 || field == 5;
+    const bool is_bytes_field = field == 2 || field == 3 || field == 4 || field == 6 || field == 7 || field == 8 ||
+                                field == 14 || field == 20 || field == 25;
+    uint64_t value = 0;
+    if (is_varint_field && wire == 0) return varint(&value);
+    if (is_bytes_field && wire == 2) return varint(&value) && value <= size - pos;
+    return false;
+}
+
+}  // namespace
+
 Format detect_format(const uint8_t* data, size_t size) {
-    return size >= 8 && std::memcmp(data + 4, "TFL3", 4) == 0 ? Format::Tflite : Format::Onnx;
+    if (size >= 8 && std::memcmp(data + 4, "TFL3", 4) == 0) return Format::Tflite;
+    if (size == 0) fail(KES_ERR_CORRUPT_DATA, "not an ONNX or TFLite file (it is empty)");
+    if (!looks_like_onnx(data, size))
+        fail(KES_ERR_CORRUPT_DATA,
+             "not an ONNX or TFLite file (first bytes %02x %02x %02x %02x; --format to force one)", data[0],
+             size > 1 ? data[1] : 0, size > 2 ? data[2] : 0, size > 3 ? data[3] : 0);
+    return Format::Onnx;
 }
 
 std::vector<std::pair<std::string, ir::Tensor>> parse_freeze_inputs(const std::string& text) {
@@ -645,6 +683,14 @@ kes_status kes_convert_file(const char* model_path, const char* output_path, con
         check_summary(summary);
         const kes::convert::Options opt = to_options(options);
         const std::vector<uint8_t> bytes = kes::read_file(model_path);
+        if (opt.format == kes::convert::Format::Auto) {
+            // Detected here, where the path is known: "x.jpg: not an ONNX or TFLite file" names the file.
+            try {
+                kes::convert::detect_format(bytes.data(), bytes.size());
+            } catch (const kes::Error& e) {
+                throw kes::Error(e.status(), kes::format("%s: %s", model_path, e.what()));
+            }
+        }
         const kes::convert::Result r = kes::convert::convert(bytes.data(), bytes.size(), opt);
         kes::convert::write_file_atomically(output_path, r.image.bytes);
         fill_summary(r, summary);
