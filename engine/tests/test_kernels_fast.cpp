@@ -160,12 +160,19 @@ TEST(FastKernels, ConvNhwcMatchesReferenceOnRandomShapes) {
         attrs.is("pads", {pt, pl, pb, pr});
         const char* act = kActivations[rng() % std::size(kActivations)];
         if (*act) attrs.s("activation", act);
+        // A fused residual (input 3: Add(Conv, r) from the converter) on ungrouped and depthwise convs.
+        const bool has_sum = mode != 1 && rng() % 3 == 0;
         std::vector<const TT*> in{&x, &wt};
-        if (has_bias) in.push_back(&bias);
+        if (has_bias || has_sum) in.push_back(has_bias ? &bias : nullptr);
+        const int64_t oh = (h + pt + pb - ((kh - 1) * dh + 1)) / sh + 1,
+                      ow = (w + pl + pr - ((kw - 1) * dw + 1)) / sw + 1;
+        const TT sum = random_f32(rng, {n, oh, ow, m});
+        if (has_sum) in.push_back(&sum);
         const std::string what = "x[" + std::to_string(n) + "," + std::to_string(h) + "," + std::to_string(w) + "," +
                                  std::to_string(c) + "] w[" + std::to_string(m) + "," + std::to_string(kh) + "," +
                                  std::to_string(kw) + "] s" + std::to_string(sh) + std::to_string(sw) + " d" +
-                                 std::to_string(dh) + std::to_string(dw) + " g" + std::to_string(group) + " " + act;
+                                 std::to_string(dh) + std::to_string(dw) + " g" + std::to_string(group) + " " + act +
+                                 (has_sum ? " +residual" : "");
         expect_fast_matches_reference("Conv", attrs, in, what);
         if (HasFatalFailure()) return;
         ++tested;

@@ -304,6 +304,72 @@ TEST(FuseActivations, ClipWithRuntimeBoundsIsNotFused) {
     EXPECT_EQ(ir::fuse_activations(g).nodes_fused, 0u);
 }
 
+// ---- residual adds ---------------------------------------------------------------------------------------
+
+TEST(FuseResidualAdds, AddOfConvAndSkipBecomesTheConvsFourthInputWithTheAddsActivation) {
+    for (bool nhwc : {false, true})
+        for (bool conv_first : {true, false}) {
+            int32_t c;
+            ir::Graph g = conv_graph(&c, nhwc);
+            // The skip is computed after the Conv (its node comes later): the fused node takes the Add's place.
+            const int32_t skip = act(g, "skip"), y = act(g, "y");
+            g.add_node("Sigmoid", {g.inputs[0]}, {skip});
+            const int32_t sk = act(g, "sk");
+            g.add_node("Conv", {skip, g.add_constant_f32("w1", {4, 3, 1, 1}, wave_f(12, 0.3f, 0.0f))}, {sk})
+                .attrs.set_string("data_layout", nhwc ? "NHWC" : "NCHW");
+            if (nhwc) g.nodes.back().attrs.set_ints("kernel_shape", {1, 1});
+            if (nhwc) g.tensors[static_cast<size_t>(g.nodes.back().inputs[1])].shape = {4, 1, 1, 3};
+            ir::Node& add =
+                g.add_node("Add", conv_first ? std::vector<int32_t>{c, sk} : std::vector<int32_t>{sk, c}, {y});
+            add.attrs.set_string("activation", "Relu");
+            g.outputs = {y};
+            const std::vector<float> in = wave_f(75, 1.0f, 0.0f);
+            const auto before = run_graph(g, {in});
+            ir::infer_shapes(g);
+            // Both Convs feed the Add; the later one (sk, the 1x1 on the skip path) is the one fused.
+            EXPECT_EQ(ir::fuse_residual_adds(g).nodes_fused, 1u);
+            EXPECT_EQ(count_op(g, "Add"), 0u);
+            const ir::Node& fused = g.nodes.back();
+            ASSERT_EQ(fused.op, "Conv");
+            ASSERT_EQ(fused.inputs.size(), 4u);
+            EXPECT_EQ(fused.attrs.get_string("activation"), "Relu");
+            EXPECT_EQ(fused.outputs[0], g.outputs[0]);  // the Add's output (ids change when the graph compacts)
+            expect_close(run_graph(g, {in}), before);
+        }
+}
+
+TEST(FuseResidualAdds, BroadcastAddsConvsWithActivationsAndSharedOutputsStay) {
+    {  // a per-channel bias add broadcasts: not a residual
+        int32_t c;
+        ir::Graph g = conv_graph(&c);
+        const int32_t y = act(g, "y");
+        g.add_node("Add", {c, g.add_constant_f32("k", {1, 4, 1, 1}, {1, 2, 3, 4})}, {y});
+        g.outputs = {y};
+        ir::infer_shapes(g);
+        EXPECT_EQ(ir::fuse_residual_adds(g).nodes_fused, 0u);
+    }
+    {  // the Conv already carries an activation: Relu(conv) + r is not conv + r then Relu
+        int32_t c;
+        ir::Graph g = conv_graph(&c);
+        g.nodes[0].attrs.set_string("activation", "Relu");
+        const int32_t r = act(g, "r", {1, 4, 5, 5}), y = act(g, "y");
+        g.inputs.push_back(r);
+        g.add_node("Add", {c, r}, {y});
+        g.outputs = {y};
+        ir::infer_shapes(g);
+        EXPECT_EQ(ir::fuse_residual_adds(g).nodes_fused, 0u);
+    }
+    {  // the Conv's output is also a graph output
+        int32_t c;
+        ir::Graph g = conv_graph(&c);
+        const int32_t y = act(g, "y");
+        g.add_node("Add", {c, c}, {y});
+        g.outputs = {c, y};
+        ir::infer_shapes(g);
+        EXPECT_EQ(ir::fuse_residual_adds(g).nodes_fused, 0u);
+    }
+}
+
 // ---- explicit padding -------------------------------------------------------------------------------------
 
 TEST(MakePaddingExplicit, SameUpperAndSameLowerBecomePads) {

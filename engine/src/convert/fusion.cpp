@@ -320,6 +320,40 @@ PassStats fuse_activations(Graph& g) {
     return stats;
 }
 
+PassStats fuse_residual_adds(Graph& g) {
+    PassStats stats;
+    for (size_t pi = 0; pi < g.nodes.size(); ++pi) {
+        const Node& p = g.nodes[pi];
+        if (p.op != "Conv" || p.outputs.size() != 1 || has_activation(p) || p.inputs.size() > 3) continue;
+        const int32_t t = p.outputs[0];
+        const Tensor& y = g.tensors[static_cast<size_t>(t)];
+        if (y.dtype != KES_F32 || !y.has_shape) continue;
+        const int32_t ci = sole_consumer(g, t);
+        if (ci < 0) continue;
+        const Node& c = g.nodes[static_cast<size_t>(ci)];
+        if (c.op != "Add" || c.inputs.size() != 2 || c.outputs.size() != 1) continue;
+        const int32_t r = c.inputs[0] == t ? c.inputs[1] : c.inputs[0];
+        const Tensor& rt = g.tensors[static_cast<size_t>(r)];
+        const Tensor& out = g.tensors[static_cast<size_t>(c.outputs[0])];
+        // Only an Add without broadcast: the residual has the conv output's shape (a ResNet/MobileNet skip).
+        if (r == t || rt.dtype != KES_F32 || !rt.has_shape || rt.shape != y.shape || out.shape != y.shape) continue;
+        Node fused = p;
+        fused.inputs.resize(3, -1);
+        fused.inputs.push_back(r);
+        Activation act;
+        act = Activation::from_attrs(c.attrs);
+        Activation::to_attrs(act, fused.attrs);
+        fused.outputs[0] = c.outputs[0];
+        // The fused node takes the Add's place: the residual may be computed after the Conv.
+        g.nodes[static_cast<size_t>(ci)] = std::move(fused);
+        g.nodes.erase(g.nodes.begin() + static_cast<std::ptrdiff_t>(pi));
+        --pi;
+        ++stats.nodes_fused, ++stats.nodes_removed;
+    }
+    if (stats.nodes_fused) g.compact();
+    return stats;
+}
+
 PassStats make_padding_explicit(Graph& g) {
     PassStats stats;
     // With image size gears the pads depend on the gear: auto_pad stays, and each gear's kernels
@@ -337,7 +371,8 @@ PassStats make_padding_explicit(Graph& g) {
 
 PassStats run_fusions(Graph& g) {
     PassStats total;
-    for (const PassStats& s : {make_padding_explicit(g), fuse_channel_affine(g), fuse_activations(g)}) {
+    for (const PassStats& s :
+         {make_padding_explicit(g), fuse_channel_affine(g), fuse_activations(g), fuse_residual_adds(g)}) {
         total.nodes_fused += s.nodes_fused;
         total.nodes_removed += s.nodes_removed;
     }

@@ -20,6 +20,11 @@ PassStats fuse_channel_affine(Graph& g);
 // (op.hpp's Activation). A producer already carrying an activation is left alone.
 PassStats fuse_activations(Graph& g);
 
+// Add(Conv(x), r) (and its fused activation) → Conv(x, w, b, r): the Conv's input 3 is added before its
+// activation, saving a pass over both tensors (ONNX Runtime's Conv+Add fusion). Only an Add without
+// broadcast whose other input is not the Conv's output; the fused node takes the Add's place.
+PassStats fuse_residual_adds(Graph& g);
+
 // Conv, MaxPool, AveragePool and LpPool with auto_pad SAME_UPPER / SAME_LOWER / VALID get the explicit
 // "pads" those modes compute (TF's SAME), and auto_pad is removed, so the file never depends on an
 // input-shape-derived padding rule. Graphs with dynamic image size gears keep auto_pad (their pads

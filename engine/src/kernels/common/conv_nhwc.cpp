@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "../ref/op_util.hpp"
 #include "kernels.hpp"
@@ -43,10 +44,13 @@ struct ConvGeometry {
 
 class ConvNhwcKernel final : public Kernel {
 public:
-    ConvNhwcKernel(const ConvGeometry& g, const float* weights, const float* bias, const Activation& act,
+    ConvNhwcKernel(const ConvGeometry& g, const float* weights, const float* bias, const Activation& act, bool has_sum,
                    const Microkernels& mk)
-        : g_(g), weights_(weights), bias_(bias), mk_(mk) {
+        : g_(g), weights_(weights), bias_(bias), mk_(mk), has_sum_(has_sum) {
         split_activation(act, clamp_, rest_);
+        // A fused residual (input 3) is added after the sums and before the activation: the
+        // microkernels then write the plain sums and the clamp moves to the add (add_residual).
+        if (has_sum_) std::swap(clamp_, sum_clamp_);
         depthwise_ = g.group == g.c && g.m == g.c;
         name_ = std::string(depthwise_ ? "dwconv-" : "igemm-") + mk.name;
         // Tiles per unit: as many as a scratch slot holds pointers for, but enough units to share out.
@@ -113,10 +117,11 @@ public:
     void run(const RunContext& rc, const void* const* inputs, void* const* outputs) const override {
         const auto* x = static_cast<const float*>(inputs[0]);
         auto* y = static_cast<float*>(outputs[0]);
+        const auto* sum = has_sum_ ? static_cast<const float*>(inputs[3]) : nullptr;
         if (depthwise_)
-            run_depthwise(rc, x, y);
+            run_depthwise(rc, x, sum, y);
         else
-            run_igemm(rc, x, y);
+            run_igemm(rc, x, sum, y);
     }
 
 private:
@@ -143,7 +148,15 @@ private:
         return x + ((n * g_.ih + iy) * g_.iw + ix) * g_.c;
     }
 
-    void run_igemm(const RunContext& rc, const float* x, float* y) const {
+    // y = clamp(y + sum) over `count` pixels of the output from pixel p0 (the unit's rows, still in cache).
+    // The memory plan never puts y on the residual's bytes (op.hpp is_inplace_input), so the sums the
+    // microkernels wrote did not overwrite it.
+    void add_residual(const float* sum, float* y, size_t p0, size_t count) const {
+        const size_t m = static_cast<size_t>(g_.m);
+        mk_.vadd(count * m, y + p0 * m, sum + p0 * m, y + p0 * m, sum_clamp_);
+    }
+
+    void run_igemm(const RunContext& rc, const float* x, const float* sum, float* y) const {
         const size_t mr = mk_.gemm_mr, nr = mk_.gemm_nr, ks = static_cast<size_t>(g_.taps());
         const size_t pixels = static_cast<size_t>(g_.pixels());
         const size_t tiles = tiles_, chunk = chunk_, chunks = chunks_;
@@ -195,10 +208,11 @@ private:
                               yn + tile * mr * m + pb * nr, m, clamp_);
                 }
             }
-            if (rest_.kind != Activation::Kind::None) {
-                const size_t p0 = tile0 * mr, p1 = std::min(pixels, tile_end * mr);
+            const size_t p0 = tile0 * mr, p1 = std::min(pixels, tile_end * mr);
+            // A residual spans all groups of a pixel: only ungrouped convs take one (select_conv).
+            if (sum) add_residual(sum + n * pixels * m, y + n * pixels * m, p0, p1 - p0);
+            if (rest_.kind != Activation::Kind::None)
                 for (size_t q = p0; q < p1; ++q) rest_.apply(yn + q * m, mg);
-            }
         });
     }
 
@@ -208,7 +222,7 @@ private:
 
     // One output row per unit: the pixels whose taps all fall inside the row's width run as one call
     // (pointers advance by stride·C); the few at the edges run one by one with their own pointers.
-    void run_depthwise(const RunContext& rc, const float* x, float* y) const {
+    void run_depthwise(const RunContext& rc, const float* x, const float* sum, float* y) const {
         const size_t ks = static_cast<size_t>(g_.taps()), c = static_cast<size_t>(g_.c);
         const size_t rows = static_cast<size_t>(g_.n * g_.oh);
         const int64_t ow = g_.ow, sw = g_.ww.stride, pw = g_.ww.pad_begin;
@@ -242,6 +256,7 @@ private:
                            out + ox_lo * g_.c, clamp_);
             }
             for (int64_t ox = ox_hi; ox < ow; ++ox) one(ox);
+            if (sum) add_residual(sum, y, row * static_cast<size_t>(ow), static_cast<size_t>(ow));
             if (rest_.kind != Activation::Kind::None) rest_.apply(out, static_cast<size_t>(ow) * c);
         });
     }
@@ -251,6 +266,8 @@ private:
     const float* bias_;
     const Microkernels& mk_;
     Clamp clamp_{};
+    bool has_sum_ = false;
+    Clamp sum_clamp_{-std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity()};
     Activation rest_;
     bool depthwise_ = false;
     std::string name_;
@@ -296,9 +313,12 @@ std::unique_ptr<Kernel> select_conv(const NodeDesc& node, const std::vector<Tens
     // A slot holds at least one tile's pointers (taps × gemm_mr); past 32×32 taps the scratch would outgrow
     // any activation, and such kernels are not what CNNs run.
     if (g.taps() > 1024) return nullptr;
+    // A fused residual (input 3, see the reference Conv) must be a plain f32 tensor over whole pixels.
+    const TensorDesc* sum = node.input(3);
+    if (sum && (sum->dtype != KES_F32 || !sum->quant.empty() || (g.group != 1 && g.group != g.c))) return nullptr;
     return std::make_unique<ConvNhwcKernel>(g, static_cast<const float*>(w.data),
                                             b ? static_cast<const float*>(b->data) : nullptr,
-                                            Activation::from_attrs(node.attrs), mk);
+                                            Activation::from_attrs(node.attrs), sum != nullptr, mk);
 }
 
 }  // namespace kernels

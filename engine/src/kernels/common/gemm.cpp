@@ -152,7 +152,7 @@ std::unique_ptr<Kernel> select_pointwise_conv(const NodeDesc& node, const std::v
     const TensorDesc* b = node.input(2);
     if (x.rank() != 4 || !plain_f32(x) || get_layout(node.attrs) != Layout::NHWC) return nullptr;
     if (!w.is_const() || (b && !b->is_const()) || node.attrs.get_int("group", 1) != 1) return nullptr;
-    if (w.shape[1] != 1 || w.shape[2] != 1) return nullptr;
+    if (w.shape[1] != 1 || w.shape[2] != 1 || node.input(3)) return nullptr;  // a fused residual: conv_nhwc's
     const std::vector<Window> win = resolve_windows(node.attrs, Shape{x.shape[1], x.shape[2]}, Shape{1, 1}, false);
     for (const Window& a : win)
         if (a.stride != 1 || a.pad_begin != 0 || a.pad_end != 0) return nullptr;

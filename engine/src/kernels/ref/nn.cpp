@@ -113,7 +113,8 @@ void set_kernel_strides(ConvGeom& g, const Shape& wst, Layout layout) {
 }
 
 template <bool kDeep>
-void conv_run(const ConvGeom& g, const Activation& act, const float* px, const float* pw, const float* pb, float* py) {
+void conv_run(const ConvGeom& g, const Activation& act, const float* px, const float* pw, const float* pb,
+              const float* psum, float* py) {
     const int64_t cpg = g.x.c / g.group, mg = g.y.c / g.group;
     const int64_t out_d = kDeep ? g.y.d : 1, kernel_d = kDeep ? g.wd.kernel : 1;
     for (int64_t n = 0; n < g.x.n; ++n)
@@ -138,16 +139,19 @@ void conv_run(const ConvGeom& g, const Activation& act, const float* px, const f
                                 }
                             }
                         }
-                        py[g.y.at(n, oc, od, oh, ow)] = act.apply(acc);
+                        const int64_t o = g.y.at(n, oc, od, oh, ow);
+                        // The residual is added before the activation (Add(Conv(x), r) then Relu); it is
+                        // read before y[o] is written, so y may sit on its bytes.
+                        py[o] = act.apply(psum ? acc + psum[o] : acc);
                     }
         }
 }
 
 template <bool kDeep>
-std::unique_ptr<Kernel> conv_kernel(const ConvGeom& g, const Activation& act, bool has_bias) {
-    return make_kernel([g, act, has_bias](const void* const* in, void* const* out) {
+std::unique_ptr<Kernel> conv_kernel(const ConvGeom& g, const Activation& act, bool has_bias, bool has_sum) {
+    return make_kernel([g, act, has_bias, has_sum](const void* const* in, void* const* out) {
         conv_run<kDeep>(g, act, in_as<float>(in, 0), in_as<float>(in, 1), has_bias ? in_as<float>(in, 2) : nullptr,
-                        out_as<float>(out, 0));
+                        has_sum ? in_as<float>(in, 3) : nullptr, out_as<float>(out, 0));
     });
 }
 
@@ -198,7 +202,17 @@ std::unique_ptr<Kernel> create_conv(const NodeDesc& node, std::vector<TensorDesc
     g.y = image_dims(outputs[0].shape, layout);
     const Activation act = Activation::from_attrs(node.attrs);
     const bool has_bias = b != nullptr;
-    return x.rank() == 5 ? conv_kernel<true>(g, act, has_bias) : conv_kernel<false>(g, act, has_bias);
+    // Input 3 (Kestrel's, not ONNX's): a tensor of the output's shape added before the activation, the
+    // residual Add the converter fuses into the Conv before it (fusion.cpp fuse_residual_add).
+    const TensorDesc* sum = node.input(3);
+    if (sum) {
+        require_dtype(*sum, KES_F32, "input Sum");
+        if (sum->shape != outputs[0].shape)
+            fail(KES_ERR_INVALID_ARGUMENT, "input Sum has shape %s; the output's is %s",
+                 shape_string(sum->shape).c_str(), shape_string(outputs[0].shape).c_str());
+    }
+    const bool has_sum = sum != nullptr;
+    return x.rank() == 5 ? conv_kernel<true>(g, act, has_bias, has_sum) : conv_kernel<false>(g, act, has_bias, has_sum);
 }
 
 // ---- ConvTranspose --------------------------------------------------------------------------------------
@@ -789,7 +803,7 @@ std::unique_ptr<Kernel> create_lrn(const NodeDesc& node, std::vector<TensorDesc>
 }  // namespace
 
 void add_nn_ops(OpList& ops) {
-    ops.push_back({"Conv", 2, 3, 1, 1, create_conv});
+    ops.push_back({"Conv", 2, 4, 1, 1, create_conv});
     ops.push_back({"ConvTranspose", 2, 3, 1, 1, create_conv_transpose});
     ops.push_back({"Gemm", 2, 3, 1, 1, create_gemm});
     ops.push_back({"MatMul", 2, 2, 1, 1, create_matmul});
