@@ -2,8 +2,11 @@
 //
 //   kes-fv <command> [arguments] [--help]
 //
-// Every command loads the repository file, works on it and, if it changed it, saves it back with
-// kes_fv_repo_save (temporary file + fsync + rename: an interrupted command leaves the old file).
+// A command that changes a repository opens it with its append log (REPO.log, kestrel/fv.h "Append
+// log"), so the change is synced to the log before it counts, and then checkpoints (temporary file +
+// fsync + rename, then an empty log). A command killed between the two leaves the change in the log:
+// every command replays a non-empty REPO.log when it opens the repository, so nothing acknowledged
+// is lost and nothing half-written is read.
 // Exit codes: 0 success, 1 failure (message from kes_last_error() on stderr), 2 usage error.
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -232,10 +235,32 @@ private:
     FILE* f_;
 };
 
+std::string log_path(const std::string& repo_path) {
+    return repo_path + ".log";
+}
+
+// For reading: the snapshot, plus the changes a command that was cut short left in the log.
 Repo load_repo(const std::string& path) {
     kes_fv_repo* r = nullptr;
-    check(kes_fv_repo_load(path.c_str(), &r), "loading the repository");
+    struct stat st;
+    const std::string log = log_path(path);
+    if (::stat(log.c_str(), &st) == 0 && st.st_size > 0)
+        check(kes_fv_repo_open_logged(path.c_str(), log.c_str(), &r), ("replaying the append log " + log).c_str());
+    else
+        check(kes_fv_repo_load(path.c_str(), &r), "loading the repository");
     return Repo(r);
+}
+
+// For changing: every add, delete and modify is in the log (synced) before it returns; commit() below
+// folds them into the snapshot.
+Repo open_logged_repo(const std::string& path) {
+    kes_fv_repo* r = nullptr;
+    check(kes_fv_repo_open_logged(path.c_str(), log_path(path).c_str(), &r), "opening the repository and its log");
+    return Repo(r);
+}
+
+void commit(kes_fv_repo* r, const std::string& path) {
+    check(kes_fv_repo_checkpoint(r, path.c_str()), "saving the repository");
 }
 
 kes_fv_config config_of(const kes_fv_repo* r) {
@@ -294,6 +319,7 @@ int cmd_encode(int argc, char** argv);
 int cmd_search(int argc, char** argv);
 int cmd_stats(int argc, char** argv);
 int cmd_delete(int argc, char** argv);
+int cmd_modify(int argc, char** argv);
 int cmd_export(int argc, char** argv);
 
 const char kFileOpts[] =
@@ -347,6 +373,12 @@ const Command kCommands[] = {
      "With --offset (single ids only): tombstones feature (id0, id1, O). Without: removes every library\n"
      "in the range.\n",
      cmd_delete},
+    {"modify", "replace the vector of one feature",
+     "usage: kes-fv modify REPO FILE --id0 N --id1 N --offset O [--row R] [options]\n"
+     "Replaces feature (id0, id1, O), which must exist and not be deleted, with row R (default 0) of\n"
+     "FILE. A PQ36 repository encodes it with its codebook.\n"
+     "  --row R                  the row of FILE to use (default 0)\n",
+     cmd_modify},
     {"export", "write live vectors as .npy, .fvecs or a FAISS index, plus an id map",
      "usage: kes-fv export REPO OUT.npy|OUT.fvecs|OUT.faiss [options]\n"
      "Row i of OUT.npy / OUT.fvecs is the stored vector (dense: dequantised; PQ36: decoded with the\n"
@@ -365,7 +397,8 @@ void print_help(const char* name) {
         if (std::strcmp(c.name, name) == 0) {
             std::fputs(c.help, stdout);
             if (std::strcmp(name, "import") == 0 || std::strcmp(name, "train-pq") == 0 ||
-                std::strcmp(name, "encode") == 0 || std::strcmp(name, "search") == 0)
+                std::strcmp(name, "encode") == 0 || std::strcmp(name, "search") == 0 ||
+                std::strcmp(name, "modify") == 0)
                 std::fputs(kFileOpts, stdout);
         }
 }
@@ -428,6 +461,10 @@ int cmd_create(int argc, char** argv) {
     kes_fv_repo* r = nullptr;
     check(kes_fv_repo_create(&c, &r), "creating the repository");
     Repo repo(r);
+    // A log left beside a replaced file belongs to the old repository: replayed into this one it would
+    // re-add the old features.
+    if (::unlink(log_path(path).c_str()) != 0 && errno != ENOENT)
+        failure("cannot remove the old append log " + log_path(path) + ": " + std::strerror(errno));
     save(repo.get(), path);
     return kOk;
 }
@@ -438,7 +475,7 @@ int cmd_import(int argc, char** argv) {
     need_positional(a, 2, "import");
     const uint32_t id0 = static_cast<uint32_t>(a.number("--id0", 0, KES_FV_ID_MAX));
     const uint32_t id1 = static_cast<uint32_t>(a.number("--id1", 0, KES_FV_ID_MAX));
-    Repo repo = load_repo(a.positional[0]);
+    Repo repo = open_logged_repo(a.positional[0]);
     const kes_fv_config c = config_of(repo.get());
     const Matrix m = open_matrix(a.positional[1], a);
     Pq pq;
@@ -473,7 +510,7 @@ int cmd_import(int argc, char** argv) {
         offset += static_cast<uint32_t>(n);
         progress.update(first + n);
     }
-    save(repo.get(), a.positional[0]);
+    commit(repo.get(), a.positional[0]);
     std::fprintf(stderr, "imported %" PRIu64 " vectors into library (%u, %u)\n", m.layout.rows, id0, id1);
     return kOk;
 }
@@ -482,7 +519,7 @@ int cmd_train_pq(int argc, char** argv) {
     const Args a = parse(argc, argv, 2, {"--format", "--dim", "--seed", "--iterations", "--max-train"}, {"--force"});
     if (a.help) return print_help("train-pq"), kOk;
     need_positional(a, 2, "train-pq");
-    Repo repo = load_repo(a.positional[0]);
+    Repo repo = open_logged_repo(a.positional[0]);
     if (config_of(repo.get()).kind != KES_FV_PQ36) failure("train-pq needs a PQ36 repository (this one is dense)");
     uint64_t live = 0;
     check(kes_fv_repo_count(repo.get(), &live, nullptr), "counting features");
@@ -504,7 +541,7 @@ int cmd_train_pq(int argc, char** argv) {
     const std::vector<float> x = m.all();
     check(kes_fv_pq_train(pq.get(), x.data(), m.layout.rows, x.size(), &p), "training");
     check(kes_fv_repo_set_pq(repo.get(), pq.get()), "storing the codebook");
-    save(repo.get(), a.positional[0]);
+    commit(repo.get(), a.positional[0]);
     std::fprintf(stderr, "trained a 32 x 256 codebook for dim %u from %" PRIu64 " vectors\n", m.layout.cols,
                  m.layout.rows);
     return kOk;
@@ -638,7 +675,7 @@ int cmd_delete(int argc, char** argv) {
     kes_fv_range range{0, 0, 0, 0};
     id_range(a, "--id0", &range.id0_min, &range.id0_max);
     id_range(a, "--id1", &range.id1_min, &range.id1_max);
-    Repo repo = load_repo(a.positional[0]);
+    Repo repo = open_logged_repo(a.positional[0]);
     if (a.has("--offset")) {
         if (range.id0_min != range.id0_max || range.id1_min != range.id1_max)
             usage_error("--offset needs single ids, not ranges");
@@ -650,7 +687,45 @@ int cmd_delete(int argc, char** argv) {
         check(kes_fv_repo_delete_range(repo.get(), &range, &n), "deleting libraries");
         std::fprintf(stderr, "deleted %u libraries\n", n);
     }
-    save(repo.get(), a.positional[0]);
+    commit(repo.get(), a.positional[0]);
+    return kOk;
+}
+
+int cmd_modify(int argc, char** argv) {
+    const Args a = parse(argc, argv, 2, {"--format", "--dim", "--id0", "--id1", "--offset", "--row"}, {});
+    if (a.help) return print_help("modify"), kOk;
+    need_positional(a, 2, "modify");
+    if (!a.has("--id0") || !a.has("--id1") || !a.has("--offset")) usage_error("modify needs --id0, --id1 and --offset");
+    const uint32_t id0 = static_cast<uint32_t>(a.number("--id0", 0, KES_FV_ID_MAX));
+    const uint32_t id1 = static_cast<uint32_t>(a.number("--id1", 0, KES_FV_ID_MAX));
+    const uint32_t off = static_cast<uint32_t>(a.number("--offset", 0, UINT32_MAX));
+    const uint64_t row = a.number("--row", 0, UINT64_MAX);
+    Repo repo = open_logged_repo(a.positional[0]);
+    const kes_fv_config c = config_of(repo.get());
+    const Matrix m = open_matrix(a.positional[1], a);
+    Pq pq;
+    uint32_t dim = c.dim;
+    if (c.kind == KES_FV_PQ36) {
+        pq = repo_pq(repo.get(), "needed to encode floats");
+        kes_fv_pq_dim(pq.get(), &dim);
+    }
+    if (m.layout.cols != dim)
+        failure(a.positional[1] + " has dim " + std::to_string(m.layout.cols) + ", the repository " +
+                std::to_string(dim));
+    if (row >= m.layout.rows)
+        usage_error("--row " + std::to_string(row) + " is past the " + std::to_string(m.layout.rows) + " rows of " +
+                    a.positional[1]);
+    std::vector<float> v(dim);
+    m.rows(row, 1, v.data());
+    if (pq) {
+        uint8_t code[KES_FV_PQ36_BYTES];
+        check(kes_fv_pq_encode(pq.get(), v.data(), 1, v.size(), code, sizeof code), "encoding");
+        check(kes_fv_repo_modify(repo.get(), id0, id1, off, code, sizeof code), "modifying");
+    } else {
+        check(kes_fv_repo_modify(repo.get(), id0, id1, off, v.data(), v.size() * 4), "modifying");
+    }
+    commit(repo.get(), a.positional[0]);
+    std::fprintf(stderr, "modified feature (%u, %u, %u)\n", id0, id1, off);
     return kOk;
 }
 

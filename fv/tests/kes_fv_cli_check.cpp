@@ -1,6 +1,8 @@
 // Helper of the KesFvCli.* ctests (fv/CMakeLists.txt): `generate DIR` writes DIR/data.npy (300 × 64
 // floats) and DIR/query.npy (row 5 of it); `compare DIR` checks that kes-fv's export DIR/out.npy and
-// DIR/out.csv give back exactly data.npy, row i at (3, 7, i). Exit 0 on success, 1 with a message.
+// DIR/out.csv give back exactly data.npy, row i at (3, 7, i); `pending-delete DIR` deletes feature
+// (3, 7, 0) of DIR/mod.kfv through its append log DIR/mod.kfv.log and stops without a checkpoint, as a
+// kes-fv killed after the change and before its save would. Exit 0 on success, 1 with a message.
 #include <sys/stat.h>
 
 #include <cstdio>
@@ -12,6 +14,7 @@
 #include <vector>
 
 #include "kes/error.hpp"
+#include "kestrel/fv.h"
 #include "vector_files.hpp"
 
 namespace {
@@ -56,7 +59,7 @@ int fail(const std::string& msg) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 3) return fail("usage: kes_fv_cli_check generate|compare DIR");
+    if (argc != 3) return fail("usage: kes_fv_cli_check generate|compare|pending-delete DIR");
     const std::string mode = argv[1], dir = argv[2];
     try {
         const std::vector<float> x = data();
@@ -65,6 +68,17 @@ int main(int argc, char** argv) {
             if (!write_npy(dir + "/data.npy", x.data(), kRows) ||
                 !write_npy(dir + "/query.npy", x.data() + 5 * kDim, 1))
                 return fail("cannot write into " + dir);
+            return 0;
+        }
+        if (mode == "pending-delete") {
+            const std::string repo_path = dir + "/mod.kfv";
+            kes_fv_repo* repo = nullptr;
+            if (kes_fv_repo_open_logged(repo_path.c_str(), (repo_path + ".log").c_str(), &repo) != KES_OK ||
+                kes_fv_repo_delete(repo, 3, 7, 0) != KES_OK) {
+                kes_fv_repo_destroy(repo);
+                return fail(kes_last_error());
+            }
+            kes_fv_repo_destroy(repo);
             return 0;
         }
         if (mode != "compare") return fail("unknown mode " + mode);
