@@ -22,7 +22,9 @@ root=$(cd "$here/.." && pwd)
 
 host="" build_dir="$root/build/atlas200dk" remote_dir="kestrel" tests=0 keep=0 pattern='kes_*_tests'
 runs=()
-usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 2; }
+# The header above, up to the first line that is not a comment (a fixed line range printed the
+# `set -euo pipefail` below it). --help exits 0, a bad option 2.
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit "${1:-2}"; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --host) host=${2:?}; shift 2 ;;
@@ -32,7 +34,7 @@ while [ $# -gt 0 ]; do
     --tests-matching) tests=1; pattern=${2:?}; shift 2 ;;
     --run) runs+=("${2:?}"); shift 2 ;;
     --keep) keep=1; shift ;;
-    -h|--help) usage ;;
+    -h|--help) usage 0 ;;
     *) echo "deploy.sh: unknown option '$1'" >&2; usage ;;
   esac
 done

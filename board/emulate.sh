@@ -8,11 +8,16 @@
 # so `ctest --preset aarch64` runs every test on the emulated board.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# The header above, up to the first line that is not a comment: --help must not reach qemu (it
+# printed qemu's own help, which says nothing about this script).
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
 board=${KES_EMULATED_BOARD:-generic}
+case "${1:-}" in -h|--help) usage; exit 0 ;; esac
 if [ "${1:-}" = "--board" ]; then
   board=${2:?--board needs a name}
   shift 2
 fi
+case "${1:-}" in -h|--help) usage; exit 0 ;; esac
 profile="$here/profiles/$board.env"
 if [ ! -f "$profile" ]; then
   echo "emulate.sh: unknown board '$board' (profiles: $(cd "$here/profiles" && ls ./*.env | sed 's|./||;s|\.env||' | tr '\n' ' '))" >&2
@@ -21,6 +26,8 @@ fi
 # shellcheck source=/dev/null
 . "$profile"
 [ $# -gt 0 ] || { echo "usage: emulate.sh [--board NAME] program [args...]" >&2; exit 2; }
+# qemu says nothing useful (exit 1, no message) for a program that is not there.
+[ -f "$1" ] || { echo "emulate.sh: no such program '$1'" >&2; exit 2; }
 command -v qemu-aarch64-static >/dev/null || { echo "emulate.sh: qemu-aarch64-static missing (apt-get install qemu-user-static)" >&2; exit 2; }
 if [ ! -e /lib/ld-linux-aarch64.so.1 ] && [ -z "${KES_AARCH64_SYSROOT:-}" ]; then
   echo "emulate.sh: no arm64 runtime (dpkg --add-architecture arm64 && apt-get install libc6:arm64 libstdc++6:arm64)" >&2

@@ -16,7 +16,10 @@ while [ $# -gt 0 ]; do
       if $runner "$pkg/bin/"$2; then echo "-- ok: $2"; else echo "-- FAILED: $2"; failed=1; fi
       shift 2 ;;
     --tests) tests=1; shift ;;
-    *) echo "run-on-board.sh: unknown option $1" >&2; exit 2 ;;
+    -h|--help)
+      # The header above, up to the first line that is not a comment.
+      awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    *) echo "run-on-board.sh: unknown option $1 (--help for usage)" >&2; exit 2 ;;
   esac
 done
 if [ "$tests" = 1 ]; then
