@@ -372,7 +372,11 @@ public:
         kes_mem_free(owned_arena);
     }
 
-    uint32_t threads() const override { return rc.threads; }
+    uint32_t threads() const override {
+        // The shared pool caps a context that did not pin its own (its size is known once it exists).
+        if (rc.pool || rc.threads == 1) return rc.threads;
+        return std::max<uint32_t>(1, std::min(rc.threads, kes_thread_pool_size(kes_thread_pool_default())));
+    }
 
     void set_batch(int64_t batch) override {
         if (model->info.batch_gears.empty()) {
@@ -598,7 +602,8 @@ std::unique_ptr<ExecutorContext> CpuModel::create_context(void* work_memory, siz
     ctx->node_ns.assign(info.nodes.size(), 0);
     ctx->observed.resize(info.max_node_outputs);
     ctx->observed_names.resize(info.max_node_outputs);
-    // Threads: a pool of its own when CPUs are pinned, else the shared pool (at most its size).
+    // Threads: a pool of its own when CPUs are pinned, else the shared pool (at most its size), which
+    // parallel_units fetches when a node first splits its work.
     if (config.affinity_count != 0) {
         kes_thread_pool_config pc;
         kes_thread_pool_config_init(&pc);
@@ -609,13 +614,10 @@ std::unique_ptr<ExecutorContext> CpuModel::create_context(void* work_memory, siz
         if (kes_thread_pool_create(&pc, &ctx->owned_pool) != KES_OK)
             KES_FAIL(kes_last_status(), "cannot create the context's thread pool: %s", kes_last_error());
         ctx->rc.pool = ctx->owned_pool;
+        ctx->rc.threads = std::min(kes_thread_pool_size(ctx->owned_pool), kMaxThreads);
     } else {
-        ctx->rc.pool = kes_thread_pool_default();
+        ctx->rc.threads = std::max<uint32_t>(1, std::min(config.threads ? config.threads : kMaxThreads, kMaxThreads));
     }
-    const uint32_t pool_threads = ctx->rc.pool ? kes_thread_pool_size(ctx->rc.pool) : 1;
-    const uint32_t wanted = config.threads ? config.threads : pool_threads;
-    ctx->rc.threads = std::max<uint32_t>(1, std::min({wanted, pool_threads, kMaxThreads}));
-    if (ctx->rc.threads == 1) ctx->rc.pool = nullptr;
     ctx->rc.scratch = ctx->arena + arena_bytes();
     ctx->rc.scratch_size = scratch_size;
     return ctx;

@@ -18,7 +18,10 @@ namespace kernels {
 // fn(unit, slot) for every unit in [0, units).
 template <class F>
 void parallel_units(const RunContext& rc, uint64_t units, F&& fn) {
-    const uint32_t workers = static_cast<uint32_t>(std::min<uint64_t>(rc.pool ? rc.threads : 1, units));
+    kes_thread_pool* pool = rc.pool;
+    if (!pool && rc.threads > 1 && units > 1) pool = kes_thread_pool_default();
+    const uint32_t pool_size = pool ? kes_thread_pool_size(pool) : 1;
+    const uint32_t workers = static_cast<uint32_t>(std::min<uint64_t>(std::min(rc.threads, pool_size), units));
     if (workers <= 1) {
         for (uint64_t u = 0; u < units; ++u) fn(u, 0u);
         return;
@@ -30,7 +33,7 @@ void parallel_units(const RunContext& rc, uint64_t units, F&& fn) {
     } team{&fn, units};
     // One parallel_for item per worker, so the item index is a slot no two running workers share.
     kes_thread_pool_parallel_for(
-        rc.pool, workers, 1,
+        pool, workers, 1,
         [](void* user, uint64_t begin, uint64_t end, uint32_t) {
             Team& t = *static_cast<Team*>(user);
             for (uint64_t slot = begin; slot < end; ++slot)
