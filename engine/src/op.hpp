@@ -66,11 +66,9 @@ struct NodeDesc {
 // How a kernel runs (kernel interface v2, docs/ARCHITECTURE.md "Kernels"): the threads it may use and
 // its scratch memory. Both come from the execution context; the reference kernels ignore them.
 struct RunContext {
-    // nullptr with threads > 1: the shared pool, fetched at the first node that splits its work (so a
-    // context whose kernels never split starts no threads; forked test runners rely on that).
-    kes_thread_pool* pool = nullptr;
-    uint32_t threads = 1;        // how many threads may work on one node (1 ≤ threads ≤ kMaxThreads)
-    uint8_t* scratch = nullptr;  // ≥ scratch_bytes(threads) of the running kernel, 128-byte aligned
+    kes_thread_pool* pool = nullptr;  // nullptr: the calling thread only
+    uint32_t threads = 1;             // how many threads may work on one node (1 ≤ threads ≤ kMaxThreads)
+    uint8_t* scratch = nullptr;       // ≥ scratch_bytes(threads) of the running kernel, 128-byte aligned
     size_t scratch_size = 0;
 };
 

@@ -181,7 +181,9 @@ std::pair<ir::Graph, ir::Graph> convert_checked(const std::vector<uint8_t>& mode
     EXPECT_EQ(io_names(pipeline), io_names(imported));
     {
         SCOPED_TRACE("pipeline against its NCHW twin");
-        expect_close(run_graph(pipeline, in), run_graph(nchw_pipeline(imported), in), 1e-6f, 1e-5f);
+        // 1e-5: aarch64's compiler contracts the reference loops' multiply-adds into FMAs, which round
+        // differently in the NCHW and NHWC loop nests (x86-64's baseline has no FMA to contract into).
+        expect_close(run_graph(pipeline, in), run_graph(nchw_pipeline(imported), in), 1e-5f, 1e-4f);
     }
     {
         SCOPED_TRACE("pipeline against the imported graph");
@@ -194,7 +196,7 @@ std::pair<ir::Graph, ir::Graph> convert_checked(const std::vector<uint8_t>& mode
     ir::choose_layout(alone);
     EXPECT_EQ(io_names(alone), io_names(imported));
     SCOPED_TRACE("layout pass alone against the imported graph");
-    expect_close(run_graph(alone, in), expected, 1e-6f, 1e-5f);
+    expect_close(run_graph(alone, in), expected, 1e-5f, 1e-4f);  // FMA contraction on aarch64, as above
     return {std::move(pipeline), std::move(alone)};
 }
 

@@ -71,7 +71,8 @@ typedef struct kes_model_context kes_model_context; /* opaque: one execution sta
 /* Work bytes (the activation arena) and weight bytes of a .kom image; both multiples of 128. The
  * image's structure is verified first: KES_ERR_CORRUPT_DATA (naming the problem) for a malformed file,
  * KES_ERR_UNSUPPORTED for a valid file this build cannot execute (newer format, unknown op; the ops it
- * knows: kes-convert --list-ops). Loading additionally checks every node's attributes and shapes against its op (same errors). */
+ * knows: kes-convert --list-ops). Loading additionally checks every node's attributes and shapes against its op (same
+ * errors). */
 KES_API kes_status kes_model_query_size(const void* data, size_t size, size_t* out_work_bytes,
                                         size_t* out_weight_bytes);
 KES_API kes_status kes_model_query_size_from_file(const char* path, size_t* out_work_bytes, size_t* out_weight_bytes);
@@ -136,8 +137,9 @@ KES_API kes_status kes_model_find_output(const kes_model* model, const char* nam
 /* Creates an execution context. `work` (128-byte aligned, ≥ the model's work bytes) is the context's
  * arena; NULL (work_size 0) uses the model's caller work memory if it was loaded with some, else
  * allocates the arena now, so executing never allocates. It runs each node on the shared thread pool
- * (kes_thread_pool_default(), at most KES_MODEL_MAX_THREADS threads): kes_model_context_create_with_config
- * chooses otherwise. */
+ * (kes_thread_pool_default(), at most KES_MODEL_MAX_THREADS threads), except a model whose arena is
+ * under 256 KiB, whose layers are too small to split: it runs on the calling thread.
+ * kes_model_context_create_with_config chooses otherwise. */
 KES_API kes_status kes_model_context_create(const kes_model* model, void* work, size_t work_size,
                                             kes_model_context** out_context);
 

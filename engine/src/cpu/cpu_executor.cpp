@@ -372,11 +372,7 @@ public:
         kes_mem_free(owned_arena);
     }
 
-    uint32_t threads() const override {
-        // The shared pool caps a context that did not pin its own (its size is known once it exists).
-        if (rc.pool || rc.threads == 1) return rc.threads;
-        return std::max<uint32_t>(1, std::min(rc.threads, kes_thread_pool_size(kes_thread_pool_default())));
-    }
+    uint32_t threads() const override { return rc.threads; }
 
     void set_batch(int64_t batch) override {
         if (model->info.batch_gears.empty()) {
@@ -602,8 +598,12 @@ std::unique_ptr<ExecutorContext> CpuModel::create_context(void* work_memory, siz
     ctx->node_ns.assign(info.nodes.size(), 0);
     ctx->observed.resize(info.max_node_outputs);
     ctx->observed_names.resize(info.max_node_outputs);
-    // Threads: a pool of its own when CPUs are pinned, else the shared pool (at most its size), which
-    // parallel_units fetches when a node first splits its work.
+    // Threads: a pool of its own when CPUs are pinned, else the shared pool (at most its size). A model
+    // whose activations fit in kSerialArena runs on the calling thread unless threads are asked for: its
+    // layers are too small to split, and its contexts then start no threads (the ONNX conformance
+    // runner forks a child per test, which sanitizers make slow when each starts a pool). The pool is
+    // created here, never in execute, which allocates nothing.
+    constexpr size_t kSerialArena = 256 * 1024;
     if (config.affinity_count != 0) {
         kes_thread_pool_config pc;
         kes_thread_pool_config_init(&pc);
@@ -614,10 +614,13 @@ std::unique_ptr<ExecutorContext> CpuModel::create_context(void* work_memory, siz
         if (kes_thread_pool_create(&pc, &ctx->owned_pool) != KES_OK)
             KES_FAIL(kes_last_status(), "cannot create the context's thread pool: %s", kes_last_error());
         ctx->rc.pool = ctx->owned_pool;
-        ctx->rc.threads = std::min(kes_thread_pool_size(ctx->owned_pool), kMaxThreads);
-    } else {
-        ctx->rc.threads = std::max<uint32_t>(1, std::min(config.threads ? config.threads : kMaxThreads, kMaxThreads));
+    } else if (config.threads > 1 || (config.threads == 0 && arena_bytes() >= kSerialArena)) {
+        ctx->rc.pool = kes_thread_pool_default();
     }
+    const uint32_t pool_threads = ctx->rc.pool ? kes_thread_pool_size(ctx->rc.pool) : 1;
+    const uint32_t wanted = config.threads ? config.threads : pool_threads;
+    ctx->rc.threads = std::max<uint32_t>(1, std::min({wanted, pool_threads, kMaxThreads}));
+    if (ctx->rc.threads == 1) ctx->rc.pool = nullptr;
     ctx->rc.scratch = ctx->arena + arena_bytes();
     ctx->rc.scratch_size = scratch_size;
     return ctx;

@@ -19,9 +19,7 @@ namespace kernels {
 template <class F>
 void parallel_units(const RunContext& rc, uint64_t units, F&& fn) {
     kes_thread_pool* pool = rc.pool;
-    if (!pool && rc.threads > 1 && units > 1) pool = kes_thread_pool_default();
-    const uint32_t pool_size = pool ? kes_thread_pool_size(pool) : 1;
-    const uint32_t workers = static_cast<uint32_t>(std::min<uint64_t>(std::min(rc.threads, pool_size), units));
+    const uint32_t workers = static_cast<uint32_t>(std::min<uint64_t>(pool ? rc.threads : 1, units));
     if (workers <= 1) {
         for (uint64_t u = 0; u < units; ++u) fn(u, 0u);
         return;
