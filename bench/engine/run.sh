@@ -5,7 +5,7 @@
 # measured FMA peak (fma_peak.cpp). Prints a table of ratios (Kestrel time / peer time: ≤ 1 is as
 # fast or faster) and, with --json FILE, writes every measurement for tools/bench_table.py.
 #
-#   bench/engine/run.sh [BUILD_DIR] [--iterations N] [--json FILE]      (./kestrel.sh bench-engine)
+#   bench/engine/run.sh [BUILD_DIR] [--iterations N] [--json FILE]      (or ./kestrel.sh bench-engine)
 # Needs the host build (kes-convert, kes-model-bench), node + the model cache of
 # engine/tests/models/fetch_models.sh, and libopencv-dev. Medians and p99 over N runs (default 100)
 # after 20 warm-up runs, at 1 and 2 threads; each engine runs in its own process.
