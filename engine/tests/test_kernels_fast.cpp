@@ -188,6 +188,8 @@ TEST(FastKernels, AddAndMulMatchReferenceForEveryBroadcastTheyTake) {
         {{1, 6, 6, 33}, {1, 1, 1, 33}},  // the same, rank-4
         {{3, 4, 5, 17}, {3, 1, 1, 17}},  // squeeze-excite
         {{1, 1, 1, 40}, {1, 1, 1, 40}}, {{7}, {7}},
+        {{2, 37, 29, 3}, {3}},  // few channels: rows taken many at a time against a repeated b
+        {{1, 31, 17, 10}, {1, 1, 10}},  {{2, 9, 13, 5}, {2, 1, 1, 5}},
     };
     for (const auto& [big, small] : cases)
         for (const char* op : {"Add", "Mul"})
@@ -206,8 +208,12 @@ TEST(FastKernels, AddAndMulMatchReferenceForEveryBroadcastTheyTake) {
 
 TEST(FastKernels, PReluMatchesReferenceWithPerChannelSlopes) {
     std::mt19937 rng(17);
-    for (const auto& [x_shape, slope_shape] : std::vector<std::pair<kes::Shape, kes::Shape>>{
-             {{1, 7, 9, 33}, {33}}, {{2, 5, 5, 16}, {1, 1, 16}}, {{3, 11}, {3, 11}}, {{1, 4, 4, 8}, {1}}}) {
+    for (const auto& [x_shape, slope_shape] :
+         std::vector<std::pair<kes::Shape, kes::Shape>>{{{1, 7, 9, 33}, {33}},
+                                                        {{2, 5, 5, 16}, {1, 1, 16}},
+                                                        {{3, 11}, {3, 11}},
+                                                        {{1, 4, 4, 8}, {1}},
+                                                        {{1, 41, 23, 10}, {1, 1, 10}}}) {
         const TT x = random_f32(rng, x_shape), slope = random_f32(rng, slope_shape, true);
         expect_fast_matches_reference("PRelu", A{}, {&x, &slope}, kes::shape_string(x_shape), 1e-6f);
         if (HasFatalFailure()) return;

@@ -163,22 +163,40 @@ template <class V>
 void vmul(size_t n, const float* a, const float* b, float* out, Clamp cl) {
     binary<V>(n, a, b, out, cl, [](typename V::reg x, typename V::reg y) { return V::mul(x, y); });
 }
+// Rows of m floats against one vector b of m. Short rows (a per-channel constant over few channels,
+// as in a detector's first layers) would pay a call and a masked tail per row: the rows are then
+// taken `reps` at a time against b repeated `reps` times (the same element pairs, so the same bytes).
+template <class V, class Op>
+inline void binary_rows(size_t rows, size_t m, const float* a, const float* b, float* out, Clamp cl, Op op) {
+    constexpr size_t kPattern = 256;
+    size_t reps = m < 64 ? std::min<size_t>(kPattern / std::max<size_t>(m, 1), rows) : 1;
+    float pattern[kPattern];
+    if (reps > 1) {
+        for (size_t k = 0; k < reps; ++k) std::memcpy(pattern + k * m, b, m * sizeof(float));
+        b = pattern;
+    } else {
+        reps = 1;
+    }
+    size_t r = 0;
+    for (; r + reps <= rows; r += reps) binary<V>(reps * m, a + r * m, b, out + r * m, cl, op);
+    for (; r < rows; ++r) binary<V>(m, a + r * m, b, out + r * m, cl, op);
+}
+
 template <class V>
 void vadd_rows(size_t rows, size_t m, const float* a, const float* b, float* out, Clamp cl) {
-    for (size_t r = 0; r < rows; ++r) vadd<V>(m, a + r * m, b, out + r * m, cl);
+    binary_rows<V>(rows, m, a, b, out, cl, [](typename V::reg x, typename V::reg y) { return V::add(x, y); });
 }
 template <class V>
 void vmul_rows(size_t rows, size_t m, const float* a, const float* b, float* out, Clamp cl) {
-    for (size_t r = 0; r < rows; ++r) vmul<V>(m, a + r * m, b, out + r * m, cl);
+    binary_rows<V>(rows, m, a, b, out, cl, [](typename V::reg x, typename V::reg y) { return V::mul(x, y); });
 }
 
 template <class V>
 void vprelu_rows(size_t rows, size_t m, const float* a, const float* b, float* out, Clamp cl) {
-    for (size_t r = 0; r < rows; ++r)
-        binary<V>(m, a + r * m, b, out + r * m, cl, [](typename V::reg x, typename V::reg slope) {
-            const typename V::reg zero = V::set1(0.0f);
-            return V::add(V::max(x, zero), V::mul(V::min(x, zero), slope));
-        });
+    binary_rows<V>(rows, m, a, b, out, cl, [](typename V::reg x, typename V::reg slope) {
+        const typename V::reg zero = V::set1(0.0f);
+        return V::add(V::max(x, zero), V::mul(V::min(x, zero), slope));
+    });
 }
 
 template <class V>
