@@ -9,7 +9,7 @@ namespace {
 
 using kes::ir::Graph;
 
-enum class Variant { Folded, ScalarHalf, SwappedOperands, AbsMinusX };
+enum class Variant { Folded, ScalarHalf, SwappedOperands, AbsMinusX, NegReluNeg };
 
 // x [1,2,3,4] → the spelled-out PReLU (α per channel, as MobileFaceNet writes it) → y, then y + 1 so
 // the pattern's output is not itself the graph output.
@@ -18,11 +18,20 @@ Graph spelled_prelu(Variant v, bool relu_also_output = false) {
     const int32_t x = g.add_activation("x", KES_F32, {1, 2, 3, 4}, true);
     const std::vector<float> alpha = {0.25f, -0.5f, 1.5f, 0.05f};
     const int32_t c = g.add_constant_f32("c", {4}, alpha);
-    const int32_t r = g.add_activation("relu"), a = g.add_activation("abs"), s = g.add_activation("sub");
+    const int32_t r = g.add_activation("relu"), s = g.add_activation("sub");
     const int32_t m = g.add_activation("mul"), y = g.add_activation("y"), z = g.add_activation("z");
     g.add_node("Relu", {x}, {r});
-    g.add_node("Abs", {x}, {a});
-    g.add_node("Sub", v == Variant::AbsMinusX ? std::vector<int32_t>{a, x} : std::vector<int32_t>{x, a}, {s});
+    if (v == Variant::NegReluNeg) {
+        // MTCNN's spelling: s = −relu(−x) = min(x, 0), then c · s; the slope is c itself.
+        const int32_t n1 = g.add_activation("neg1"), r2 = g.add_activation("relu2");
+        g.add_node("Neg", {x}, {n1});
+        g.add_node("Relu", {n1}, {r2});
+        g.add_node("Neg", {r2}, {s});
+    } else {
+        const int32_t a = g.add_activation("abs");
+        g.add_node("Abs", {x}, {a});
+        g.add_node("Sub", v == Variant::AbsMinusX ? std::vector<int32_t>{a, x} : std::vector<int32_t>{x, a}, {s});
+    }
     if (v == Variant::ScalarHalf) {
         const int32_t m0 = g.add_activation("mul0");
         g.add_node("Mul", {c, s}, {m0});
@@ -76,6 +85,10 @@ TEST(PreluPattern, SwappedOperandsStillMatch) {
 
 TEST(PreluPattern, AbsMinusXGivesNegatedSlope) {
     expect_fused_equal(Variant::AbsMinusX);
+}
+
+TEST(PreluPattern, MtcnnNegReluNegFormBecomesPReluWithSlopeC) {
+    expect_fused_equal(Variant::NegReluNeg);
 }
 
 TEST(PreluPattern, SharedIntermediateLeavesTheGraphAlone) {

@@ -1,4 +1,5 @@
-// pass_prelu.cpp — relu(x) + c·(x − |x|) → PRelu(x, 2c) (pass_prelu.hpp).
+// pass_prelu.cpp — relu(x) + c·(x − |x|) → PRelu(x, 2c), relu(x) + c·(−relu(−x)) → PRelu(x, c)
+// (pass_prelu.hpp).
 #include "pass_prelu.hpp"
 
 #include <algorithm>
@@ -83,30 +84,43 @@ PassStats fuse_prelu_pattern(Graph& g) {
             const Tensor* c = nullptr;
             int32_t other = -1;
             if (!split_mul(mul, c, other)) continue;
-            const Node* sub = m.private_producer(other, "Sub");
-            if (!sub) {
-                // Maybe mul is the scalar k around Mul(c, sub).
-                if (c->elements() != 1) continue;
-                const Node* inner = m.private_producer(other, "Mul");
-                if (!inner || inner->inputs.size() != 2) continue;
-                extra = floats_of(*c)[0];
-                scale_mul = mul;
-                mul = inner;
-                if (!split_mul(mul, c, other)) continue;
-                sub = m.private_producer(other, "Sub");
-                if (!sub) continue;
-            }
-            if (sub->inputs.size() != 2) continue;
-            float sign;
-            const Node* abs;
-            if (sub->inputs[0] == x && (abs = m.private_producer(sub->inputs[1], "Abs"))) {
-                sign = 2.0f;
-            } else if (sub->inputs[1] == x && (abs = m.private_producer(sub->inputs[0], "Abs"))) {
-                sign = -2.0f;
+            float sign = 0.0f;
+            std::vector<const Node*> matched;  // the pattern's nodes besides relu, mul and the Add
+            // TFLite MTCNN spells it relu(x) + c · (−relu(−x)) = relu(x) + c · min(x, 0): slope c.
+            if (const Node* neg_out = m.private_producer(other, "Neg")) {
+                const Node* relu_neg =
+                    neg_out->inputs.size() == 1 ? m.private_producer(neg_out->inputs[0], "Relu") : nullptr;
+                const Node* neg_in =
+                    relu_neg && relu_neg->inputs.size() == 1 ? m.private_producer(relu_neg->inputs[0], "Neg") : nullptr;
+                if (!neg_in || neg_in->inputs.size() != 1 || neg_in->inputs[0] != x) continue;
+                sign = 1.0f;
+                matched = {neg_out, relu_neg, neg_in};
             } else {
-                continue;
+                const Node* sub = m.private_producer(other, "Sub");
+                if (!sub) {
+                    // Maybe mul is the scalar k around Mul(c, sub).
+                    if (c->elements() != 1) continue;
+                    const Node* inner = m.private_producer(other, "Mul");
+                    if (!inner || inner->inputs.size() != 2) continue;
+                    extra = floats_of(*c)[0];
+                    scale_mul = mul;
+                    mul = inner;
+                    if (!split_mul(mul, c, other)) continue;
+                    sub = m.private_producer(other, "Sub");
+                    if (!sub) continue;
+                }
+                if (sub->inputs.size() != 2) continue;
+                const Node* abs;
+                if (sub->inputs[0] == x && (abs = m.private_producer(sub->inputs[1], "Abs"))) {
+                    sign = 2.0f;
+                } else if (sub->inputs[1] == x && (abs = m.private_producer(sub->inputs[0], "Abs"))) {
+                    sign = -2.0f;
+                } else {
+                    continue;
+                }
+                if (abs->inputs.size() != 1 || abs->inputs[0] != x) continue;
+                matched = {abs, sub};
             }
-            if (abs->inputs.size() != 1 || abs->inputs[0] != x) continue;
             const Tensor& xt = g.tensors[static_cast<size_t>(x)];
             if (!xt.has_shape || xt.dtype != KES_F32) continue;
             // The slope must broadcast onto x without growing it (PRelu broadcasts one way only).
@@ -127,10 +141,12 @@ PassStats fuse_prelu_pattern(Graph& g) {
             prelu.inputs = {x, slope_t};
             prelu.outputs = add.outputs;
             added.push_back(std::move(prelu));
-            for (const Node* n : {relu, abs, sub, mul, scale_mul})
-                if (n) remove[static_cast<size_t>(n - g.nodes.data())] = 1;
+            matched.push_back(relu);
+            matched.push_back(mul);
+            if (scale_mul) matched.push_back(scale_mul);
+            for (const Node* n : matched) remove[static_cast<size_t>(n - g.nodes.data())] = 1;
             remove[ai] = 1;
-            stats.nodes_fused += scale_mul ? 6 : 5;
+            stats.nodes_fused += static_cast<uint32_t>(matched.size() + 1);
             break;
         }
         // Tensors may have grown; the matcher indexes by tensor, so extend it.

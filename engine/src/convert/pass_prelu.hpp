@@ -7,7 +7,9 @@
 // The pass matches Relu(x), Abs(x), Sub(x, Abs), Mul(c, Sub) [, Mul(·, k)], Add(Relu, Mul) where c
 // (and k) are f32 constants, every intermediate has that one consumer and is no graph output, and
 // the slope broadcasts onto x; it replaces them with PRelu(x, slope) with slope = 2·c (·k), keeping
-// the Add's output tensor. Sub(|x|, x) is matched too (slope = −2·c). Needs inferred shapes.
+// the Add's output tensor. Sub(|x|, x) is matched too (slope = −2·c). MTCNN's TFLite files spell it
+//     y = relu(x) + c · (−relu(−x))          = relu(x) + c · min(x, 0)
+// (Relu, Neg, Relu, Neg, Mul, Add): slope = c. Needs inferred shapes.
 #pragma once
 
 #include "passes.hpp"
