@@ -67,7 +67,11 @@ bool image_input(kes_model* m, size_t i, const kes_tensor& t, Model::ImageInput*
     const bool got = kes_aipp_config_count(config) == 1 && kes_aipp_config_get(config, 0, &p) == KES_OK;
     kes_aipp_config_destroy(config);
     if (!got || p.aipp_mode != KES_AIPP_MODE_STATIC || t.ndim != 4) return false;
-    const bool nhwc = t.layout == KES_LAYOUT_NHWC;
+    // An ND input (an ONNX model's) follows the engine's rule for AIPP inputs (engine.h,
+    // kes_model_execute_images): NHWC when dim 3 is AIPP's channel count and dim 1 is not.
+    const int64_t channels = p.input_format == KES_AIPP_YUV400_U8 ? 1 : 3;
+    const bool nhwc =
+        t.layout == KES_LAYOUT_NHWC || (t.layout == KES_LAYOUT_ND && t.shape[3] == channels && t.shape[1] != channels);
     out->width = p.src_image_size_w ? p.src_image_size_w : static_cast<uint32_t>(t.shape[nhwc ? 2 : 3]);
     out->height = p.src_image_size_h ? p.src_image_size_h : static_cast<uint32_t>(t.shape[nhwc ? 1 : 2]);
     const size_t area = size_t{out->width} * out->height;

@@ -293,7 +293,12 @@ public:
     const std::vector<IoDesc>& outputs() const override { return out_descs; }
     const std::vector<int64_t>& batch_gears() const override { return batches; }
     const std::vector<std::pair<int64_t, int64_t>>& image_sizes() const override { return sizes; }
-    const char* input_aipp(size_t) const override { return nullptr; }  // compiled into the .om
+    // The aipp_op text was compiled into the .om and the runtime does not give it back; an input that
+    // takes images (static AIPP) reports the mode, so an app knows to feed it images (face-search
+    // does: the same code then runs a .kom on the CPU and a .om on the NPU).
+    const char* input_aipp(size_t index) const override {
+        return ins[index].image ? "aipp_op {\n    aipp_mode : static\n}\n" : nullptr;
+    }
     void metadata(kes_model_metadata* out) const override {
         out->format_version = 0;
         out->source_format = source.c_str();

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# ctest face-search.SameResultsOnTheSimulatedNpu: the same face-search binary, given .om models, runs
+# them on the (simulated) NPU through the Ascend executor and must print exactly what it prints with
+# the .kom models on the CPU. The .om files are the AIPP-carrying .kom files wrapped by kes-sim-pack
+# (the simulator's model format); both SoCs and both run modes (board: device memory the CPU can read;
+# PCIe card: it cannot). Exits 77 (skipped) when the models are not in the cache.
+#   check_npu.sh KES_CONVERT KES_SIM_PACK FACE_SEARCH SIM_LIB_DIR WORK_DIR
+set -euo pipefail
+convert=$1 pack=$2 search=$3 sim=$4 work=$5
+cache=${KES_MODEL_CACHE:-$HOME/.cache/kestrel/models}/files
+for f in blazeface_256.onnx mobilefacenet.tflite photo1.ppm; do
+  [ -f "$cache/$f" ] || { echo "face-search npu check: $cache/$f missing (run engine/tests/models/fetch_models.sh)"; exit 77; }
+done
+command -v cjpeg >/dev/null && command -v jpegtran >/dev/null || { echo "needs libjpeg-turbo-progs"; exit 77; }
+mkdir -p "$work"
+aipp="$(dirname "${BASH_SOURCE[0]}")/aipp_rgb_centered.cfg"
+"$convert" "$cache/blazeface_256.onnx" --output "$work/blazeface_256.kom" --insert-op-conf "$aipp" >/dev/null
+"$convert" "$cache/mobilefacenet.tflite" --output "$work/mobilefacenet.kom" --dynamic-batch 1,2 \
+  --insert-op-conf "$aipp" >/dev/null
+cjpeg -quality 92 -outfile "$work/photo1.jpg" "$cache/photo1.ppm"
+jpegtran -crop 900x600+16+8 -outfile "$work/photo1_shifted.jpg" "$work/photo1.jpg"
+cpu=$(KES_BACKEND=cpu "$search" "$work/blazeface_256.kom" "$work/mobilefacenet.kom" "$work/photo1.jpg" \
+  "$work/photo1_shifted.jpg")
+grep -q "gallery face" <<<"$cpu" || { echo "FAIL: the CPU run found nothing"; echo "$cpu"; exit 1; }
+for soc in Ascend310 Ascend310B4; do
+  for m in blazeface_256 mobilefacenet; do "$pack" "$work/$m.kom" "$work/$m.$soc.om" --soc "$soc" >/dev/null; done
+  for mode in device host; do
+    npu=$(KES_ASCEND_LIB_DIR="$sim" KES_BACKEND=ascend KES_SIM_SOC=$soc KES_SIM_RUN_MODE=$mode \
+      "$search" "$work/blazeface_256.$soc.om" "$work/mobilefacenet.$soc.om" "$work/photo1.jpg" "$work/photo1_shifted.jpg")
+    [ "$npu" == "$cpu" ] || { echo "FAIL: $soc/$mode printed other results:"; diff <(echo "$cpu") <(echo "$npu"); exit 1; }
+    echo "face-search npu check: $soc, run mode $mode: the same results as on the CPU"
+  done
+done
