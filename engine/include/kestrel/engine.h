@@ -212,7 +212,9 @@ KES_API kes_status kes_model_context_layer_profile(const kes_model_context* cont
 KES_API void kes_model_context_destroy(kes_model_context* context); /* NULL is a no-op */
 
 /* The aipp_op configuration text converted into the model for input `index`, or *out_config = NULL
- * when that input has none. The string lives as long as the model. */
+ * when that input has none. The string lives as long as the model. A .om (the NPU) compiles its AIPP
+ * in and does not give the text back: an input that takes images reports "aipp_op { aipp_mode :
+ * static }", so non-NULL always means "feed this input images" (kes_model_execute_images). */
 KES_API kes_status kes_model_input_aipp(const kes_model* model, size_t index, const char** out_config);
 
 /* The model's batch gears, ascending (*out_count 0 for a static batch). Copies at most `capacity`. */
