@@ -54,6 +54,28 @@ endif()
 
 set(KES_TESTING_SCRIPT ${CMAKE_CURRENT_LIST_FILE})
 
+# A test whose dependency is missing (ffmpeg, OpenCV, gst-rtsp-server, the ONNX node tests, the real
+# models) is skipped on a developer's machine, but under CI (CI=true, as .ci/run's environment sets,
+# or -DKES_REQUIRE_TEST_DEPS=ON) it fails, so the suite cannot pass by not running (issue 15 §4). The
+# build adds a failing <Name>.DependencyMissing test where it leaves tests out; scripts and tests that
+# skip at run time (exit 77, GTEST_SKIP) read KES_REQUIRE_TEST_DEPS from their environment.
+if(DEFINED ENV{CI} AND NOT "$ENV{CI}" STREQUAL "" AND NOT "$ENV{CI}" STREQUAL "false" AND NOT "$ENV{CI}" STREQUAL "0")
+  set(kes_require_test_deps_default ON)
+else()
+  set(kes_require_test_deps_default OFF)
+endif()
+option(KES_REQUIRE_TEST_DEPS "A missing test dependency fails the suite instead of skipping tests"
+       ${kes_require_test_deps_default})
+
+# kes_missing_test_dependency(<name> <what>): tests called <name> were left out because <what> is missing.
+function(kes_missing_test_dependency name what)
+  message(STATUS "Kestrel tests: ${name} left out: ${what} is missing")
+  if(KES_REQUIRE_TEST_DEPS AND KES_BUILD_TESTS)
+    add_test(NAME ${name}.DependencyMissing
+             COMMAND sh -c "echo '${name}: ${what} is missing (./kestrel.sh deps all installs it)' >&2; exit 1")
+  endif()
+endfunction()
+
 # Slow machines (qemu) need generous discovery and test time-outs; tests themselves stay small.
 set(KES_TEST_TIMEOUT 600 CACHE STRING "Per-test timeout in seconds")
 

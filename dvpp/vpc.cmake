@@ -19,7 +19,7 @@ function(dvpp_vpc_after_module)
   find_library(KES_OPENCV_CORE_LIB opencv_core)
   find_library(KES_OPENCV_IMGPROC_LIB opencv_imgproc)
   if(NOT (KES_OPENCV_INCLUDE_DIR AND KES_OPENCV_CORE_LIB AND KES_OPENCV_IMGPROC_LIB))
-    message(STATUS "Kestrel dvpp: VPC vs OpenCV tests skipped (needs libopencv-dev)")
+    kes_missing_test_dependency(VpcOpenCv "OpenCV (libopencv-dev)")
     return()
   endif()
   kes_add_test(dvpp SOURCES tests/test_vpc_opencv.cpp TARGET kes_dvpp_opencv_tests

@@ -83,7 +83,8 @@ function(engine_convert_after_module)
   if(KES_BUILD_TESTS)
     kes_add_test(engine TARGET kes_engine_convert_tests SOURCES ${engine_convert_test_sources})
     target_include_directories(kes_engine_convert_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src
-                                                                ${CMAKE_CURRENT_SOURCE_DIR}/tests)
+                                                                ${CMAKE_CURRENT_SOURCE_DIR}/tests
+                                                                ${PROJECT_SOURCE_DIR}/tests/common)
     target_compile_definitions(kes_engine_convert_tests PRIVATE KES_ONNX_TESTDATA_DIR="${KES_ONNX_TESTDATA_DIR}")
 
     add_executable(kes_onnx_conformance tests/onnx_conformance.cpp)
@@ -100,6 +101,8 @@ function(engine_convert_after_module)
                COMMAND kes_onnx_conformance --data ${KES_ONNX_TESTDATA_DIR}
                        --expected ${CMAKE_CURRENT_SOURCE_DIR}/tests/onnx_conformance_expected.txt ${fork_option})
       set_tests_properties(OnnxConformance.ExpectedTestsPass PROPERTIES LABELS engine TIMEOUT ${KES_TEST_TIMEOUT})
+    else()
+      kes_missing_test_dependency(OnnxConformance "the ONNX node tests (libonnx-testdata) at ${KES_ONNX_TESTDATA_DIR}")
     endif()
 
     kes_add_fuzzer(engine onnx_import SOURCE fuzz/fuzz_onnx_import.cpp

@@ -39,7 +39,8 @@ function(engine_tflite_after_module)
     if(COMMAND engine_convert_after_module)
       kes_add_test(engine TARGET kes_engine_real_model_tests SOURCES tests/test_real_models.cpp)
       target_include_directories(kes_engine_real_model_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src
-                                                                     ${CMAKE_CURRENT_SOURCE_DIR}/tests)
+                                                                     ${CMAKE_CURRENT_SOURCE_DIR}/tests
+                                                                     ${PROJECT_SOURCE_DIR}/tests/common)
       target_compile_definitions(kes_engine_real_model_tests PRIVATE
         KES_MODELS_DIR="${CMAKE_CURRENT_SOURCE_DIR}/tests/models"
         $<$<BOOL:${CMAKE_CROSSCOMPILING}>:KES_REAL_MODELS_SMALL=1>)

@@ -20,6 +20,7 @@ extern "C" {
 
 #include "dvpp_test_util.hpp"
 #include "kestrel/dvpp_video.h"
+#include "test_deps.hpp"
 
 #if defined(__SANITIZE_THREAD__)
 // FFmpeg's frame threads hand frames over through C11 atomics inside libavcodec, which is not built
@@ -224,9 +225,9 @@ namespace {
 
 using namespace vtest;
 
-#define REQUIRE_CLIPS()                                                                                     \
-    do {                                                                                                    \
-        if (data_path("h264.mp4").empty()) GTEST_SKIP() << "no test clips (ffmpeg not found at configure)"; \
+#define REQUIRE_CLIPS()                                                                                    \
+    do {                                                                                                   \
+        if (data_path("h264.mp4").empty()) KES_TEST_SKIP("no test clips (ffmpeg not found at configure)"); \
     } while (0)
 
 void expect_matches_reference(const DecodeResult& r, const std::vector<std::string>& ref) {

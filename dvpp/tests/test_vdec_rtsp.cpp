@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kestrel/dvpp_video.h"
+#include "test_deps.hpp"
 
 namespace vtest {  // test_vdec.cpp
 std::string data_path(const char* name);
@@ -120,7 +121,7 @@ private:
 };
 
 TEST(VdecRtsp, PullsCameraFramesOverTcp) {
-    if (data_path("camera.h264").empty()) GTEST_SKIP() << "no test clips";
+    if (data_path("camera.h264").empty()) KES_TEST_SKIP("no test clips");
     // Reference: the same clip decoded from the file.
     std::vector<std::string> ref;
     {
@@ -142,7 +143,7 @@ TEST(VdecRtsp, PullsCameraFramesOverTcp) {
     ASSERT_EQ(ref.size(), 90u);
 
     RtspServer server(data_path("camera.mp4"));
-    if (server.port() == 0) GTEST_SKIP() << "the GStreamer RTSP server did not start (plugins missing?)";
+    if (server.port() == 0) KES_TEST_SKIP("the GStreamer RTSP server did not start (plugins missing?)");
     const std::string url = "rtsp://127.0.0.1:" + std::to_string(server.port()) + "/cam";
     kes_vdec_config cfg;
     kes_vdec_config_init(&cfg);
@@ -183,9 +184,9 @@ TEST(VdecRtsp, PullsCameraFramesOverTcp) {
 }
 
 TEST(VdecRtsp, PullsCameraFramesOverUdp) {
-    if (data_path("camera.h264").empty()) GTEST_SKIP() << "no test clips";
+    if (data_path("camera.h264").empty()) KES_TEST_SKIP("no test clips");
     RtspServer server(data_path("camera.mp4"));
-    if (server.port() == 0) GTEST_SKIP() << "the GStreamer RTSP server did not start (plugins missing?)";
+    if (server.port() == 0) KES_TEST_SKIP("the GStreamer RTSP server did not start (plugins missing?)");
     const std::string url = "rtsp://127.0.0.1:" + std::to_string(server.port()) + "/cam";
     kes_vdec_config cfg;
     kes_vdec_config_init(&cfg);

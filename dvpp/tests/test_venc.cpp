@@ -9,6 +9,7 @@
 
 #include "dvpp_test_util.hpp"
 #include "kestrel/dvpp_video.h"
+#include "test_deps.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
 // libx265 3.5 keeps two small blocks from encoder set-up after x265_encoder_close (not Kestrel's: the
@@ -105,9 +106,9 @@ kes_venc_config base_config(const std::string& path, kes_video_codec codec, kes_
     return cfg;
 }
 
-#define REQUIRE_CLIPS()                                                                                     \
-    do {                                                                                                    \
-        if (data_path("h264.mp4").empty()) GTEST_SKIP() << "no test clips (ffmpeg not found at configure)"; \
+#define REQUIRE_CLIPS()                                                                                    \
+    do {                                                                                                   \
+        if (data_path("h264.mp4").empty()) KES_TEST_SKIP("no test clips (ffmpeg not found at configure)"); \
     } while (0)
 
 // Keeps the first `n` frames (x265 is slow on the emulated board).

@@ -12,6 +12,7 @@
 #include "convert/passes.hpp"
 #include "convert/protobuf_reader.hpp"
 #include "kes/error.hpp"
+#include "test_deps.hpp"
 #include "test_onnx_builder.hpp"
 #include "test_passes_runner.hpp"
 #include "test_status.hpp"
@@ -398,7 +399,7 @@ TEST(OnnxImport, NotAnOnnxFileIsCorrupt) {
 TEST(OnnxImport, ReadsAFileWrittenByOnnx) {
     const std::string path = std::string(KES_ONNX_TESTDATA_DIR) + "/test_conv_with_strides_padding/model.onnx";
     std::ifstream f(path, std::ios::binary);
-    if (!f) GTEST_SKIP() << "libonnx-testdata not installed (" << path << ")";
+    if (!f) KES_TEST_SKIP("libonnx-testdata not installed (" << path << ")");
     const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
     ir::Graph g = import(bytes);
     ASSERT_EQ(g.nodes.size(), 1u);

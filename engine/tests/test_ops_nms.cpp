@@ -10,6 +10,7 @@
 #include "kestrel/convert.h"
 #include "kestrel/engine.h"
 #include "op_test_util.hpp"
+#include "test_deps.hpp"
 #include "test_onnx_builder.hpp"
 
 namespace kes_test {
@@ -95,7 +96,7 @@ class NmsOnnxData : public ::testing::TestWithParam<const char*> {};
 // TensorProto files as the conformance runner reads them; thresholds fed as runtime tensors.
 TEST_P(NmsOnnxData, MatchesTheExpectedSelection) {
     const std::string dir = std::string(kNodeData) + "/" + GetParam() + "/test_data_set_0/";
-    if (access((dir + "output_0.pb").c_str(), R_OK) != 0) GTEST_SKIP() << "no libonnx-testdata";
+    if (access((dir + "output_0.pb").c_str(), R_OK) != 0) KES_TEST_SKIP("no libonnx-testdata");
     std::vector<TT> in;
     for (int i = 0; i < 5; ++i) {
         const kes::ir::Tensor t = kes::convert::read_tensor_file(dir + "input_" + std::to_string(i) + ".pb");

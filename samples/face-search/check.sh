@@ -7,12 +7,18 @@
 # (./kestrel.sh test runs it); exits 77 (skipped) when the models are not in the cache.
 #   check.sh KES_CONVERT FACE_SEARCH WORK_DIR
 set -euo pipefail
+# A missing dependency skips the test (exit 77), or fails it when KES_REQUIRE_TEST_DEPS is set (CI).
+skip() {
+  echo "$1"
+  if [ -n "${KES_REQUIRE_TEST_DEPS:-}" ] && [ "$KES_REQUIRE_TEST_DEPS" != 0 ]; then exit 1; fi
+  exit 77
+}
 convert=$1 search=$2 work=$3
 cache=${KES_MODEL_CACHE:-$HOME/.cache/kestrel/models}/files
 for f in blazeface_256.onnx mobilefacenet.tflite photo1.ppm; do
-  [ -f "$cache/$f" ] || { echo "face-search check: $cache/$f missing (run engine/tests/models/fetch_models.sh)"; exit 77; }
+  [ -f "$cache/$f" ] || skip "face-search check: $cache/$f missing (run engine/tests/models/fetch_models.sh)"
 done
-command -v cjpeg >/dev/null && command -v jpegtran >/dev/null || { echo "needs libjpeg-turbo-progs"; exit 77; }
+command -v cjpeg >/dev/null && command -v jpegtran >/dev/null || skip "needs libjpeg-turbo-progs"
 mkdir -p "$work"
 # The models carry their AIPP (--insert-op-conf: they consume NV12 as on a board) ...
 aipp="$(dirname "${BASH_SOURCE[0]}")/aipp_rgb_centered.cfg"

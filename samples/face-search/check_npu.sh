@@ -6,12 +6,18 @@
 # PCIe card: it cannot). Exits 77 (skipped) when the models are not in the cache.
 #   check_npu.sh KES_CONVERT KES_SIM_PACK FACE_SEARCH SIM_LIB_DIR WORK_DIR
 set -euo pipefail
+# A missing dependency skips the test (exit 77), or fails it when KES_REQUIRE_TEST_DEPS is set (CI).
+skip() {
+  echo "$1"
+  if [ -n "${KES_REQUIRE_TEST_DEPS:-}" ] && [ "$KES_REQUIRE_TEST_DEPS" != 0 ]; then exit 1; fi
+  exit 77
+}
 convert=$1 pack=$2 search=$3 sim=$4 work=$5
 cache=${KES_MODEL_CACHE:-$HOME/.cache/kestrel/models}/files
 for f in blazeface_256.onnx mobilefacenet.tflite photo1.ppm; do
-  [ -f "$cache/$f" ] || { echo "face-search npu check: $cache/$f missing (run engine/tests/models/fetch_models.sh)"; exit 77; }
+  [ -f "$cache/$f" ] || skip "face-search npu check: $cache/$f missing (run engine/tests/models/fetch_models.sh)"
 done
-command -v cjpeg >/dev/null && command -v jpegtran >/dev/null || { echo "needs libjpeg-turbo-progs"; exit 77; }
+command -v cjpeg >/dev/null && command -v jpegtran >/dev/null || skip "needs libjpeg-turbo-progs"
 mkdir -p "$work"
 aipp="$(dirname "${BASH_SOURCE[0]}")/aipp_rgb_centered.cfg"
 "$convert" "$cache/blazeface_256.onnx" --output "$work/blazeface_256.kom" --insert-op-conf "$aipp" >/dev/null
