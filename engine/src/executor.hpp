@@ -30,6 +30,23 @@ struct IoDesc {
     kes_tensor desc{};
 };
 
+// A contiguous descriptor (data NULL) of `shape` in `layout` whose buffer needs `bytes`: how every
+// executor describes its inputs and outputs.
+inline void describe_contiguous(kes_dtype dtype, kes_layout layout, const std::vector<int64_t>& shape, size_t bytes,
+                                kes_tensor* out) {
+    *out = kes_tensor{};
+    out->dtype = dtype;
+    out->layout = layout;
+    out->ndim = static_cast<uint32_t>(shape.size() < KES_TENSOR_MAX_DIMS ? shape.size() : KES_TENSOR_MAX_DIMS);
+    int64_t stride = 1;
+    for (size_t d = out->ndim; d-- > 0;) {
+        out->shape[d] = shape[d];
+        out->strides[d] = stride;
+        stride *= shape[d] > 1 ? shape[d] : 1;
+    }
+    out->size = bytes;
+}
+
 struct ContextConfig {
     uint32_t threads = 0;  // 0: the backend's default
     const int* cpu_affinity = nullptr;

@@ -168,17 +168,7 @@ struct Io {
 };
 
 void fill_tensor(const Io& io, const std::vector<int64_t>& shape, size_t bytes, kes_tensor* out) {
-    std::memset(out, 0, sizeof *out);
-    out->dtype = io.dtype;
-    out->layout = io.layout;
-    out->ndim = static_cast<uint32_t>(std::min<size_t>(shape.size(), KES_TENSOR_MAX_DIMS));
-    int64_t stride = 1;
-    for (size_t d = out->ndim; d-- > 0;) {
-        out->shape[d] = shape[d];
-        out->strides[d] = stride;
-        stride *= shape[d] > 1 ? shape[d] : 1;
-    }
-    out->size = bytes;
+    describe_contiguous(io.dtype, io.layout, shape, bytes, out);
 }
 
 int64_t product(const std::vector<int64_t>& v) {

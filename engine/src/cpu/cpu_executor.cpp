@@ -54,17 +54,7 @@ struct InputAipp {
 
 // `shape` and `bytes`: the tensor at a gear (the file's shapes, or a program's).
 void describe(const TensorInfo& t, const Shape& shape, uint64_t bytes, kes_tensor* out) {
-    std::memset(out, 0, sizeof *out);
-    out->dtype = t.dtype;
-    out->layout = t.layout;
-    out->ndim = static_cast<uint32_t>(shape.size());
-    int64_t stride = 1;
-    for (size_t d = shape.size(); d-- > 0;) {
-        out->shape[d] = shape[d];
-        out->strides[d] = stride;
-        stride *= shape[d] > 1 ? shape[d] : 1;
-    }
-    out->size = static_cast<size_t>(bytes);
+    describe_contiguous(t.dtype, t.layout, shape, static_cast<size_t>(bytes), out);
 }
 
 class CpuModel final : public Executor {
