@@ -16,10 +16,12 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "ascend_runtime.hpp"
+#include "kes/acl_dvpp.hpp"
 #include "kes/ascend.hpp"
 #include "kes/error.hpp"
 #include "kes/logging.hpp"
@@ -53,12 +55,31 @@ struct Library {
     }
 };
 
+// libacl_dvpp.so, loaded on the first dvpp() call after the runtime (an app that runs only models never
+// opens it).
+struct DvppLibrary {
+    void* handle = nullptr;
+    std::string path;
+    DvppApi api{};
+
+    DvppLibrary() = default;
+    DvppLibrary(const DvppLibrary&) = delete;
+    DvppLibrary& operator=(const DvppLibrary&) = delete;
+    ~DvppLibrary() {
+        if (handle) dlclose(handle);
+    }
+};
+
 struct Loaded {
     std::unique_ptr<Library> library;
     Api api{};
     RuntimeInfo info;
     Context context = nullptr;
     bool device_set = false;
+    // Declared after `library`: closed before the runtime it depends on.
+    std::unique_ptr<DvppLibrary> dvpp;
+    bool dvpp_tried = false;
+    std::string dvpp_reason;  // why dvpp is null once tried
 };
 
 enum class Resolution { kUnresolved, kCpu, kAscend, kUnavailable };
@@ -74,7 +95,8 @@ struct State {
     std::unique_ptr<Loaded> loaded;
     std::atomic<int> published{static_cast<int>(Resolution::kUnresolved)};
     std::atomic<const Api*> active{nullptr};
-    std::atomic<const Api*> loaded_api{nullptr};  // s.loaded's table, readable without the lock
+    std::atomic<const Api*> loaded_api{nullptr};       // s.loaded's table, readable without the lock
+    std::atomic<const DvppApi*> dvpp_active{nullptr};  // the DVPP table while Ascend is active and it loaded
 };
 
 // The table of a runtime this thread is bringing up (not yet published), for error messages.
@@ -125,6 +147,8 @@ void publish(State& s, Resolution r) {
     s.resolution = r;
     s.loaded_api.store(s.loaded ? &s.loaded->api : nullptr, std::memory_order_release);
     s.active.store(r == Resolution::kAscend && s.loaded ? &s.loaded->api : nullptr, std::memory_order_release);
+    s.dvpp_active.store(r == Resolution::kAscend && s.loaded && s.loaded->dvpp ? &s.loaded->dvpp->api : nullptr,
+                        std::memory_order_release);
     s.published.store(static_cast<int>(r), std::memory_order_release);
 }
 
@@ -378,6 +402,144 @@ std::unique_ptr<Loaded> bring_up(const State& s) {
     return l;
 }
 
+// ---- DVPP (libacl_dvpp.so) ----------------------------------------------------------------------------
+
+// Resolves the DVPP table from libacl_dvpp.so, and the report-thread calls from the runtime; returns ""
+// or the first missing required symbol.
+std::string bind_dvpp(const Library& runtime, void* dvpp_handle, DvppApi& d) {
+    std::string missing;
+    auto lookup = [&](const char* name) -> void* {
+        if (void* p = dlsym(dvpp_handle, name)) return p;
+        return runtime.symbol(name);
+    };
+    auto one = [&](auto*& slot, const char* name, bool required) {
+        slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(lookup(name));
+        if (!slot && required && missing.empty()) missing = name;
+    };
+#define KES_REQ(name) one(d.name, #name, true)
+#define KES_OPT(name) one(d.name, #name, false)
+    KES_REQ(acldvppMalloc);
+    KES_REQ(acldvppFree);
+    KES_REQ(acldvppCreateChannelDesc);
+    KES_REQ(acldvppDestroyChannelDesc);
+    KES_OPT(acldvppSetChannelDescMode);
+    KES_REQ(acldvppCreateChannel);
+    KES_REQ(acldvppDestroyChannel);
+    KES_REQ(acldvppCreatePicDesc);
+    KES_REQ(acldvppDestroyPicDesc);
+    KES_REQ(acldvppSetPicDescData);
+    KES_REQ(acldvppSetPicDescSize);
+    KES_REQ(acldvppSetPicDescFormat);
+    KES_REQ(acldvppSetPicDescWidth);
+    KES_REQ(acldvppSetPicDescHeight);
+    KES_REQ(acldvppSetPicDescWidthStride);
+    KES_REQ(acldvppSetPicDescHeightStride);
+    KES_REQ(acldvppGetPicDescData);
+    KES_REQ(acldvppGetPicDescSize);
+    KES_REQ(acldvppGetPicDescFormat);
+    KES_REQ(acldvppGetPicDescWidth);
+    KES_REQ(acldvppGetPicDescHeight);
+    KES_REQ(acldvppGetPicDescWidthStride);
+    KES_REQ(acldvppGetPicDescHeightStride);
+    KES_REQ(acldvppGetPicDescRetCode);
+    KES_REQ(acldvppCreateBatchPicDesc);
+    KES_REQ(acldvppGetPicDesc);
+    KES_REQ(acldvppDestroyBatchPicDesc);
+    KES_REQ(acldvppCreateRoiConfig);
+    KES_REQ(acldvppDestroyRoiConfig);
+    KES_REQ(acldvppCreateResizeConfig);
+    KES_REQ(acldvppDestroyResizeConfig);
+    KES_REQ(acldvppVpcResizeAsync);
+    KES_REQ(acldvppVpcCropAsync);
+    KES_REQ(acldvppVpcCropAndPasteAsync);
+    KES_REQ(acldvppVpcBatchCropAsync);
+    KES_REQ(acldvppJpegGetImageInfoV2);
+    KES_REQ(acldvppJpegPredictDecSize);
+    KES_REQ(acldvppJpegDecodeAsync);
+    KES_REQ(acldvppCreateJpegeConfig);
+    KES_REQ(acldvppDestroyJpegeConfig);
+    KES_REQ(acldvppSetJpegeConfigLevel);
+    KES_REQ(acldvppJpegPredictEncSize);
+    KES_REQ(acldvppJpegEncodeAsync);
+    KES_REQ(acldvppCreateStreamDesc);
+    KES_REQ(acldvppDestroyStreamDesc);
+    KES_REQ(acldvppSetStreamDescData);
+    KES_REQ(acldvppSetStreamDescSize);
+    KES_REQ(acldvppSetStreamDescFormat);
+    KES_REQ(acldvppSetStreamDescTimestamp);
+    KES_REQ(acldvppSetStreamDescEos);
+    KES_REQ(acldvppGetStreamDescData);
+    KES_REQ(acldvppGetStreamDescTimestamp);
+    KES_REQ(acldvppGetStreamDescRetCode);
+    KES_REQ(acldvppGetStreamDescEos);
+    KES_REQ(aclvdecCreateChannelDesc);
+    KES_REQ(aclvdecDestroyChannelDesc);
+    KES_REQ(aclvdecSetChannelDescChannelId);
+    KES_REQ(aclvdecSetChannelDescThreadId);
+    KES_REQ(aclvdecSetChannelDescCallback);
+    KES_REQ(aclvdecSetChannelDescEnType);
+    KES_REQ(aclvdecSetChannelDescOutPicFormat);
+    KES_REQ(aclvdecCreateChannel);
+    KES_REQ(aclvdecDestroyChannel);
+    KES_REQ(aclvdecCreateFrameConfig);
+    KES_REQ(aclvdecDestroyFrameConfig);
+    KES_REQ(aclvdecSendFrame);
+    KES_REQ(aclrtSubscribeReport);
+    KES_REQ(aclrtProcessReport);
+    KES_REQ(aclrtUnSubscribeReport);
+#undef KES_REQ
+#undef KES_OPT
+    return missing;
+}
+
+// The directory of the loaded runtime ("" when it came from the default search without a path).
+std::string runtime_dir(const Library& lib) {
+    std::string first = lib.path.substr(0, lib.path.find(" + "));
+    const size_t slash = first.rfind('/');
+    return slash == std::string::npos ? std::string() : first.substr(0, slash);
+}
+
+// Caller holds the lock and s.loaded is set. Tries once: libacl_dvpp.so beside the runtime, then the
+// default search. Failure is remembered as the reason, never thrown: DVPP is optional (the CPU media path
+// serves without it).
+void ensure_dvpp(State& s) {
+    Loaded& l = *s.loaded;
+    if (l.dvpp_tried) return;
+    l.dvpp_tried = true;
+    try {
+        auto lib = std::make_unique<DvppLibrary>();
+        const std::string dir = runtime_dir(*l.library);
+        std::string tried;
+        for (const std::string& file :
+             {dir.empty() ? std::string() : dir + "/libacl_dvpp.so", std::string("libacl_dvpp.so")}) {
+            if (file.empty()) continue;
+            const std::string err = open_one(file, &lib->handle);
+            if (err.empty()) {
+                lib->path = file;
+                break;
+            }
+            if (!tried.empty()) tried += "; ";
+            tried += err;
+        }
+        if (!lib->handle) {
+            l.dvpp_reason =
+                "libacl_dvpp.so (DVPP V1) not found beside " + l.library->path + " nor by the dynamic loader: " + tried;
+        } else {
+            const std::string missing = bind_dvpp(*l.library, lib->handle, lib->api);
+            if (!missing.empty()) {
+                l.dvpp_reason = lib->path + " lacks " + missing + " (not DVPP V1, or a CANN too old)";
+            } else {
+                KES_LOGI("sdk", "DVPP V1: %s", lib->path.c_str());
+                l.dvpp = std::move(lib);
+            }
+        }
+    } catch (const std::bad_alloc&) {
+        l.dvpp_reason = "out of memory while loading libacl_dvpp.so";
+    }
+    if (!l.dvpp) KES_LOGI("sdk", "DVPP hardware unavailable, media runs on the CPU: %s", l.dvpp_reason.c_str());
+    publish(s, s.resolution);
+}
+
 int board_for_soc(const std::string& soc) noexcept {
     if (soc == "Ascend310") return KES_BOARD_310;
     if (soc.compare(0, 10, "Ascend310B") == 0) return KES_BOARD_310B;
@@ -535,6 +697,34 @@ bool device_memory_host_accessible() noexcept {
     }
 }
 
+const DvppApi* dvpp() noexcept {
+    if (!api()) return nullptr;
+    State& s = state();
+    if (const DvppApi* d = s.dvpp_active.load(std::memory_order_acquire)) return d;
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (s.resolution != Resolution::kAscend || !s.loaded) return nullptr;
+    ensure_dvpp(s);
+    return s.loaded->dvpp ? &s.loaded->dvpp->api : nullptr;
+}
+
+const char* dvpp_reason() noexcept {
+    thread_local std::string reason;
+    try {
+        if (dvpp()) return "";
+        State& s = state();
+        std::lock_guard<std::mutex> lock(s.mutex);
+        if (s.resolution != Resolution::kAscend || !s.loaded) {
+            reason =
+                s.reason.empty() ? "the Ascend backend is not active" : "the Ascend backend is not active: " + s.reason;
+        } else {
+            reason = s.loaded->dvpp_reason;
+        }
+    } catch (...) {
+        return "out of memory";
+    }
+    return reason.c_str();
+}
+
 bool copy(void* dst, size_t dst_capacity, const void* src, size_t count, int32_t kind) {
     const Api* a = api();
     if (!a) return false;
@@ -663,7 +853,7 @@ kes_status kes_backend_shutdown(void) {
             const size_t live = kes::acl::live_device_allocations();
             if (live != 0) {
                 KES_FAIL(KES_ERR_BUSY,
-                         "%zu KES_MEM_DEVICE buffers or pool chunks from the Ascend backend are still "
+                         "%zu KES_MEM_DEVICE or KES_MEM_DVPP buffers or pool chunks from the Ascend backend are still "
                          "alive: free them first",
                          live);
             }

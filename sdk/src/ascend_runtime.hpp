@@ -22,7 +22,11 @@ const Api* loaded_api() noexcept;
 // every allocation with the reason (Ascend required but unavailable), or nullptr for the host backend.
 DeviceBackend* device_memory_backend() noexcept;
 
-// Whether the CPU may touch KES_MEM_DEVICE memory under the current choice.
+// The backend behind KES_MEM_DVPP: acldvppMalloc when Ascend is active and libacl_dvpp.so loaded, else
+// nullptr (KES_MEM_DVPP is then KES_MEM_DEVICE).
+DeviceBackend* dvpp_memory_backend() noexcept;
+
+// Whether the CPU may touch KES_MEM_DEVICE (and KES_MEM_DVPP) memory under the current choice.
 bool device_memory_host_accessible() noexcept;
 
 // Copies through aclrtMemcpy when the Ascend backend is active and returns true; false (nothing done)
@@ -33,7 +37,8 @@ bool copy(void* dst, size_t dst_capacity, const void* src, size_t count, int32_t
 // Kestrel profile). Resolves the backend choice.
 int detected_board() noexcept;
 
-// Live regions of the Ascend memory backend (kes_backend_shutdown refuses while any remain).
+// Live regions of the Ascend memory backends, device and DVPP (kes_backend_shutdown refuses while any
+// remain).
 size_t live_device_allocations() noexcept;
 
 }  // namespace acl

@@ -764,8 +764,9 @@ PoolSettings validate(const kes_mem_pool_config& config) {
 
 // The C handle: the allocator behind an opaque pointer.
 struct kes_mem_pool {
-    explicit kes_mem_pool(kes::PoolSettings settings) : pool(std::move(settings)) {}
+    kes_mem_pool(kes::PoolSettings settings, kes_mem_backend kind) : pool(std::move(settings)), backend(kind) {}
     kes::MemPool pool;
+    kes_mem_backend backend;  // as configured (also for external memory: what the caller said it is)
 };
 
 extern "C" {
@@ -791,7 +792,11 @@ kes_status kes_mem_pool_create(const kes_mem_pool_config* config, kes_mem_pool**
         kes_mem_pool_config_init(&c);
         kes::read_struct(config, KES_STRUCT_SIZE_THROUGH(kes_mem_pool_config, name), "config", "kes_mem_pool_config",
                          &c);
-        auto pool = std::make_unique<kes_mem_pool>(kes::validate(c));
+        // validate() checks the backend of an allocating pool; an external region's declared kind is only
+        // reported back, so an out-of-range value reads as host memory.
+        const int64_t kind = kes::enum_value(c.backend);
+        const kes_mem_backend declared = kind >= KES_MEM_HOST && kind <= KES_MEM_DVPP ? c.backend : KES_MEM_HOST;
+        auto pool = std::make_unique<kes_mem_pool>(kes::validate(c), declared);
         *out_pool = pool.release();  // owned by the caller until kes_mem_pool_destroy
         return KES_OK;
     });
@@ -834,6 +839,10 @@ kes_status kes_mem_pool_block_size(const kes_mem_pool* pool, const void* ptr, si
         *out_size = pool->pool.block_size(ptr);
         return KES_OK;
     });
+}
+
+kes_mem_backend kes_mem_pool_backend(const kes_mem_pool* pool) {
+    return pool ? pool->backend : KES_MEM_HOST;
 }
 
 int kes_mem_pool_contains(const kes_mem_pool* pool, const void* ptr) {

@@ -81,6 +81,12 @@ DeviceBackend& device_backend() noexcept {
     return ascend ? *ascend : host_backend();
 }
 
+// KES_MEM_DVPP: acldvppMalloc when Ascend is active with DVPP, else as KES_MEM_DEVICE.
+DeviceBackend& dvpp_backend() noexcept {
+    DeviceBackend* dvpp = acl::dvpp_memory_backend();
+    return dvpp ? *dvpp : device_backend();
+}
+
 // Which backend owns each live kes_mem_alloc buffer. A mutex-protected hash map: kes_mem_alloc is
 // for long-lived buffers (per-frame buffers come from pools), so one uncontended lock per call is
 // cheap next to the allocation itself.
@@ -112,7 +118,12 @@ AllocationRegistry& registry() noexcept {
 }
 
 const char* backend_name(int kind) noexcept {
-    return kind == KES_MEM_HOST ? "KES_MEM_HOST" : kind == KES_MEM_DEVICE ? "KES_MEM_DEVICE" : "?";
+    switch (kind) {
+        case KES_MEM_HOST: return "KES_MEM_HOST";
+        case KES_MEM_DEVICE: return "KES_MEM_DEVICE";
+        case KES_MEM_DVPP: return "KES_MEM_DVPP";
+    }
+    return "?";
 }
 
 void* allocate_buffer(int kind, size_t size, size_t alignment) {
@@ -149,6 +160,7 @@ DeviceBackend* backend_for(int kind) noexcept {
     switch (kind) {
         case KES_MEM_HOST: return &host_backend();
         case KES_MEM_DEVICE: return &device_backend();
+        case KES_MEM_DVPP: return &dvpp_backend();
     }
     return nullptr;
 }
@@ -229,7 +241,8 @@ kes_status kes_mem_copy(void* dst, size_t dst_capacity, const void* src, size_t 
 int kes_mem_is_host_accessible(kes_mem_backend backend) {
     switch (kes::enum_value(backend)) {
         case KES_MEM_HOST: return 1;
-        case KES_MEM_DEVICE: return kes::acl::device_memory_host_accessible() ? 1 : 0;
+        case KES_MEM_DEVICE:
+        case KES_MEM_DVPP: return kes::acl::device_memory_host_accessible() ? 1 : 0;
     }
     return 0;
 }

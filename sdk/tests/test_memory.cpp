@@ -46,7 +46,7 @@ TEST(MemDvppSize, ReturnsZeroWhenTheResultWouldOverflow) {
 }
 
 TEST(MemAlloc, BufferIs128ByteAlignedAndHoldsItsDvppSize) {
-    for (kes_mem_backend backend : {KES_MEM_HOST, KES_MEM_DEVICE}) {
+    for (kes_mem_backend backend : {KES_MEM_HOST, KES_MEM_DEVICE, KES_MEM_DVPP}) {
         for (size_t size : {size_t{1}, size_t{33}, size_t{4096}, size_t{100000}, size_t{3110400}}) {
             void* p = nullptr;
             ASSERT_EQ(kes_mem_alloc(backend, size, &p), KES_OK) << kes_last_error();
@@ -56,6 +56,23 @@ TEST(MemAlloc, BufferIs128ByteAlignedAndHoldsItsDvppSize) {
             kes_mem_free(p);
         }
     }
+}
+
+TEST(MemAlloc, DvppMemoryIsHostMemoryWithoutTheHardware) {
+    // Host builds: KES_MEM_DVPP is served like KES_MEM_DEVICE, so board code runs here unchanged.
+    EXPECT_EQ(kes_mem_is_host_accessible(KES_MEM_DVPP), kes_mem_is_host_accessible(KES_MEM_DEVICE));
+    kes_mem_pool_config config;
+    kes_mem_pool_config_init(&config);
+    config.backend = KES_MEM_DVPP;
+    config.initial_bytes = 1 << 16;
+    kes_mem_pool* pool = nullptr;
+    ASSERT_EQ(kes_mem_pool_create(&config, &pool), KES_OK) << kes_last_error();
+    EXPECT_EQ(kes_mem_pool_backend(pool), KES_MEM_DVPP);
+    kes_mem_pool_destroy(pool);
+    EXPECT_EQ(kes_mem_pool_backend(nullptr), KES_MEM_HOST);
+    void* p = nullptr;
+    EXPECT_EQ(kes_mem_alloc(static_cast<kes_mem_backend>(3), 64, &p), KES_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(p, nullptr);
 }
 
 TEST(MemAlloc, AlignedVariantHonoursAnyPowerOfTwoFrom128) {

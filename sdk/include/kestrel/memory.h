@@ -22,6 +22,10 @@
  * Backends: KES_MEM_HOST (host memory; regions of a page or more are page-aligned) is always
  * available. KES_MEM_DEVICE is the board's device memory: aclrtMalloc when the Ascend backend is
  * active (kestrel/backend.h), host memory otherwise, so code written for the board runs unchanged.
+ * KES_MEM_DVPP is the memory the DVPP hardware reads and writes (acldvppMalloc, from libacl_dvpp.so):
+ * JPEG bytes to decode, pictures for VPC, frames for VDEC. It follows the same choice; with Ascend
+ * active but no DVPP library it is device memory (aclrtMalloc). dvpp's hardware path puts its output
+ * images there, so they feed a model's static-AIPP input with no copy.
  * Device memory is CPU-addressable on the boards (ACL_DEVICE run mode) but not on PCIe cards (ACL_HOST):
  * ask kes_mem_is_host_accessible before touching it, and move data with kes_mem_copy, which follows
  * aclrtMemcpy's argument checks and is aclrtMemcpy for the device kinds when Ascend is active.
@@ -43,8 +47,9 @@ KES_BEGIN_DECLS
 #define KES_MEM_ALIGNMENT 128u
 
 typedef enum kes_mem_backend {
-    KES_MEM_HOST = 0,  /* ordinary host memory */
-    KES_MEM_DEVICE = 1 /* the board's device (DVPP/NPU) memory; host memory in host builds */
+    KES_MEM_HOST = 0,   /* ordinary host memory */
+    KES_MEM_DEVICE = 1, /* the board's device (NPU) memory; host memory in host builds */
+    KES_MEM_DVPP = 2    /* the board's DVPP memory (acldvppMalloc); host memory in host builds */
 } kes_mem_backend;
 
 typedef enum kes_memcpy_kind {
@@ -76,7 +81,7 @@ KES_API void kes_mem_free(void* ptr);
 KES_API kes_status kes_mem_copy(void* dst, size_t dst_capacity, const void* src, size_t count, kes_memcpy_kind kind);
 
 /* 1 when the CPU may read and write memory of this backend directly (always for KES_MEM_HOST; for
- * KES_MEM_DEVICE unless the Ascend backend runs in ACL_HOST mode or is required but unavailable), else
+ * KES_MEM_DEVICE and KES_MEM_DVPP unless the Ascend backend runs in ACL_HOST mode or is required but unavailable), else
  * 0. Resolves the backend choice (kestrel/backend.h) on first call. */
 KES_API int kes_mem_is_host_accessible(kes_mem_backend backend);
 
@@ -86,7 +91,8 @@ typedef struct kes_mem_pool kes_mem_pool; /* opaque handle */
 
 typedef struct kes_mem_pool_config {
     uint32_t struct_size;    /* sizeof(kes_mem_pool_config): lets the struct grow without breaking the ABI */
-    kes_mem_backend backend; /* where chunks come from (ignored with external_memory) */
+    kes_mem_backend backend; /* where chunks come from; with external_memory, what that memory is
+                                (reported by kes_mem_pool_backend, e.g. to let DVPP write into it) */
     size_t initial_bytes;    /* size of the first region; rounded up to 128 (down with
                                 external_memory, so the pool never passes the region's end) */
     size_t grow_bytes;       /* 0: fixed size. Otherwise, when full, add a chunk of max(grow_bytes,
@@ -139,6 +145,8 @@ KES_API kes_status kes_mem_pool_block_size(const kes_mem_pool* pool, const void*
 
 /* 1 if ptr points anywhere inside memory managed by the pool, else 0. */
 KES_API int kes_mem_pool_contains(const kes_mem_pool* pool, const void* ptr);
+/* The backend the pool was configured with (KES_MEM_HOST for NULL). */
+KES_API kes_mem_backend kes_mem_pool_backend(const kes_mem_pool* pool);
 
 KES_API kes_status kes_mem_pool_get_stats(const kes_mem_pool* pool, kes_mem_pool_stats* out_stats);
 KES_API void kes_mem_pool_reset_peak(kes_mem_pool* pool);
