@@ -56,6 +56,7 @@ kes_status kes_dvpp_channel_create(const kes_dvpp_channel_config* config, kes_dv
         ch->accept_warnings = cfg.accept_warnings != 0;
         ch->apply_orientation = cfg.apply_orientation != 0;
         ch->max_pixels = cfg.max_pixels;
+        ch->hardware = kes::open_hardware(cfg.backend);
         *out_channel = ch.release();
         return KES_OK;
     });
@@ -67,6 +68,24 @@ void kes_dvpp_channel_destroy(kes_dvpp_channel* channel) {
 
 const kes_board_profile* kes_dvpp_channel_profile(const kes_dvpp_channel* channel) {
     return channel ? &channel->profile : nullptr;
+}
+
+kes_status kes_dvpp_channel_get_stats(const kes_dvpp_channel* channel, kes_dvpp_channel_stats* out_stats) {
+    return kes::guard(__func__, [&] {
+        KES_REQUIRE_NOT_NULL(channel);
+        KES_REQUIRE_NOT_NULL(out_stats);
+        kes::check_out_struct(out_stats, KES_STRUCT_SIZE_THROUGH(kes_dvpp_channel_stats, fallbacks), "out_stats",
+                              "kes_dvpp_channel_stats");
+        kes_dvpp_channel_stats s;
+        std::memset(&s, 0, sizeof s);
+        s.struct_size = sizeof s;
+        s.backend = channel->hardware ? KES_BACKEND_ASCEND : KES_BACKEND_CPU;
+        s.hardware_calls = channel->hardware_calls;
+        s.cpu_calls = channel->cpu_calls;
+        s.fallbacks = channel->fallbacks;
+        kes::write_struct(s, out_stats);
+        return KES_OK;
+    });
 }
 
 }  // extern "C"

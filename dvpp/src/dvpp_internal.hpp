@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ascend/dvpp_ascend.hpp"
 #include "kestrel/dvpp.h"
 #include "kestrel/trace.h"
 
@@ -52,6 +53,8 @@ struct kes_dvpp_channel {
     uint64_t max_pixels = 0;  // 0: board limits only
     kes::TjHandle decoder;    // created lazily: a PNG-only channel never needs them
     kes::TjHandle encoder;
+    std::unique_ptr<kes::AscendDvpp> hardware;                  // the DVPP hardware serving this channel, or null (CPU)
+    uint64_t hardware_calls = 0, cpu_calls = 0, fallbacks = 0;  // kes_dvpp_channel_get_stats
 };
 
 namespace kes {

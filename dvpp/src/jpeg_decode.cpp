@@ -340,12 +340,43 @@ void fill_info(const DecodePlan& p, const kes_dvpp_channel* ch, kes_jpeg_info* i
     info->output_size = p.bytes;
 }
 
+// Why the JPEGD hardware cannot serve this planned decode ("" when it can): what it refuses (spec §2.4)
+// and what Kestrel adds beyond it (RGB output, DCT-domain scaling, orientation left unapplied).
+std::string hardware_refusal(const uint8_t* data, size_t size, const DecodePlan& p) {
+    if (p.hw_unsupported) return hw_reasons(p.hw_unsupported) + " JPEG";
+    if (is_rgb(p.format)) return std::string(kes_pixel_format_name(p.format)) + " output (a Kestrel extension)";
+    if (p.scale.num != p.scale.denom) return "a scaled decode (kes_jpeg_decode_scaled)";
+    if (p.orientation != p.markers.orientation) return "an EXIF orientation left unapplied (apply_orientation 0)";
+    if (size < 2 || data[size - 2] != 0xFF || data[size - 1] != 0xD9) return "a JPEG without its EOI marker";
+    return "";
+}
+
+// The hardware path when the channel has it and the plan suits it; false when the CPU must serve.
+bool decode_on_hardware(kes_dvpp_channel* ch, const uint8_t* data, size_t size, const DecodePlan& p, kes_mem_pool* pool,
+                        kes_image* out) {
+    if (!ch->hardware) return false;
+    std::string refusal = hardware_refusal(data, size, p);
+    if (refusal.empty()) {
+        const JpegdJob job{p.format, p.out_w, p.out_h, p.ws, p.hs, p.bytes};
+        refusal = jpeg_decode_hw(*ch->hardware, data, size, job, output_pool(ch, pool), out);
+        if (refusal.empty()) {
+            ++ch->hardware_calls;
+            return true;
+        }
+    }
+    note_fallback("JPEG decode", refusal);
+    ++ch->fallbacks;
+    return false;
+}
+
 kes_status decode_common(kes_dvpp_channel* ch, const void* data, size_t size, kes_pixel_format format,
                          uint32_t target_w, uint32_t target_h, kes_mem_pool* pool, kes_image* out) {
     const DecodePlan p = plan_decode(ch, data, size, format, target_w, target_h);
     if (ch->strict && p.hw_unsupported)
         KES_FAIL(KES_ERR_UNSUPPORTED, "strict mode: JPEGD hardware does not decode this JPEG: %s (spec §2.4)",
                  hw_reasons(p.hw_unsupported).c_str());
+    if (decode_on_hardware(ch, static_cast<const uint8_t*>(data), size, p, pool, out)) return KES_OK;
+    ++ch->cpu_calls;
     check_sdk(kes_image_alloc(out, output_pool(ch, pool), p.format, p.out_w, p.out_h, p.ws, p.hs),
               "JPEGD output allocation");
     ImageGuard guard(out);

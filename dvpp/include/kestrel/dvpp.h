@@ -12,6 +12,18 @@
  * the board profile when it is created (kes_board_set later does not change it), owns its decoder and
  * encoder state (TurboJPEG handles), and optionally a default output pool.
  *
+ * The DVPP hardware: when the Ascend backend is active (kestrel/backend.h: KES_BACKEND=auto with CANN
+ * present, or ascend) and libacl_dvpp.so loads, a channel also owns a hardware DVPP channel and a stream,
+ * and JPEG decode runs on the hardware (DVPP V1, acldvpp*): the same call, the same rules, the same output
+ * geometry. The image then lives in DVPP memory (KES_MEM_DVPP, or the pool passed when its backend is
+ * KES_MEM_DVPP; another pool gets a copy), so it feeds VPC or a model's static-AIPP input with no copy.
+ * On a board (ACL_DEVICE run mode) the CPU reads it directly; on a PCIe card (ACL_HOST) it does not:
+ * ask kes_mem_is_host_accessible(KES_MEM_DVPP), or pass a host pool. Where the hardware refuses an
+ * input (progressive or arithmetic-coded JPEG, CMYK, 4:1:1, RGB output, scaled decode, EXIF handling
+ * turned off, or the hardware's own refusal, ACL_ERROR_UNSUPPORTED_JPEG) the CPU path serves the call by
+ * itself, logged once per cause; kes_dvpp_channel_get_stats counts both. kes_dvpp_channel_config.backend
+ * = KES_BACKEND_CPU keeps a channel off the hardware.
+ *
  * Thread-safety: a channel is used by one thread at a time (its TurboJPEG handles are not shareable);
  * give each thread its own channel — different channels run fully in parallel. Using one channel
  * from two threads at once is the caller's bug. The pools passed in are thread-safe (memory.h).
@@ -64,6 +76,7 @@
 #ifndef KESTREL_DVPP_H
 #define KESTREL_DVPP_H
 
+#include "kestrel/backend.h"
 #include "kestrel/board.h"
 #include "kestrel/image.h"
 #include "kestrel/memory.h"
@@ -87,18 +100,36 @@ typedef struct kes_dvpp_channel_config {
                             width × height exceeds this is refused (KES_ERR_INVALID_ARGUMENT) before
                             anything is allocated: a guard for untrusted input, since libjpeg buffers
                             a whole progressive image of coefficients whatever the output scale */
+    kes_backend backend; /* KES_BACKEND_AUTO (default): the DVPP hardware when the process's backend is
+                            Ascend and libacl_dvpp.so loaded, else the CPU. KES_BACKEND_CPU: never the
+                            hardware. KES_BACKEND_ASCEND: the hardware or a failed create (the reason
+                            in kes_last_error). Apps built before this field get AUTO. */
 } kes_dvpp_channel_config;
 
-/* Defaults: active board, no pool, strict 0, accept_warnings 0, apply_orientation 1, max_pixels 0. */
+/* Defaults: active board, no pool, strict 0, accept_warnings 0, apply_orientation 1, max_pixels 0,
+ * backend AUTO. */
 KES_API void kes_dvpp_channel_config_init(kes_dvpp_channel_config* config);
 
 /* Creates a channel. config may be NULL (defaults). KES_ERR_INVALID_ARGUMENT for a bad struct_size,
- * KES_ERR_OUT_OF_MEMORY if the codec state cannot be created. */
+ * KES_ERR_OUT_OF_MEMORY if the codec state cannot be created. With the hardware: KES_ERR_BUSY when the
+ * SoC's DVPP channels are all taken (the message names the limit; destroy a channel, or create this one
+ * with backend KES_BACKEND_CPU), or the mapped AscendCL error of acldvppCreateChannel. */
 KES_API kes_status kes_dvpp_channel_create(const kes_dvpp_channel_config* config, kes_dvpp_channel** out_channel);
 KES_API void kes_dvpp_channel_destroy(kes_dvpp_channel* channel); /* NULL is a no-op */
 
 /* The board profile the channel captured at creation (valid while the channel lives). */
 KES_API const kes_board_profile* kes_dvpp_channel_profile(const kes_dvpp_channel* channel);
+
+typedef struct kes_dvpp_channel_stats {
+    uint32_t struct_size;    /* sizeof(kes_dvpp_channel_stats), set by the caller */
+    kes_backend backend;     /* KES_BACKEND_ASCEND when the channel owns a hardware DVPP channel, else CPU */
+    uint64_t hardware_calls; /* calls the DVPP hardware served */
+    uint64_t cpu_calls;      /* calls the CPU path served, fallbacks included */
+    uint64_t fallbacks;      /* of cpu_calls: the channel has the hardware but it refused the input */
+} kes_dvpp_channel_stats;
+
+/* Which path served the channel's calls so far. */
+KES_API kes_status kes_dvpp_channel_get_stats(const kes_dvpp_channel* channel, kes_dvpp_channel_stats* out_stats);
 
 /* ---- JPEG decode (JPEGD, spec §2.4) ------------------------------------------------------------------ */
 

@@ -1,0 +1,140 @@
+// dvpp_ascend.hpp — the DVPP hardware path (DVPP V1 through kes/acl_dvpp.hpp), the second
+// implementation behind dvpp's calls beside the CPU one (not installed).
+//
+// The split: each dvpp call first applies the board's rules (its plan_* step: limits, formats, output
+// geometry — shared by both paths), then asks hardware_for(channel) whether a hardware channel serves
+// it. If so, and the input is one the hardware takes, the call's *_hw function runs it there; if the
+// hardware refuses the input (a known refusal, or ACL_ERROR_UNSUPPORTED_JPEG at run time) the CPU path
+// runs instead and note_fallback() logs the cause once per process. Any other hardware failure is the
+// call's error: a board that fails is reported, never hidden by a silent CPU retry.
+//
+// Memory: the hardware reads and writes DVPP memory only (acldvppMalloc). Inputs are copied in
+// (DvppBuffer); outputs land in the caller's pool when it is a KES_MEM_DVPP pool, else in a
+// KES_MEM_DVPP buffer the image owns, else (another pool) in a DVPP staging buffer copied out after the
+// stream sync. Every descriptor is held by a guard, so no error path leaks one.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "kes/acl_dvpp.hpp"
+#include "kestrel/dvpp.h"
+
+namespace kes {
+
+// A channel's hardware: an acldvpp channel and the stream its async calls run on.
+class AscendDvpp {
+public:
+    // Creates the hardware channel. Throws kes::Error (KES_ERR_BUSY when the SoC's channels are taken).
+    explicit AscendDvpp(const acl::DvppApi& dvpp);
+    ~AscendDvpp();
+    AscendDvpp(const AscendDvpp&) = delete;
+    AscendDvpp& operator=(const AscendDvpp&) = delete;
+
+    const acl::DvppApi& api() const noexcept { return dvpp_; }
+    acl::DvppChannelDesc* channel() const noexcept { return channel_; }
+    acl::Stream stream() const noexcept { return stream_; }
+
+    // Waits for the stream; throws the mapped error (a timeout included) naming `what`.
+    void sync(const char* what) const;
+
+private:
+    const acl::DvppApi& dvpp_;
+    acl::DvppChannelDesc* channel_ = nullptr;
+    acl::Stream stream_ = nullptr;
+};
+
+// The hardware for a channel being created with `requested` (kes_dvpp_channel_config.backend): a new
+// AscendDvpp, or nullptr when the CPU serves it. Throws kes::Error when ASCEND was required and is
+// unavailable, or when the hardware channel cannot be created.
+std::unique_ptr<AscendDvpp> open_hardware(kes_backend requested);
+
+// Logs, once per process for each distinct `cause`, that `what` ran on the CPU because of it.
+void note_fallback(const char* what, const std::string& cause);
+
+// A DVPP buffer (KES_MEM_DVPP) released on scope exit unless kept.
+class DvppBuffer {
+public:
+    DvppBuffer() = default;
+    explicit DvppBuffer(size_t size) { allocate(size); }
+    ~DvppBuffer();
+    DvppBuffer(const DvppBuffer&) = delete;
+    DvppBuffer& operator=(const DvppBuffer&) = delete;
+
+    // Allocates `size` bytes of DVPP memory (the buffer must be empty). Throws kes::Error.
+    void allocate(size_t size);
+
+    void* data() const noexcept { return data_; }
+    size_t size() const noexcept { return size_; }
+    // Gives up ownership (the buffer now belongs to an image).
+    void* release() noexcept;
+
+    // Copies host bytes in (kes_mem_copy: aclrtMemcpy host → device).
+    void upload(const void* src, size_t count);
+
+private:
+    void* data_ = nullptr;
+    size_t size_ = 0;
+};
+
+// Where a hardware call's output image goes (see the file comment).
+class OutputImage {
+public:
+    // Prepares `bytes` of DVPP memory for an image to be written by the hardware.
+    OutputImage(kes_mem_pool* pool, size_t bytes);  // throws kes::Error
+    ~OutputImage();
+    OutputImage(const OutputImage&) = delete;
+    OutputImage& operator=(const OutputImage&) = delete;
+
+    void* device_data() const noexcept { return device_; }
+    size_t device_size() const noexcept { return device_size_; }
+
+    // After the stream sync: fills *out (format, geometry, owned buffer), copying out of the staging
+    // buffer when the pool is not DVPP memory. Throws kes::Error.
+    void finish(kes_image* out, kes_pixel_format format, uint32_t width, uint32_t height, uint32_t width_stride,
+                uint32_t height_stride, size_t image_bytes);
+
+private:
+    kes_mem_pool* pool_ = nullptr;  // the destination pool, or nullptr
+    bool direct_ = false;           // the hardware writes into the destination itself
+    void* device_ = nullptr;        // what the hardware writes
+    size_t device_size_ = 0;
+    DvppBuffer staging_;  // a DVPP buffer when the destination is not DVPP memory (or no pool)
+};
+
+// DVPP V1's pixel format for a Kestrel one, or acl::kDvppUnknown.
+int32_t dvpp_format(kes_pixel_format format) noexcept;
+
+// An acldvppPicDesc destroyed on scope exit.
+class PicDesc {
+public:
+    explicit PicDesc(const acl::DvppApi& dvpp);  // throws kes::Error
+    ~PicDesc();
+    PicDesc(const PicDesc&) = delete;
+    PicDesc& operator=(const PicDesc&) = delete;
+
+    acl::DvppPicDesc* get() const noexcept { return desc_; }
+    // Sets every field of a picture; throws the mapped error of the setter that refused.
+    void describe(void* data, size_t size, kes_pixel_format format, uint32_t width, uint32_t height,
+                  uint32_t width_stride, uint32_t height_stride);
+
+private:
+    const acl::DvppApi& dvpp_;
+    acl::DvppPicDesc* desc_ = nullptr;
+};
+
+// A JPEG decode the board rules have planned (jpeg_decode.cpp): the output the hardware must write.
+struct JpegdJob {
+    kes_pixel_format format;
+    uint32_t width, height, width_stride, height_stride;
+    size_t bytes;  // kes_image_buffer_size of the strides
+};
+
+// Decodes on the hardware into *out. Returns "" on success, or why the hardware refused this JPEG (the
+// caller then decodes on the CPU). Throws kes::Error for any other failure.
+std::string jpeg_decode_hw(AscendDvpp& hw, const uint8_t* data, size_t size, const JpegdJob& job, kes_mem_pool* pool,
+                           kes_image* out);
+
+}  // namespace kes
