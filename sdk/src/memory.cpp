@@ -93,23 +93,33 @@ DeviceBackend& dvpp_backend() noexcept {
 class AllocationRegistry {
 public:
     // Throws std::bad_alloc if the entry cannot be stored.
-    void add(void* ptr, DeviceBackend* backend) {
+    void add(void* ptr, DeviceBackend* backend, int kind) {
         std::lock_guard<std::mutex> lock(mutex_);
-        owners_.emplace(ptr, backend);
+        owners_.emplace(ptr, Owner{backend, kind});
     }
     // Forgets ptr and returns its backend, or nullptr if ptr is not a live buffer.
     DeviceBackend* remove(void* ptr) noexcept {
         std::lock_guard<std::mutex> lock(mutex_);
         auto it = owners_.find(ptr);
         if (it == owners_.end()) return nullptr;
-        DeviceBackend* backend = it->second;
+        DeviceBackend* backend = it->second.backend;
         owners_.erase(it);
         return backend;
     }
+    // The kes_mem_backend ptr was allocated as, or -1 if ptr does not start a live buffer.
+    int kind_of(const void* ptr) noexcept {
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto it = owners_.find(const_cast<void*>(ptr));
+        return it == owners_.end() ? -1 : it->second.kind;
+    }
 
 private:
+    struct Owner {
+        DeviceBackend* backend;
+        int kind;
+    };
     std::mutex mutex_;
-    std::unordered_map<void*, DeviceBackend*> owners_;
+    std::unordered_map<void*, Owner> owners_;
 };
 
 AllocationRegistry& registry() noexcept {
@@ -146,7 +156,7 @@ void* allocate_buffer(int kind, size_t size, size_t alignment) {
                  backend_name(kind), backend->name(), bytes, alignment, size);
     }
     try {
-        registry().add(ptr, backend);
+        registry().add(ptr, backend, kind);
     } catch (const std::bad_alloc&) {
         backend->release(ptr);
         KES_FAIL(KES_ERR_OUT_OF_MEMORY, "no memory to record a %zu-byte buffer", size);
@@ -234,6 +244,18 @@ kes_status kes_mem_copy(void* dst, size_t dst_capacity, const void* src, size_t 
             return KES_OK;
         }
         std::memcpy(dst, src, count);
+        return KES_OK;
+    });
+}
+
+kes_status kes_mem_get_backend(const void* ptr, kes_mem_backend* out_backend) {
+    return kes::guard(__func__, [&] {
+        KES_REQUIRE_NOT_NULL(out_backend);
+        *out_backend = KES_MEM_HOST;
+        KES_REQUIRE_NOT_NULL(ptr);
+        const int kind = kes::registry().kind_of(ptr);
+        if (kind < 0) KES_FAIL(KES_ERR_NOT_FOUND, "%p does not start a live kes_mem_alloc buffer", ptr);
+        *out_backend = static_cast<kes_mem_backend>(kind);
         return KES_OK;
     });
 }

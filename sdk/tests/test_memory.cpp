@@ -73,6 +73,16 @@ TEST(MemAlloc, DvppMemoryIsHostMemoryWithoutTheHardware) {
     void* p = nullptr;
     EXPECT_EQ(kes_mem_alloc(static_cast<kes_mem_backend>(3), 64, &p), KES_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(p, nullptr);
+    for (kes_mem_backend backend : {KES_MEM_HOST, KES_MEM_DEVICE, KES_MEM_DVPP}) {
+        ASSERT_EQ(kes_mem_alloc(backend, 64, &p), KES_OK) << kes_last_error();
+        kes_mem_backend got = KES_MEM_HOST;
+        EXPECT_EQ(kes_mem_get_backend(p, &got), KES_OK) << kes_last_error();
+        EXPECT_EQ(got, backend);
+        EXPECT_EQ(kes_mem_get_backend(static_cast<char*>(p) + 128, &got), KES_ERR_NOT_FOUND);
+        EXPECT_NE(std::string(kes_last_error()).find("does not start a live kes_mem_alloc buffer"), std::string::npos);
+        kes_mem_free(p);
+        EXPECT_EQ(kes_mem_get_backend(p, &got), KES_ERR_NOT_FOUND);
+    }
 }
 
 TEST(MemAlloc, AlignedVariantHonoursAnyPowerOfTwoFrom128) {

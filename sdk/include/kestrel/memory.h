@@ -80,6 +80,10 @@ KES_API void kes_mem_free(void* ptr);
  * overlapping ranges, as aclrtMemcpy does. */
 KES_API kes_status kes_mem_copy(void* dst, size_t dst_capacity, const void* src, size_t count, kes_memcpy_kind kind);
 
+/* The backend a live kes_mem_alloc* buffer came from (ptr must be its start). KES_ERR_NOT_FOUND for any
+ * other pointer (pool blocks: kes_mem_pool_backend of the pool). */
+KES_API kes_status kes_mem_get_backend(const void* ptr, kes_mem_backend* out_backend);
+
 /* 1 when the CPU may read and write memory of this backend directly (always for KES_MEM_HOST; for
  * KES_MEM_DEVICE and KES_MEM_DVPP unless the Ascend backend runs in ACL_HOST mode or is required but unavailable), else
  * 0. Resolves the backend choice (kestrel/backend.h) on first call. */
