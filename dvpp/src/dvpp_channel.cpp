@@ -27,6 +27,14 @@ void check_sdk(kes_status st, const char* what) {
     if (st != KES_OK) KES_FAIL(st, "%s: %s", what, kes_last_error());
 }
 
+void require_cpu_access(const kes_image& image, const char* what) {
+    const kes_mem_backend where = image_backend(image);
+    KES_REQUIRE(kes_mem_is_host_accessible(where) != 0,
+                "%s lives in %s memory the CPU cannot read (a PCIe card, ACL_HOST run mode), and this call runs on "
+                "the CPU: copy it to host memory first (kes_mem_copy), or keep it on the hardware path",
+                what, where == KES_MEM_DVPP ? "DVPP" : "device");
+}
+
 }  // namespace kes
 
 extern "C" {
@@ -56,7 +64,7 @@ kes_status kes_dvpp_channel_create(const kes_dvpp_channel_config* config, kes_dv
         ch->accept_warnings = cfg.accept_warnings != 0;
         ch->apply_orientation = cfg.apply_orientation != 0;
         ch->max_pixels = cfg.max_pixels;
-        ch->hardware = kes::open_hardware(cfg.backend);
+        ch->hardware = kes::open_hardware(cfg.backend, ch->profile);
         *out_channel = ch.release();
         return KES_OK;
     });

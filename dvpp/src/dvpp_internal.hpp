@@ -74,4 +74,26 @@ kes_pixel_format format_arg(const kes_pixel_format& format, const char* name);
 // Throws the status of a failed sdk call with its last-error text appended to `what`.
 void check_sdk(kes_status st, const char* what);
 
+// The hardware seam of every call (ascend/dvpp_ascend.hpp): runs hw_call(AscendDvpp&) -> std::string when
+// the channel owns the DVPP hardware and counts the outcome. Returns true when the hardware served; false
+// when the CPU must (no hardware, or hw_call returned why the hardware refused: logged once per cause).
+template <class HwCall>
+bool served_by_hardware(kes_dvpp_channel* ch, const char* what, HwCall&& hw_call) {
+    if (ch->hardware) {
+        const std::string refusal = hw_call(*ch->hardware);
+        if (refusal.empty()) {
+            ++ch->hardware_calls;
+            return true;
+        }
+        note_fallback(what, refusal);
+        ++ch->fallbacks;
+    }
+    ++ch->cpu_calls;
+    return false;
+}
+
+// Refuses (KES_ERR_UNSUPPORTED) an image the CPU path cannot read: DVPP or device memory of a PCIe card
+// (ACL_HOST run mode), e.g. a hardware decode's output given to a call the hardware then refused.
+void require_cpu_access(const kes_image& image, const char* what);
+
 }  // namespace kes

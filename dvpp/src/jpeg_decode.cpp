@@ -354,19 +354,12 @@ std::string hardware_refusal(const uint8_t* data, size_t size, const DecodePlan&
 // The hardware path when the channel has it and the plan suits it; false when the CPU must serve.
 bool decode_on_hardware(kes_dvpp_channel* ch, const uint8_t* data, size_t size, const DecodePlan& p, kes_mem_pool* pool,
                         kes_image* out) {
-    if (!ch->hardware) return false;
-    std::string refusal = hardware_refusal(data, size, p);
-    if (refusal.empty()) {
+    return served_by_hardware(ch, "JPEG decode", [&](AscendDvpp& hw) {
+        std::string refusal = hardware_refusal(data, size, p);
+        if (!refusal.empty()) return refusal;
         const JpegdJob job{p.format, p.out_w, p.out_h, p.ws, p.hs, p.bytes};
-        refusal = jpeg_decode_hw(*ch->hardware, data, size, job, output_pool(ch, pool), out);
-        if (refusal.empty()) {
-            ++ch->hardware_calls;
-            return true;
-        }
-    }
-    note_fallback("JPEG decode", refusal);
-    ++ch->fallbacks;
-    return false;
+        return jpeg_decode_hw(hw, data, size, job, output_pool(ch, pool), out);
+    });
 }
 
 kes_status decode_common(kes_dvpp_channel* ch, const void* data, size_t size, kes_pixel_format format,
@@ -376,7 +369,6 @@ kes_status decode_common(kes_dvpp_channel* ch, const void* data, size_t size, ke
         KES_FAIL(KES_ERR_UNSUPPORTED, "strict mode: JPEGD hardware does not decode this JPEG: %s (spec §2.4)",
                  hw_reasons(p.hw_unsupported).c_str());
     if (decode_on_hardware(ch, static_cast<const uint8_t*>(data), size, p, pool, out)) return KES_OK;
-    ++ch->cpu_calls;
     check_sdk(kes_image_alloc(out, output_pool(ch, pool), p.format, p.out_w, p.out_h, p.ws, p.hs),
               "JPEGD output allocation");
     ImageGuard guard(out);

@@ -93,6 +93,12 @@ kes_status kes_vpc_crop_and_paste(kes_dvpp_channel* channel, const kes_image* in
         kes::vpc::check_canvas(b, *canvas, *in);
         kes::vpc::check_paste_area(b, *paste, *canvas);
         kes::vpc::check_nv_resize(b, r, kes::vpc::roi_width(*paste), kes::vpc::roi_height(*paste), "paste area");
+        if (kes::served_by_hardware(channel, "VPC crop-and-paste", [&](kes::AscendDvpp& hw) {
+                return kes::vpc_crop_and_paste_hw(hw, *in, r, interp, *canvas, *paste);
+            }))
+            return KES_OK;
+        kes::require_cpu_access(*in, "the input image");
+        kes::require_cpu_access(*canvas, "the canvas");
         kes::vpc::resize_nv_region(*in, r, *canvas, *paste, filter);
         return KES_OK;
     });
@@ -140,6 +146,15 @@ kes_status kes_vpc_letterbox(kes_dvpp_channel* channel, const kes_image* in, con
         uint32_t ws = 0, hs = 0;
         kes::check_sdk(kes_image_strides(in->format, out_width, out_height, KES_STRIDE_VPC, b.board, &ws, &hs),
                        "VPC output strides");
+        const uint8_t fill[3] = {cfg.fill_y, cfg.fill_u, cfg.fill_v};
+        if (kes::served_by_hardware(channel, "VPC letterbox", [&](kes::AscendDvpp& hw) {
+                return kes::vpc_letterbox_hw(hw, *in, r, cfg.interp, {out_width, out_height, ws, hs}, fill, area,
+                                             kes::output_pool(channel, pool), out_image);
+            })) {
+            if (out_paste_area) *out_paste_area = area;
+            return KES_OK;
+        }
+        kes::require_cpu_access(*in, "the input image");
         kes::check_sdk(
             kes_image_alloc(out_image, kes::output_pool(channel, pool), in->format, out_width, out_height, ws, hs),
             "VPC output allocation");
@@ -177,6 +192,22 @@ kes_status kes_vpc_batch_crop(kes_dvpp_channel* channel, const kes_image* images
             crops[i] = kes::vpc::check_nv_crop(b, images[q.image_index], &q.roi, what.c_str());
             kes::vpc::check_nv_resize(b, crops[i], q.out_width, q.out_height, what.c_str());
         }
+        std::vector<kes::VpcOutput> geometry(roi_count);
+        for (uint32_t i = 0; i < roi_count; ++i) {
+            const kes_vpc_batch_roi& q = rois[i];
+            kes::VpcOutput& g = geometry[i];
+            g.width = q.out_width;
+            g.height = q.out_height;
+            kes::check_sdk(kes_image_strides(images[q.image_index].format, q.out_width, q.out_height, KES_STRIDE_VPC,
+                                             b.board, &g.width_stride, &g.height_stride),
+                           "VPC output strides");
+        }
+        if (kes::served_by_hardware(channel, "VPC batch crop", [&](kes::AscendDvpp& hw) {
+                return kes::vpc_batch_crop_hw(hw, images, rois, crops.data(), geometry.data(), roi_count, interp,
+                                              kes::output_pool(channel, pool), out_images);
+            }))
+            return KES_OK;
+        for (uint32_t i = 0; i < roi_count; ++i) kes::require_cpu_access(images[rois[i].image_index], "an input image");
         struct Releaser {
             kes_image* images;
             uint32_t n;
@@ -187,11 +218,8 @@ kes_status kes_vpc_batch_crop(kes_dvpp_channel* channel, const kes_image* images
         for (uint32_t i = 0; i < roi_count; ++i) {
             const kes_vpc_batch_roi& q = rois[i];
             const kes_image& in = images[q.image_index];
-            uint32_t ws = 0, hs = 0;
-            kes::check_sdk(kes_image_strides(in.format, q.out_width, q.out_height, KES_STRIDE_VPC, b.board, &ws, &hs),
-                           "VPC output strides");
             kes::check_sdk(kes_image_alloc(&out_images[i], kes::output_pool(channel, pool), in.format, q.out_width,
-                                           q.out_height, ws, hs),
+                                           q.out_height, geometry[i].width_stride, geometry[i].height_stride),
                            "VPC output allocation");
             kes::vpc::resize_nv_region(in, crops[i], out_images[i],
                                        kes_vpc_roi{0, 0, q.out_width - 1, q.out_height - 1}, filter);

@@ -429,6 +429,12 @@ extern "C" kes_status kes_vpc_crop_resize(kes_dvpp_channel* channel, const kes_i
         uint32_t ws = 0, hs = 0;
         kes::check_sdk(kes_image_strides(in->format, out_width, out_height, KES_STRIDE_VPC, b.board, &ws, &hs),
                        "VPC output strides");
+        if (kes::served_by_hardware(channel, "VPC crop/resize", [&](kes::AscendDvpp& hw) {
+                return kes::vpc_crop_resize_hw(hw, *in, r, interp, {out_width, out_height, ws, hs},
+                                               kes::output_pool(channel, pool), out_image);
+            }))
+            return KES_OK;
+        kes::require_cpu_access(*in, "the input image");
         kes::check_sdk(
             kes_image_alloc(out_image, kes::output_pool(channel, pool), in->format, out_width, out_height, ws, hs),
             "VPC output allocation");

@@ -21,7 +21,7 @@ constexpr int32_t kSyncTimeoutMs = 30000;
 
 }  // namespace
 
-AscendDvpp::AscendDvpp(const acl::DvppApi& dvpp) : dvpp_(dvpp) {
+AscendDvpp::AscendDvpp(const acl::DvppApi& dvpp, const kes_board_profile& board) : dvpp_(dvpp), board_(board) {
     const acl::Api& rt = acl::require();
     acl::ScopedContext bind;
     acl::check("aclrtCreateStream", rt.aclrtCreateStream(&stream_));
@@ -72,7 +72,7 @@ void AscendDvpp::sync(const char* what) const {
     }
 }
 
-std::unique_ptr<AscendDvpp> open_hardware(kes_backend requested) {
+std::unique_ptr<AscendDvpp> open_hardware(kes_backend requested, const kes_board_profile& board) {
     const int64_t r = enum_value(requested);
     KES_REQUIRE(r == KES_BACKEND_AUTO || r == KES_BACKEND_CPU || r == KES_BACKEND_ASCEND,
                 "config->backend %lld is not KES_BACKEND_AUTO, KES_BACKEND_CPU or KES_BACKEND_ASCEND",
@@ -85,7 +85,7 @@ std::unique_ptr<AscendDvpp> open_hardware(kes_backend requested) {
             fail(KES_ERR_UNSUPPORTED, "the DVPP hardware was required but is unavailable: %s", acl::dvpp_reason());
         return nullptr;
     }
-    return std::make_unique<AscendDvpp>(*dvpp);
+    return std::make_unique<AscendDvpp>(*dvpp, board);
 }
 
 void note_fallback(const char* what, const std::string& cause) {

@@ -28,12 +28,13 @@ namespace kes {
 class AscendDvpp {
 public:
     // Creates the hardware channel. Throws kes::Error (KES_ERR_BUSY when the SoC's channels are taken).
-    explicit AscendDvpp(const acl::DvppApi& dvpp);
+    AscendDvpp(const acl::DvppApi& dvpp, const kes_board_profile& board);
     ~AscendDvpp();
     AscendDvpp(const AscendDvpp&) = delete;
     AscendDvpp& operator=(const AscendDvpp&) = delete;
 
     const acl::DvppApi& api() const noexcept { return dvpp_; }
+    const kes_board_profile& board() const noexcept { return board_; }
     acl::DvppChannelDesc* channel() const noexcept { return channel_; }
     acl::Stream stream() const noexcept { return stream_; }
 
@@ -42,6 +43,7 @@ public:
 
 private:
     const acl::DvppApi& dvpp_;
+    const kes_board_profile board_;  // the kes channel's (its stride and ROI rules)
     acl::DvppChannelDesc* channel_ = nullptr;
     acl::Stream stream_ = nullptr;
 };
@@ -49,7 +51,7 @@ private:
 // The hardware for a channel being created with `requested` (kes_dvpp_channel_config.backend): a new
 // AscendDvpp, or nullptr when the CPU serves it. Throws kes::Error when ASCEND was required and is
 // unavailable, or when the hardware channel cannot be created.
-std::unique_ptr<AscendDvpp> open_hardware(kes_backend requested);
+std::unique_ptr<AscendDvpp> open_hardware(kes_backend requested, const kes_board_profile& board);
 
 // Logs, once per process for each distinct `cause`, that `what` ran on the CPU because of it.
 void note_fallback(const char* what, const std::string& cause);
@@ -116,9 +118,16 @@ public:
     PicDesc& operator=(const PicDesc&) = delete;
 
     acl::DvppPicDesc* get() const noexcept { return desc_; }
-    // Sets every field of a picture; throws the mapped error of the setter that refused.
     void describe(void* data, size_t size, kes_pixel_format format, uint32_t width, uint32_t height,
-                  uint32_t width_stride, uint32_t height_stride);
+                  uint32_t width_stride, uint32_t height_stride) {
+        describe_picture(dvpp_, desc_, data, size, format, width, height, width_stride, height_stride);
+    }
+
+    // Sets every field of a picture descriptor (also one inside a batch); throws the mapped error of the
+    // setter that refused.
+    static void describe_picture(const acl::DvppApi& dvpp, acl::DvppPicDesc* desc, void* data, size_t size,
+                                 kes_pixel_format format, uint32_t width, uint32_t height, uint32_t width_stride,
+                                 uint32_t height_stride);
 
 private:
     const acl::DvppApi& dvpp_;
@@ -131,6 +140,32 @@ struct JpegdJob {
     uint32_t width, height, width_stride, height_stride;
     size_t bytes;  // kes_image_buffer_size of the strides
 };
+
+// Where an image's pixels live: the pool's backend, else the kes_mem_alloc buffer's, else (wrapped
+// caller memory) KES_MEM_HOST.
+kes_mem_backend image_backend(const kes_image& image) noexcept;
+
+// VPC on the hardware (vpc_ascend.cpp). The caller has checked every board rule; each returns "" on
+// success or why the hardware cannot serve the call (the caller then runs the CPU path), and throws
+// kes::Error for any other failure. Inputs in other memory than DVPP are staged into DVPP memory.
+struct VpcOutput {
+    uint32_t width, height, width_stride, height_stride;
+};
+// `crop` of `in` resized to out (allocated from pool, or DVPP memory).
+std::string vpc_crop_resize_hw(AscendDvpp& hw, const kes_image& in, const kes_vpc_roi& crop, kes_vpc_interp interp,
+                               const VpcOutput& geometry, kes_mem_pool* pool, kes_image* out);
+// `crop` of `in` resized into `paste` of `canvas`; the canvas's other pixels are kept.
+std::string vpc_crop_and_paste_hw(AscendDvpp& hw, const kes_image& in, const kes_vpc_roi& crop, kes_vpc_interp interp,
+                                  kes_image& canvas, const kes_vpc_roi& paste);
+// A new out image filled with (y, u, v), then `crop` of `in` resized into `paste` of it.
+std::string vpc_letterbox_hw(AscendDvpp& hw, const kes_image& in, const kes_vpc_roi& crop, kes_vpc_interp interp,
+                             const VpcOutput& geometry, const uint8_t fill[3], const kes_vpc_roi& paste,
+                             kes_mem_pool* pool, kes_image* out);
+// rois[i] (crop[i] checked) of images[rois[i].image_index] into out[i] with geometry[i], in one
+// acldvppVpcBatchCropAsync. On failure no output is left allocated.
+std::string vpc_batch_crop_hw(AscendDvpp& hw, const kes_image* images, const kes_vpc_batch_roi* rois,
+                              const kes_vpc_roi* crops, const VpcOutput* geometry, uint32_t count,
+                              kes_vpc_interp interp, kes_mem_pool* pool, kes_image* out);
 
 // Decodes on the hardware into *out. Returns "" on success, or why the hardware refused this JPEG (the
 // caller then decodes on the CPU). Throws kes::Error for any other failure.

@@ -18,16 +18,17 @@ PicDesc::~PicDesc() {
     dvpp_.acldvppDestroyPicDesc(desc_);
 }
 
-void PicDesc::describe(void* data, size_t size, kes_pixel_format format, uint32_t width, uint32_t height,
-                       uint32_t width_stride, uint32_t height_stride) {
+void PicDesc::describe_picture(const acl::DvppApi& dvpp, acl::DvppPicDesc* desc, void* data, size_t size,
+                               kes_pixel_format format, uint32_t width, uint32_t height, uint32_t width_stride,
+                               uint32_t height_stride) {
     KES_REQUIRE(size <= 0xFFFFFFFFu, "a %zu-byte picture exceeds DVPP's 32-bit sizes", size);
-    acl::check("acldvppSetPicDescData", dvpp_.acldvppSetPicDescData(desc_, data));
-    acl::check("acldvppSetPicDescSize", dvpp_.acldvppSetPicDescSize(desc_, static_cast<uint32_t>(size)));
-    acl::check("acldvppSetPicDescFormat", dvpp_.acldvppSetPicDescFormat(desc_, dvpp_format(format)));
-    acl::check("acldvppSetPicDescWidth", dvpp_.acldvppSetPicDescWidth(desc_, width));
-    acl::check("acldvppSetPicDescHeight", dvpp_.acldvppSetPicDescHeight(desc_, height));
-    acl::check("acldvppSetPicDescWidthStride", dvpp_.acldvppSetPicDescWidthStride(desc_, width_stride));
-    acl::check("acldvppSetPicDescHeightStride", dvpp_.acldvppSetPicDescHeightStride(desc_, height_stride));
+    acl::check("acldvppSetPicDescData", dvpp.acldvppSetPicDescData(desc, data));
+    acl::check("acldvppSetPicDescSize", dvpp.acldvppSetPicDescSize(desc, static_cast<uint32_t>(size)));
+    acl::check("acldvppSetPicDescFormat", dvpp.acldvppSetPicDescFormat(desc, dvpp_format(format)));
+    acl::check("acldvppSetPicDescWidth", dvpp.acldvppSetPicDescWidth(desc, width));
+    acl::check("acldvppSetPicDescHeight", dvpp.acldvppSetPicDescHeight(desc, height));
+    acl::check("acldvppSetPicDescWidthStride", dvpp.acldvppSetPicDescWidthStride(desc, width_stride));
+    acl::check("acldvppSetPicDescHeightStride", dvpp.acldvppSetPicDescHeightStride(desc, height_stride));
 }
 
 namespace {
