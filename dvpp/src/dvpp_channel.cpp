@@ -29,10 +29,11 @@ void check_sdk(kes_status st, const char* what) {
 
 void require_cpu_access(const kes_image& image, const char* what) {
     const kes_mem_backend where = image_backend(image);
-    KES_REQUIRE(kes_mem_is_host_accessible(where) != 0,
-                "%s lives in %s memory the CPU cannot read (a PCIe card, ACL_HOST run mode), and this call runs on "
-                "the CPU: copy it to host memory first (kes_mem_copy), or keep it on the hardware path",
-                what, where == KES_MEM_DVPP ? "DVPP" : "device");
+    if (kes_mem_is_host_accessible(where) == 0)
+        KES_FAIL(KES_ERR_UNSUPPORTED,
+                 "%s lives in %s memory the CPU cannot read (a PCIe card, ACL_HOST run mode), and this call runs on "
+                 "the CPU: copy it to host memory first (kes_mem_copy), or keep it on the hardware path",
+                 what, where == KES_MEM_DVPP ? "DVPP" : "device");
 }
 
 }  // namespace kes
@@ -55,6 +56,8 @@ kes_status kes_dvpp_channel_create(const kes_dvpp_channel_config* config, kes_dv
         if (config)
             kes::read_struct(config, KES_STRUCT_SIZE_THROUGH(kes_dvpp_channel_config, max_pixels), "config",
                              "kes_dvpp_channel_config", &cfg);
+        // Resolve the backend first: a runtime that loads makes its SoC the active board profile.
+        if (kes::enum_value(cfg.backend) != KES_BACKEND_CPU) (void)kes::acl::dvpp();
         const kes_board_profile* profile = cfg.board_profile ? cfg.board_profile : kes_board_active_profile();
         KES_REQUIRE(profile != nullptr, "no board profile");
         auto ch = std::make_unique<kes_dvpp_channel>();

@@ -235,6 +235,8 @@ extern "C" kes_status kes_vpc_convert_color(kes_dvpp_channel* channel, const kes
         KES_REQUIRE_NOT_NULL(channel);
         KES_REQUIRE_NOT_NULL(in);
         kes::check_sdk(kes_image_validate(in), "input image");
+        kes::require_cpu_access(*in, "the input image");
+        ++channel->cpu_calls;  // acldvppVpcConvertColorAsync is not wired: the CPU serves every conversion
         const kes_board_profile& b = channel->profile;
         const int64_t of = kes::enum_value(kes::format_arg(out_format, "out_format"));
         const int64_t inf = kes::enum_value(in->format);

@@ -85,6 +85,20 @@ std::unique_ptr<AscendDvpp> open_hardware(kes_backend requested, const kes_board
             fail(KES_ERR_UNSUPPORTED, "the DVPP hardware was required but is unavailable: %s", acl::dvpp_reason());
         return nullptr;
     }
+    // The hardware follows its SoC's rules; a channel planning by another board's would see its calls
+    // refused, so it stays on the CPU (a test profile on a board, say).
+    const std::string& soc = acl::runtime_info().soc_name;
+    const int soc_board = soc == "Ascend310"                      ? KES_BOARD_310
+                          : soc.compare(0, 10, "Ascend310B") == 0 ? KES_BOARD_310B
+                                                                  : -1;
+    if (soc_board >= 0 && soc_board != static_cast<int>(board.board)) {
+        if (requested == KES_BACKEND_ASCEND)
+            fail(KES_ERR_INVALID_ARGUMENT, "the channel's board profile %s does not match the device's SoC %s",
+                 board.name, soc.c_str());
+        KES_LOGW("dvpp", "a channel with the %s board profile stays on the CPU: the device is a %s", board.name,
+                 soc.c_str());
+        return nullptr;
+    }
     return std::make_unique<AscendDvpp>(*dvpp, board);
 }
 
