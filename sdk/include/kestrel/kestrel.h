@@ -12,6 +12,7 @@
 #if KES_HAVE_DVPP
 #include "kestrel/dvpp.h"
 #include "kestrel/dvpp_video.h"
+#include "kestrel/osd.h"
 #endif
 #if KES_HAVE_AIPP
 #include "kestrel/aipp.h"
