@@ -51,11 +51,19 @@ AscendDvpp::~AscendDvpp() {
         const acl::Api* rt = acl::api();
         if (!rt) return;  // the runtime was shut down under us: nothing left to release through it
         acl::ScopedContext bind;
-        rt->aclrtSynchronizeStream(stream_);  // nothing may still write into buffers about to be freed
-        const acl::Error e = dvpp_.acldvppDestroyChannel(channel_);
+        // Nothing may still write into buffers about to be freed, and a stream with work pending cannot be
+        // destroyed: after a timed-out call, wait again (bounded: a device that never finishes is reported).
+        acl::Error e = acl::kSuccess;
+        for (int attempt = 0; attempt < 3; ++attempt) {
+            e = rt->aclrtSynchronizeStream(stream_);
+            if (e == acl::kSuccess) break;
+        }
+        if (e != acl::kSuccess) KES_LOGE("dvpp", "%s", acl::describe("aclrtSynchronizeStream", e).c_str());
+        e = dvpp_.acldvppDestroyChannel(channel_);
         if (e != acl::kSuccess) KES_LOGE("dvpp", "%s", acl::describe("acldvppDestroyChannel", e).c_str());
         dvpp_.acldvppDestroyChannelDesc(channel_);
-        rt->aclrtDestroyStream(stream_);
+        e = rt->aclrtDestroyStream(stream_);
+        if (e != acl::kSuccess) KES_LOGE("dvpp", "%s", acl::describe("aclrtDestroyStream", e).c_str());
     } catch (const std::exception& ex) {
         KES_LOGE("dvpp", "releasing the hardware DVPP channel: %s", ex.what());
     }
