@@ -79,8 +79,11 @@ kes_status kes_jpeg_encode(kes_dvpp_channel* channel, const kes_image* image, ui
         KES_REQUIRE(out != nullptr || capacity == 0, "out is NULL");
         KES_REQUIRE(quality >= 1 && quality <= 100, "quality must be 1..100 (got %u)", quality);
         kes::check_input(channel, image);
+        if (kes::served_by_hardware(channel, "JPEG encode", [&](kes::AscendDvpp& hw) {
+                return kes::jpeg_encode_hw(hw, *image, quality, out, capacity, out_size);
+            }))
+            return KES_OK;
         kes::require_cpu_access(*image, "the image to encode");
-        ++channel->cpu_calls;
         if (!channel->encoder) {
             channel->encoder.reset(tjInitCompress());
             if (!channel->encoder)

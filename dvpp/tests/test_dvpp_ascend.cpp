@@ -257,6 +257,36 @@ TEST_P(DvppHardware, VpcCallsRunOnTheHardwareCloseToTheCpuPath) {
     ExpectCleanShutdown();
 }
 
+TEST_P(DvppHardware, JpegEncodeRunsOnTheHardwareAndDecodesBackToTheImage) {
+    const std::vector<uint8_t> jpeg = kes_test::encode_jpeg(640, 480, TJSAMP_420, 95);
+    {
+        ChannelHandle hw(KES_BACKEND_AUTO), cpu(KES_BACKEND_CPU);
+        Image src, src_cpu;
+        ASSERT_EQ(kes_jpeg_decode(hw.ch, jpeg.data(), jpeg.size(), KES_PIXEL_NV21, nullptr, &src), KES_OK);
+        ASSERT_EQ(kes_jpeg_decode(cpu.ch, jpeg.data(), jpeg.size(), KES_PIXEL_NV21, nullptr, &src_cpu), KES_OK);
+        size_t capacity = 0;
+        ASSERT_EQ(kes_jpeg_predict_encode_size(hw.ch, &src, &capacity), KES_OK) << kes_last_error();
+        std::vector<uint8_t> out(capacity);
+        size_t written = 0;
+        ASSERT_EQ(kes_jpeg_encode(hw.ch, &src, 90, out.data(), out.size(), &written), KES_OK) << kes_last_error();
+        EXPECT_EQ(hw.stats().hardware_calls, 2u);
+        ASSERT_GT(written, 100u);
+        Image back;
+        ASSERT_EQ(kes_jpeg_decode(cpu.ch, out.data(), written, KES_PIXEL_NV21, nullptr, &back), KES_OK)
+            << kes_last_error();
+        EXPECT_EQ(back.width, 640u);
+        EXPECT_EQ(back.height, 480u);
+        const Diff d = compare(back, src_cpu);
+        EXPECT_LT(d.mean, 2.0);  // a quality-90 round trip
+        // A buffer that is too small is refused with the size it needed, never overrun.
+        size_t tiny_written = 0;
+        EXPECT_EQ(kes_jpeg_encode(hw.ch, &src, 90, out.data(), 64, &tiny_written), KES_ERR_INVALID_ARGUMENT);
+        EXPECT_NE(std::string(kes_last_error()).find("too small"), std::string::npos) << kes_last_error();
+        EXPECT_EQ(tiny_written, 0u);
+    }
+    ExpectCleanShutdown();
+}
+
 TEST_P(DvppHardware, NearestInterpolationFallsBackOrSaysTheCpuCannotRead) {
     const std::vector<uint8_t> jpeg = kes_test::encode_jpeg(320, 240, TJSAMP_420);
     {

@@ -2,9 +2,11 @@
 // (dvpp_ascend.hpp is the design).
 #include "dvpp_ascend.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <set>
+#include <vector>
 
 #include "kes/error.hpp"
 #include "kes/logging.hpp"
@@ -201,6 +203,89 @@ void OutputImage::finish(kes_image* out, kes_pixel_format format, uint32_t width
         img.pool = pool_;
     }
     *out = img;
+}
+
+size_t image_bytes(const kes_image& image) {
+    size_t bytes = 0;
+    const kes_status st = kes_image_buffer_size(image.format, image.width_stride, image.height_stride, &bytes);
+    if (st != KES_OK) fail(st, "picture size: %s", kes_last_error());
+    return bytes;
+}
+
+DvppPicture::DvppPicture(const acl::DvppApi& dvpp, const kes_image& img, Alignment align, bool load)
+    : desc_(dvpp), image_(img), where_(image_backend(img)) {
+    const uint32_t wa = std::max(1u, align.width), ha = std::max(1u, align.height);
+    const bool aligned = img.width_stride % wa == 0 && img.height_stride % ha == 0;
+    if (where_ == KES_MEM_DVPP && aligned) {
+        desc_.describe(img.data, image_bytes(img), img.format, img.width, img.height, img.width_stride,
+                       img.height_stride);
+        return;
+    }
+    staged_ = true;
+    if (aligned) {
+        bytes_ = image_bytes(img);
+        staging_.allocate(bytes_);
+        if (load)
+            copy(staging_.data(), img.data,
+                 where_ == KES_MEM_HOST ? KES_MEMCPY_HOST_TO_DEVICE : KES_MEMCPY_DEVICE_TO_DEVICE);
+        desc_.describe(staging_.data(), bytes_, img.format, img.width, img.height, img.width_stride, img.height_stride);
+        return;
+    }
+    if (kes_mem_is_host_accessible(where_) == 0)
+        fail(KES_ERR_UNSUPPORTED,
+             "a %ux%u picture with strides %ux%u (not multiples of %ux%u) in memory the CPU cannot read cannot be "
+             "re-strided for the DVPP hardware",
+             img.width, img.height, img.width_stride, img.height_stride, wa, ha);
+    restride_ = true;
+    staged_layout_ = img;
+    staged_layout_.width_stride = (img.width_stride + wa - 1) / wa * wa;
+    staged_layout_.height_stride = (img.height_stride + ha - 1) / ha * ha;
+    bytes_ = image_bytes(staged_layout_);
+    staging_.allocate(bytes_);
+    if (load) {
+        std::vector<uint8_t> host(bytes_, 0);
+        copy_rows(host.data(), true);
+        staging_.upload(host.data(), bytes_);
+    }
+    desc_.describe(staging_.data(), bytes_, img.format, img.width, img.height, staged_layout_.width_stride,
+                   staged_layout_.height_stride);
+}
+
+void DvppPicture::store() {
+    if (!staged_) return;
+    if (!restride_) {
+        copy(image_.data, staging_.data(),
+             where_ == KES_MEM_HOST ? KES_MEMCPY_DEVICE_TO_HOST : KES_MEMCPY_DEVICE_TO_DEVICE);
+        return;
+    }
+    std::vector<uint8_t> host(bytes_);
+    const kes_status st = kes_mem_copy(host.data(), bytes_, staging_.data(), bytes_, KES_MEMCPY_DEVICE_TO_HOST);
+    if (st != KES_OK) fail(st, "copying a picture out of DVPP memory: %s", kes_last_error());
+    copy_rows(host.data(), false);
+}
+
+void DvppPicture::copy(void* dst, const void* src, kes_memcpy_kind kind) {
+    const kes_status st = kes_mem_copy(dst, bytes_, src, bytes_, kind);
+    if (st != KES_OK) fail(st, "staging a picture for the DVPP hardware: %s", kes_last_error());
+}
+
+void DvppPicture::copy_rows(uint8_t* host, bool into_host) {
+    kes_image view = staged_layout_;
+    view.data = host;
+    view.size = bytes_;
+    for (uint32_t p = 0; p < kes_pixel_format_planes(image_.format); ++p) {
+        kes_image_plane a, b;
+        if (kes_image_get_plane(&image_, p, &a) != KES_OK || kes_image_get_plane(&view, p, &b) != KES_OK)
+            fail(KES_ERR_INTERNAL, "plane %u of a picture to re-stride: %s", p, kes_last_error());
+        for (uint32_t r = 0; r < a.rows; ++r) {
+            uint8_t* img_row = a.data + size_t(r) * a.stride;
+            uint8_t* host_row = b.data + size_t(r) * b.stride;
+            if (into_host)
+                std::memcpy(host_row, img_row, a.row_bytes);
+            else
+                std::memcpy(img_row, host_row, a.row_bytes);
+        }
+    }
 }
 
 int32_t dvpp_format(kes_pixel_format format) noexcept {

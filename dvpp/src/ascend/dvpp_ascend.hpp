@@ -134,6 +134,39 @@ private:
     acl::DvppPicDesc* desc_ = nullptr;
 };
 
+// A picture the hardware reads (and, for a canvas, writes back): the image itself when it is DVPP memory
+// with strides the unit takes, else a DVPP copy (re-strided row by row through host memory when its
+// strides are not multiples of the unit's alignment).
+class DvppPicture {
+public:
+    struct Alignment {
+        uint32_t width, height;  // stride multiples the unit takes (1: any)
+    };
+    // load: copy the pixels in (false for a picture the hardware only writes). Throws kes::Error.
+    DvppPicture(const acl::DvppApi& dvpp, const kes_image& image, Alignment align, bool load);
+    DvppPicture(const DvppPicture&) = delete;
+    DvppPicture& operator=(const DvppPicture&) = delete;
+
+    acl::DvppPicDesc* get() const noexcept { return desc_.get(); }
+    // After the sync: staged pixels go back into the image (for a canvas).
+    void store();
+
+private:
+    void copy(void* dst, const void* src, kes_memcpy_kind kind);
+    void copy_rows(uint8_t* host, bool into_host);  // visible rows between the image and `host`
+
+    PicDesc desc_;
+    kes_image image_;
+    kes_image staged_layout_{};  // the staging copy's geometry when re-strided
+    kes_mem_backend where_;
+    bool staged_ = false, restride_ = false;
+    size_t bytes_ = 0;
+    DvppBuffer staging_;
+};
+
+// kes_image_buffer_size of an image's strides; throws kes::Error.
+size_t image_bytes(const kes_image& image);
+
 // A JPEG decode the board rules have planned (jpeg_decode.cpp): the output the hardware must write.
 struct JpegdJob {
     kes_pixel_format format;
@@ -166,6 +199,11 @@ std::string vpc_letterbox_hw(AscendDvpp& hw, const kes_image& in, const kes_vpc_
 std::string vpc_batch_crop_hw(AscendDvpp& hw, const kes_image* images, const kes_vpc_batch_roi* rois,
                               const kes_vpc_roi* crops, const VpcOutput* geometry, uint32_t count,
                               kes_vpc_interp interp, kes_mem_pool* pool, kes_image* out);
+
+// Encodes an NV12/NV21 image (checked by the caller) with JPEGE into out[0, capacity): "" and *out_size
+// on success, or why the hardware refused. Throws kes::Error.
+std::string jpeg_encode_hw(AscendDvpp& hw, const kes_image& image, uint32_t quality, void* out, size_t capacity,
+                           size_t* out_size);
 
 // Decodes on the hardware into *out. Returns "" on success, or why the hardware refused this JPEG (the
 // caller then decodes on the CPU). Throws kes::Error for any other failure.

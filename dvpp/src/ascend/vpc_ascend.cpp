@@ -22,112 +22,6 @@ std::string interp_refusal(kes_vpc_interp interp) {
     return "";
 }
 
-size_t buffer_bytes(const kes_image& img) {
-    size_t bytes = 0;
-    check_sdk(kes_image_buffer_size(img.format, img.width_stride, img.height_stride, &bytes), "VPC picture size");
-    return bytes;
-}
-
-uint32_t align_up(uint32_t v, uint32_t a) {
-    return a <= 1 ? v : (v + a - 1) / a * a;
-}
-
-// A picture VPC reads (and, for a canvas, writes): the image itself when it is DVPP memory with VPC
-// strides, else a DVPP copy. UNCONFIRMED: the VPC input stride rule is taken to be the output one of
-// the profile (align16 × align2 on 310, documented for inputs there; 310B's V1 input rule is unstated).
-class VpcPicture {
-public:
-    VpcPicture(const acl::DvppApi& dvpp, const kes_board_profile& board, const kes_image& img, bool load)
-        : desc_(dvpp), image_(img), where_(image_backend(img)) {
-        const uint32_t wa = std::max(1u, board.vpc_width_align), ha = std::max(1u, board.vpc_height_align);
-        const bool aligned = img.width_stride % wa == 0 && img.height_stride % ha == 0;
-        if (where_ == KES_MEM_DVPP && aligned) {
-            desc_.describe(img.data, buffer_bytes(img), img.format, img.width, img.height, img.width_stride,
-                           img.height_stride);
-            return;
-        }
-        staged_ = true;
-        if (aligned) {
-            bytes_ = buffer_bytes(img);
-            staging_.allocate(bytes_);
-            if (load)
-                copy(staging_.data(), img.data,
-                     where_ == KES_MEM_HOST ? KES_MEMCPY_HOST_TO_DEVICE : KES_MEMCPY_DEVICE_TO_DEVICE);
-            desc_.describe(staging_.data(), bytes_, img.format, img.width, img.height, img.width_stride,
-                           img.height_stride);
-            return;
-        }
-        // Re-stride row by row through host memory: the CPU must be able to read the image.
-        KES_REQUIRE(kes_mem_is_host_accessible(where_),
-                    "a %ux%u picture with strides %ux%u (not multiples of %ux%u) in memory the CPU cannot read "
-                    "cannot be given to VPC",
-                    img.width, img.height, img.width_stride, img.height_stride, wa, ha);
-        restride_ = true;
-        kes_image tmp = img;
-        tmp.width_stride = align_up(img.width_stride, wa);
-        tmp.height_stride = align_up(img.height_stride, ha);
-        bytes_ = buffer_bytes(tmp);
-        staging_.allocate(bytes_);
-        aligned_ = tmp;
-        if (load) {
-            std::vector<uint8_t> host(bytes_, 0);
-            for_each_row(host.data(), true);
-            staging_.upload(host.data(), bytes_);
-        }
-        desc_.describe(staging_.data(), bytes_, img.format, img.width, img.height, tmp.width_stride, tmp.height_stride);
-    }
-
-    acl::DvppPicDesc* get() const noexcept { return desc_.get(); }
-
-    // After the sync: the staged pixels go back into the image (for a canvas).
-    void store() {
-        if (!staged_) return;
-        if (!restride_) {
-            copy(image_.data, staging_.data(),
-                 where_ == KES_MEM_HOST ? KES_MEMCPY_DEVICE_TO_HOST : KES_MEMCPY_DEVICE_TO_DEVICE);
-            return;
-        }
-        std::vector<uint8_t> host(bytes_);
-        const kes_status st = kes_mem_copy(host.data(), bytes_, staging_.data(), bytes_, KES_MEMCPY_DEVICE_TO_HOST);
-        if (st != KES_OK) fail(st, "copying a picture out of DVPP memory: %s", kes_last_error());
-        for_each_row(host.data(), false);
-    }
-
-private:
-    void copy(void* dst, const void* src, kes_memcpy_kind kind) {
-        const kes_status st = kes_mem_copy(dst, bytes_, src, bytes_, kind);
-        if (st != KES_OK) fail(st, "staging a VPC picture: %s", kes_last_error());
-    }
-
-    // Copies the visible rows of every plane between the image and `host` (laid out as aligned_).
-    void for_each_row(uint8_t* host, bool into_host) {
-        kes_image view = aligned_;
-        view.data = host;
-        view.size = bytes_;
-        for (uint32_t p = 0; p < kes_pixel_format_planes(image_.format); ++p) {
-            kes_image_plane a, b;
-            check_sdk(kes_image_get_plane(&image_, p, &a), "VPC picture plane");
-            check_sdk(kes_image_get_plane(&view, p, &b), "VPC staging plane");
-            for (uint32_t r = 0; r < a.rows; ++r) {
-                uint8_t* img_row = a.data + size_t(r) * a.stride;
-                uint8_t* host_row = b.data + size_t(r) * b.stride;
-                if (into_host)
-                    std::memcpy(host_row, img_row, a.row_bytes);
-                else
-                    std::memcpy(img_row, host_row, a.row_bytes);
-            }
-        }
-    }
-
-    PicDesc desc_;
-    kes_image image_;
-    kes_image aligned_{};
-    kes_mem_backend where_;
-    bool staged_ = false, restride_ = false;
-    size_t bytes_ = 0;
-    DvppBuffer staging_;
-};
-
 class RoiConfig {
 public:
     RoiConfig(const acl::DvppApi& dvpp, const kes_vpc_roi& r)
@@ -145,6 +39,12 @@ private:
     const acl::DvppApi& dvpp_;
     acl::DvppRoiConfig* roi_;
 };
+
+// UNCONFIRMED: the VPC input stride rule is taken to be the output one of the profile (align16 × align2
+// on 310, documented for inputs there; 310B's V1 input rule is unstated).
+DvppPicture::Alignment vpc_align(const AscendDvpp& hw) {
+    return {std::max(1u, hw.board().vpc_width_align), std::max(1u, hw.board().vpc_height_align)};
+}
 
 size_t output_bytes(kes_pixel_format format, const VpcOutput& g) {
     size_t bytes = 0;
@@ -167,7 +67,7 @@ std::string vpc_crop_resize_hw(AscendDvpp& hw, const kes_image& in, const kes_vp
     if (!refusal.empty()) return refusal;
     const acl::DvppApi& d = hw.api();
     acl::ScopedContext bind;
-    VpcPicture src(d, hw.board(), in, true);
+    DvppPicture src(d, in, vpc_align(hw), true);
     const size_t bytes = output_bytes(in.format, g);
     OutputImage output(pool, bytes);
     PicDesc dst(d);
@@ -187,8 +87,8 @@ std::string vpc_crop_and_paste_hw(AscendDvpp& hw, const kes_image& in, const kes
     if (!refusal.empty()) return refusal;
     const acl::DvppApi& d = hw.api();
     acl::ScopedContext bind;
-    VpcPicture src(d, hw.board(), in, true);
-    VpcPicture dst(d, hw.board(), canvas, true);
+    DvppPicture src(d, in, vpc_align(hw), true);
+    DvppPicture dst(d, canvas, vpc_align(hw), true);
     RoiConfig crop_roi(d, crop), paste_roi(d, paste);
     acl::check("acldvppVpcCropAndPasteAsync",
                d.acldvppVpcCropAndPasteAsync(hw.channel(), src.get(), dst.get(), crop_roi.get(), paste_roi.get(),
@@ -208,7 +108,7 @@ std::string vpc_letterbox_hw(AscendDvpp& hw, const kes_image& in, const kes_vpc_
         return "a padding colour with U != V in DVPP memory the CPU cannot write (ACL_HOST run mode)";
     const acl::DvppApi& d = hw.api();
     acl::ScopedContext bind;
-    VpcPicture src(d, hw.board(), in, true);
+    DvppPicture src(d, in, vpc_align(hw), true);
     const size_t bytes = output_bytes(in.format, g);
     OutputImage output(pool, bytes);
     // The padding: written by the CPU on a board, by aclrtMemset per plane on a PCIe card.
@@ -284,18 +184,18 @@ std::string vpc_batch_crop_hw(AscendDvpp& hw, const kes_image* images, const kes
     BatchDesc dst_batch{d, d.acldvppCreateBatchPicDesc(count)};
     if (!src_batch.batch || !dst_batch.batch) fail(KES_ERR_OUT_OF_MEMORY, "acldvppCreateBatchPicDesc returned NULL");
 
-    std::vector<std::unique_ptr<VpcPicture>> inputs;  // staged copies stay alive until the sync
+    std::vector<std::unique_ptr<DvppPicture>> inputs;  // staged copies stay alive until the sync
     for (size_t s = 0; s < sources.size(); ++s) {
         const kes_image& img = images[sources[s]];
         acl::DvppPicDesc* desc = d.acldvppGetPicDesc(src_batch.batch, uint32_t(s));
         if (image_backend(img) == KES_MEM_DVPP && img.width_stride % std::max(1u, hw.board().vpc_width_align) == 0 &&
             img.height_stride % std::max(1u, hw.board().vpc_height_align) == 0) {
-            PicDesc::describe_picture(d, desc, img.data, buffer_bytes(img), img.format, img.width, img.height,
+            PicDesc::describe_picture(d, desc, img.data, image_bytes(img), img.format, img.width, img.height,
                                       img.width_stride, img.height_stride);
             continue;
         }
-        // Stage through a VpcPicture, then describe the batch slot the same way.
-        inputs.push_back(std::make_unique<VpcPicture>(d, hw.board(), img, true));
+        // Stage through a DvppPicture, then describe the batch slot the same way.
+        inputs.push_back(std::make_unique<DvppPicture>(d, img, vpc_align(hw), true));
         acl::DvppPicDesc* staged = inputs.back()->get();
         PicDesc::describe_picture(d, desc, d.acldvppGetPicDescData(staged), d.acldvppGetPicDescSize(staged), img.format,
                                   img.width, img.height, d.acldvppGetPicDescWidthStride(staged),
