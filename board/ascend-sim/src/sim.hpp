@@ -2,13 +2,17 @@
 //
 // Types and signatures are re-typed from the Apache-2.0 headers of mindspore-ai/graphengine
 // (inc/external/acl/acl_base.h, acl_rt.h, acl_mdl.h), not copied; error codes from its error_codes/.
-// Only the acl* symbols leave the library (exports.map); everything else, the CPU engine included, is
-// local to it, so it never collides with the Kestrel copy inside the app that loads it.
+// Only the acl* symbols leave the library (exports.map), plus the kes_sim:: internals that the
+// simulator's libacl_dvpp.so (linked against this library, as CANN's is) shares the runtime's state
+// through; everything else, the CPU engine included, is local, so it never collides with the Kestrel
+// copy inside the app that loads it.
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -75,6 +79,9 @@ enum : aclError {
     kModelInputNotMatch = 100017,
     kModelOutputNotMatch = 100018,
     kModelNotDynamic = 100019,
+    kRepeatSubscribe = 100033,     // ACL_ERROR_REPEAT_SUBSCRIBE
+    kStreamNotSubscribe = 100034,  // ACL_ERROR_STREAM_NOT_SUBSCRIBE
+    kThreadNotSubscribe = 100035,  // ACL_ERROR_THREAD_NOT_SUBSCRIBE
     kRepeatFinalize = 100037,
     kStubMode = 100039,
     kResourceNotCleared = 148051,
@@ -86,6 +93,8 @@ enum : aclError {
     kRtMemoryFree = 207002,
     kRtDeviceOom = 207018,
     kRtModelExecute = 507011,
+    kRtReportTimeout = 507012,  // ACL_ERROR_RT_REPORT_TIMEOUT
+    kRtAicpuException = 507018,
     kRtStreamSyncTimeout = 507046,
     kGeModelAddrInvalid = 145007,
     kGeDynamicBatchSizeInvalid = 145013,
@@ -125,6 +134,16 @@ struct Region {
     size_t size = 0;        // what the caller asked for
     size_t mapped = 0;      // bytes mapped (whole pages)
     bool internal = false;  // the simulator's own (model work memory it was not given)
+    bool dvpp = false;      // from acldvppMalloc (libacl_dvpp.so): freed with acldvppFree only
+};
+
+// aclrtSubscribeReport / aclrtProcessReport: work queued for a subscribed thread (VDEC callbacks). The
+// mutex is a leaf: nothing that takes Sim::mutex runs while it is held.
+struct Reports {
+    std::mutex mutex;
+    std::condition_variable cv;
+    std::map<const void*, uint64_t> subscriptions;                 // stream (or a VDEC channel's own stream) -> thread
+    std::map<uint64_t, std::deque<std::function<void()>>> queues;  // per thread, run by aclrtProcessReport
 };
 
 // ~Model gives back the device memory the simulator took for it (internal_alloc below).
@@ -180,7 +199,15 @@ struct Sim {
     std::map<uint32_t, std::unique_ptr<Model>> models;
     uint32_t next_model_id = 1;
     int open_depth = 0;  // nesting of DeviceWork scopes
+    Reports reports;
+    // Set by libacl_dvpp.so while it is loaded: lists its live objects into the aclFinalize ledger and
+    // frees them.
+    void (*release_dvpp)(std::vector<std::string>* leaks) = nullptr;
 };
+
+// The functions below are shared with libacl_dvpp.so: default visibility (the build hides everything
+// else), exported by exports.map's kes_sim:: pattern.
+#pragma GCC visibility push(default)
 
 Sim& sim();
 
@@ -218,7 +245,25 @@ void internal_free(void* p);
 // Returns 0 or the code (invalid handle, stream of another context).
 aclError resolve_stream(aclrtStream stream, Stream** out);
 
+// DVPP memory (acldvppMalloc): a device region marked dvpp, 128-byte aligned (mappings are page aligned).
+void* dvpp_alloc(size_t size, aclError* code);
+aclError dvpp_free(void* p);  // kRtMemoryFree when p is not the start of live DVPP memory
+
+// "0x..." for messages.
+std::string hex(const void* p);
+
+// The id aclrtSubscribeReport takes for the calling thread (its pthread_t).
+uint64_t this_thread_id();
+
+// Subscribes `thread` to the reports of `key` (a stream); kRepeatSubscribe when `key` already has one.
+aclError subscribe_report(uint64_t thread, const void* key, const char* call);
+aclError unsubscribe_report(uint64_t thread, const void* key, const char* call);
+// Queues `work` for the next aclrtProcessReport on `thread`.
+void post_report(uint64_t thread, std::function<void()> work);
+
 // sim_model.cpp: describes every model still loaded (for the aclFinalize ledger) and unloads them.
 void release_models(std::vector<std::string>* leaks);
+
+#pragma GCC visibility pop
 
 }  // namespace kes_sim

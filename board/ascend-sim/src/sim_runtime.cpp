@@ -105,7 +105,7 @@ bool host_mode() {
 }
 
 // Maps a device region; PROT_NONE in ACL_HOST mode unless device work is running.
-void* map_region(size_t size, bool internal, aclError* code) {
+void* map_region(size_t size, bool internal, aclError* code, bool dvpp = false) {
     Sim& s = sim();
     const size_t rounded = ((size + 31) / 32) * 32 + 32;  // acl's ALIGN_UP(size, 32) + 32
     const size_t mapped = (rounded + page_size() - 1) / page_size() * page_size();
@@ -125,6 +125,7 @@ void* map_region(size_t size, bool internal, aclError* code) {
     r.size = size;
     r.mapped = mapped;
     r.internal = internal;
+    r.dvpp = dvpp;
     s.device[reinterpret_cast<uintptr_t>(p)] = r;
     if (!internal) s.device_bytes += mapped;
     *code = kOk;
@@ -140,12 +141,6 @@ void unmap_region(std::map<uintptr_t, Region>::iterator it) {
 
 void protect_all(int prot) {
     for (const auto& r : sim().device) mprotect(reinterpret_cast<void*>(r.first), r.second.mapped, prot);
-}
-
-std::string hex(const void* p) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%p", p);
-    return b;
 }
 
 aclError run_tasks(Stream* st, int32_t timeout_ms) {
@@ -199,6 +194,25 @@ aclError check_copy(const char* call, void* dst, size_t dst_max, const void* src
 }
 
 }  // namespace
+
+std::string hex(const void* p) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%p", p);
+    return b;
+}
+
+void* dvpp_alloc(size_t size, aclError* code) {
+    return map_region(size, false, code, true);
+}
+
+aclError dvpp_free(void* p) {
+    auto it = sim().device.find(reinterpret_cast<uintptr_t>(p));
+    if (!p || it == sim().device.end() || !it->second.dvpp) {
+        return report(kRtMemoryFree, "acldvppFree: " + hex(p) + " is not the start of live acldvppMalloc memory");
+    }
+    unmap_region(it);
+    return kOk;
+}
 
 Sim& sim() {
     // Never destroyed: an app's static destructors may still call in at exit.
@@ -326,12 +340,14 @@ SIM_API aclError aclFinalize() {
     }
     if (aclError e = enter(__func__, kNeedInit)) return e;
     std::vector<std::string> leaks;
+    if (s.release_dvpp) s.release_dvpp(&leaks);  // DVPP channels and descriptions (libacl_dvpp.so)
     release_models(&leaks);
     for (auto it = s.device.begin(); it != s.device.end();) {
         auto next = std::next(it);
         if (!it->second.internal) {
-            leaks.push_back("device memory " + hex(reinterpret_cast<void*>(it->first)) + " (" +
-                            std::to_string(it->second.size) + " bytes, aclrtMalloc)");
+            leaks.push_back(std::string(it->second.dvpp ? "DVPP memory " : "device memory ") +
+                            hex(reinterpret_cast<void*>(it->first)) + " (" + std::to_string(it->second.size) +
+                            (it->second.dvpp ? " bytes, acldvppMalloc)" : " bytes, aclrtMalloc)"));
         }
         unmap_region(it);
         it = next;
@@ -341,6 +357,15 @@ SIM_API aclError aclFinalize() {
         std::free(p);
     }
     for (auto& st : s.streams) leaks.push_back("stream " + hex(st.first) + " (aclrtCreateStream)");
+    {
+        std::lock_guard<std::mutex> lock(s.reports.mutex);
+        for (auto& sub : s.reports.subscriptions) {
+            leaks.push_back("report subscription of thread " + std::to_string(sub.second) + " to stream " +
+                            hex(sub.first) + " (aclrtSubscribeReport)");
+        }
+        s.reports.subscriptions.clear();
+        s.reports.queues.clear();
+    }
     for (auto& c : s.user_contexts) leaks.push_back("context " + hex(c.first) + " (aclrtCreateContext)");
     for (auto& d : s.device_refs) {
         if (d.second > 0)
@@ -566,6 +591,9 @@ SIM_API aclError aclrtFree(void* devPtr) {
     auto it = s.device.find(reinterpret_cast<uintptr_t>(devPtr));
     if (!devPtr || it == s.device.end() || it->second.internal) {
         return report(kRtMemoryFree, "aclrtFree: " + hex(devPtr) + " is not the start of live aclrtMalloc memory");
+    }
+    if (it->second.dvpp) {
+        return report(kRtMemoryFree, "aclrtFree: " + hex(devPtr) + " is DVPP memory: free it with acldvppFree");
     }
     unmap_region(it);
     return kOk;
