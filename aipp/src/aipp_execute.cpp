@@ -77,6 +77,12 @@ Plan make_plan(const kes_aipp_params& p, const kes_image* image, uint32_t index,
     if (kes_image_validate(image) != KES_OK) {
         KES_FAIL(KES_ERR_INVALID_ARGUMENT, "images[%u]: %s", index, kes_last_error());
     }
+    if (kes_mem_is_host_accessible(kes_image_memory(image)) == 0)
+        KES_FAIL(KES_ERR_UNSUPPORTED,
+                 "images[%u] lives in memory the CPU cannot read (DVPP or device memory of a PCIe card, ACL_HOST run "
+                 "mode) and AIPP runs on the CPU here: copy it to host memory (kes_mem_copy), or give it to a .om "
+                 "whose AIPP runs on the NPU",
+                 index);
     KES_REQUIRE(format_matches(p.input_format, image->format), "images[%u] is %s, which input_format %s cannot read",
                 index, kes_pixel_format_name(image->format), input_format_name(p.input_format));
     pl.format = p.input_format;

@@ -28,7 +28,7 @@ void check_sdk(kes_status st, const char* what) {
 }
 
 void require_cpu_access(const kes_image& image, const char* what) {
-    const kes_mem_backend where = image_backend(image);
+    const kes_mem_backend where = kes_image_memory(&image);
     if (kes_mem_is_host_accessible(where) == 0)
         KES_FAIL(KES_ERR_UNSUPPORTED,
                  "%s lives in %s memory the CPU cannot read (a PCIe card, ACL_HOST run mode), and this call runs on "

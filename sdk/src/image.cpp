@@ -365,6 +365,14 @@ kes_status kes_image_alloc(kes_image* out_image, kes_mem_pool* pool, kes_pixel_f
     });
 }
 
+kes_mem_backend kes_image_memory(const kes_image* image) {
+    if (!image || !image->data) return KES_MEM_HOST;
+    if (image->pool) return kes_mem_pool_backend(image->pool);
+    kes_mem_backend where = KES_MEM_HOST;
+    if (image->owns_data && kes_mem_get_backend(image->data, &where) != KES_OK) where = KES_MEM_HOST;
+    return where;
+}
+
 void kes_image_release(kes_image* image) {
     (void)kes::guard(__func__, [&] {
         if (image == nullptr) return KES_OK;

@@ -539,3 +539,28 @@ TEST(ImageAlloc, ExhaustedPoolReportsOutOfMemoryAndZeroesTheOutput) {
     EXPECT_EQ(kes_image_alloc(&img, pool, KES_PIXEL_NV12, 16, 16, 15, 0), KES_ERR_INVALID_ARGUMENT);
     kes_mem_pool_destroy(pool);
 }
+
+TEST(ImageMemory, SaysWhereThePixelsLive) {
+    EXPECT_EQ(kes_image_memory(nullptr), KES_MEM_HOST);
+    kes_image img;
+    ASSERT_EQ(kes_image_alloc(&img, nullptr, KES_PIXEL_NV12, 64, 32, 0, 0), KES_OK) << kes_last_error();
+    EXPECT_EQ(kes_image_memory(&img), KES_MEM_HOST);
+    kes_image_release(&img);
+    kes_mem_pool_config pc;
+    kes_mem_pool_config_init(&pc);
+    pc.backend = KES_MEM_DVPP;
+    pc.initial_bytes = 1 << 16;
+    kes_mem_pool* pool = nullptr;
+    ASSERT_EQ(kes_mem_pool_create(&pc, &pool), KES_OK) << kes_last_error();
+    ASSERT_EQ(kes_image_alloc(&img, pool, KES_PIXEL_NV12, 64, 32, 0, 0), KES_OK) << kes_last_error();
+    EXPECT_EQ(kes_image_memory(&img), KES_MEM_DVPP);
+    kes_image_release(&img);
+    kes_mem_pool_destroy(pool);
+    void* p = nullptr;
+    ASSERT_EQ(kes_mem_alloc(KES_MEM_DEVICE, 64 * 48, &p), KES_OK);
+    ASSERT_EQ(kes_image_wrap(&img, KES_PIXEL_NV12, 64, 32, 0, 0, p, 64 * 48), KES_OK) << kes_last_error();
+    EXPECT_EQ(kes_image_memory(&img), KES_MEM_HOST);  // borrowed: Kestrel cannot know
+    img.owns_data = 1;                                // as an owned kes_mem_alloc buffer it can
+    EXPECT_EQ(kes_image_memory(&img), KES_MEM_DEVICE);
+    kes_image_release(&img);
+}

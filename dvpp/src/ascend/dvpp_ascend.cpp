@@ -213,7 +213,7 @@ size_t image_bytes(const kes_image& image) {
 }
 
 DvppPicture::DvppPicture(const acl::DvppApi& dvpp, const kes_image& img, Alignment align, bool load)
-    : desc_(dvpp), image_(img), where_(image_backend(img)) {
+    : desc_(dvpp), image_(img), where_(kes_image_memory(&img)) {
     const uint32_t wa = std::max(1u, align.width), ha = std::max(1u, align.height);
     const bool aligned = img.width_stride % wa == 0 && img.height_stride % ha == 0;
     if (where_ == KES_MEM_DVPP && aligned) {

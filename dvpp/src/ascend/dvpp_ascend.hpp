@@ -174,10 +174,6 @@ struct JpegdJob {
     size_t bytes;  // kes_image_buffer_size of the strides
 };
 
-// Where an image's pixels live: the pool's backend, else the kes_mem_alloc buffer's, else (wrapped
-// caller memory) KES_MEM_HOST.
-kes_mem_backend image_backend(const kes_image& image) noexcept;
-
 // VPC on the hardware (vpc_ascend.cpp). The caller has checked every board rule; each returns "" on
 // success or why the hardware cannot serve the call (the caller then runs the CPU path), and throws
 // kes::Error for any other failure. Inputs in other memory than DVPP are staged into DVPP memory.

@@ -54,13 +54,6 @@ size_t output_bytes(kes_pixel_format format, const VpcOutput& g) {
 
 }  // namespace
 
-kes_mem_backend image_backend(const kes_image& image) noexcept {
-    if (image.pool) return kes_mem_pool_backend(image.pool);
-    kes_mem_backend where = KES_MEM_HOST;
-    if (image.owns_data && kes_mem_get_backend(image.data, &where) == KES_OK) return where;
-    return KES_MEM_HOST;
-}
-
 std::string vpc_crop_resize_hw(AscendDvpp& hw, const kes_image& in, const kes_vpc_roi& crop, kes_vpc_interp interp,
                                const VpcOutput& g, kes_mem_pool* pool, kes_image* out) {
     std::string refusal = interp_refusal(interp);
@@ -188,7 +181,8 @@ std::string vpc_batch_crop_hw(AscendDvpp& hw, const kes_image* images, const kes
     for (size_t s = 0; s < sources.size(); ++s) {
         const kes_image& img = images[sources[s]];
         acl::DvppPicDesc* desc = d.acldvppGetPicDesc(src_batch.batch, uint32_t(s));
-        if (image_backend(img) == KES_MEM_DVPP && img.width_stride % std::max(1u, hw.board().vpc_width_align) == 0 &&
+        if (kes_image_memory(&img) == KES_MEM_DVPP &&
+            img.width_stride % std::max(1u, hw.board().vpc_width_align) == 0 &&
             img.height_stride % std::max(1u, hw.board().vpc_height_align) == 0) {
             PicDesc::describe_picture(d, desc, img.data, image_bytes(img), img.format, img.width, img.height,
                                       img.width_stride, img.height_stride);

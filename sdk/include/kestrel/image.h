@@ -135,6 +135,11 @@ KES_API kes_status kes_image_alloc(kes_image* out_image, kes_mem_pool* pool, kes
 /* Frees an owned buffer, then zeroes the struct. NULL or an already released image is a no-op. */
 KES_API void kes_image_release(kes_image* image);
 
+/* Where the pixels live: the owning pool's backend, else the kes_mem_alloc buffer's, else (caller memory
+ * described by kes_image_wrap) KES_MEM_HOST. With kes_mem_is_host_accessible it says whether the CPU may
+ * read the image: not the DVPP output of a PCIe card (ACL_HOST run mode). NULL gives KES_MEM_HOST. */
+KES_API kes_mem_backend kes_image_memory(const kes_image* image);
+
 /* Plane `index` (0-based) of a valid image. Chroma row_bytes count whole samples: NV12 1919 wide has
  * 1920-byte UV rows (960 pairs), I420 1919 wide has 960-byte U and V rows. */
 KES_API kes_status kes_image_get_plane(const kes_image* image, uint32_t index, kes_image_plane* out_plane);
