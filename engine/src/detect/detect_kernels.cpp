@@ -1,0 +1,71 @@
+// detect_kernels.cpp — the scalar (reference) detect kernels and the run-time choice among the tables.
+#include "detect_kernels.hpp"
+
+#include <atomic>
+
+#include "kes/cpu_dispatch.hpp"
+
+namespace kes {
+namespace detect {
+namespace {
+
+size_t filter_scalar(const float* s, size_t count, size_t anchor_stride, size_t class_stride, size_t classes,
+                     float threshold, uint32_t* idx) {
+    size_t n = 0;
+    for (size_t a = 0; a < count; ++a) {
+        const float* row = s + a * anchor_stride;
+        for (size_t c = 0; c < classes; ++c) {
+            if (row[c * class_stride] >= threshold) {
+                idx[n++] = static_cast<uint32_t>(a);
+                break;
+            }
+        }
+    }
+    return n;
+}
+
+size_t suppress_scalar(const BoxesSoA& s, size_t begin, size_t end, const float box[4], float barea, float threshold,
+                       uint32_t* alive, uint32_t* hits) {
+    size_t n = 0;
+    for (size_t j = begin; j < end; ++j) {
+        if (alive[j] && iou_above(s.x0[j], s.y0[j], s.x1[j], s.y1[j], s.area[j], box, barea, threshold)) {
+            alive[j] = 0;
+            hits[n++] = static_cast<uint32_t>(j);
+        }
+    }
+    return n;
+}
+
+const Kernels kScalar = {"scalar", filter_scalar, suppress_scalar};
+
+std::atomic<const Kernels*> g_override{nullptr};
+
+}  // namespace
+
+const Kernels& kernels_scalar() {
+    return kScalar;
+}
+
+const Kernels& kernels_active() {
+    if (const Kernels* t = g_override.load(std::memory_order_acquire)) return *t;
+    static const Kernels* const chosen = [] {
+        if (const Kernels* t = kernels_avx2()) return t;
+        if (const Kernels* t = kernels_neon()) return t;
+        return &kScalar;
+    }();
+    return *chosen;
+}
+
+std::vector<const Kernels*> kernels_available() {
+    std::vector<const Kernels*> all{&kScalar};
+    for (const Kernels* t : {kernels_avx2(), kernels_neon()})
+        if (t) all.push_back(t);
+    return all;
+}
+
+void kernels_override(const Kernels* table) {
+    g_override.store(table, std::memory_order_release);
+}
+
+}  // namespace detect
+}  // namespace kes
