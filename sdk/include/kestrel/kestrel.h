@@ -19,6 +19,7 @@
 #endif
 #if KES_HAVE_ENGINE
 #include "kestrel/convert.h"
+#include "kestrel/detect.h"
 #include "kestrel/engine.h"
 #endif
 #if KES_HAVE_FV
