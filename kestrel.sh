@@ -106,9 +106,21 @@ format_check() {
   format_files | xargs -r clang-format --dry-run --Werror
 }
 
+# The installed package, then the release tarballs (CPack) of the host and aarch64 builds, unpacked
+# elsewhere: find_package(Kestrel) and pkg-config, the aarch64 app run on the emulated board.
 consumer() {
   log "installed package: find_package(Kestrel) and pkg-config"
-  bash tests/consumer/check.sh "$ROOT/build/host"
+  bash tests/consumer/check.sh "$ROOT/build/host" || return 1
+  local builds=("$ROOT/build/host")
+  if [ -f "$ROOT/build/aarch64/CMakeCache.txt" ]; then
+    builds+=("$ROOT/build/aarch64")
+  elif [ -n "${KES_REQUIRE_TEST_DEPS:-}" ]; then
+    echo "consumer: no aarch64 build (build/aarch64) to package" >&2; return 1
+  else
+    echo "consumer: no build/aarch64: the aarch64 tarball is skipped (./kestrel.sh build aarch64)"
+  fi
+  log "release tarballs: ${builds[*]#"$ROOT/"}"
+  KES_JOBS=$JOBS bash tests/consumer/check.sh --package "${builds[@]}" || return 1
 }
 
 case "${1:-}" in

@@ -42,3 +42,39 @@ file(RELATIVE_PATH KES_PC_PREFIX_FROM_PCDIR "${CMAKE_INSTALL_FULL_LIBDIR}/pkgcon
 string(REGEX REPLACE "/$" "" KES_PC_PREFIX_FROM_PCDIR "${KES_PC_PREFIX_FROM_PCDIR}")
 configure_file(cmake/kestrel.pc.in ${CMAKE_CURRENT_BINARY_DIR}/kestrel.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/kestrel.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# What a release needs beside the libraries: the docs in share/doc/kestrel, and the samples' sources in
+# share/kestrel/samples with a CMakeLists.txt that builds them against this install (find_package).
+# The tools (kes-convert, kes-info, ...) and the AscendCL simulator install from their own directories.
+set(KES_DOC_DIR ${CMAKE_INSTALL_DATAROOTDIR}/doc/kestrel)
+file(GLOB kes_docs ${PROJECT_SOURCE_DIR}/docs/*.md)
+foreach(f LICENSE LICENSE.txt NOTICE)
+  if(EXISTS ${PROJECT_SOURCE_DIR}/${f})
+    list(APPEND kes_docs ${PROJECT_SOURCE_DIR}/${f})
+  endif()
+endforeach()
+install(FILES ${PROJECT_SOURCE_DIR}/README.md ${kes_docs} DESTINATION ${KES_DOC_DIR})
+
+set(kes_samples "")
+foreach(sample kes-info jpeg-to-tensor face-search)
+  if(TARGET ${sample})
+    list(APPEND kes_samples ${sample})
+    install(DIRECTORY ${PROJECT_SOURCE_DIR}/samples/${sample}/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kestrel/samples/${sample}
+            FILES_MATCHING PATTERN "*.c" PATTERN "*.h" PATTERN "*.cfg")
+  endif()
+endforeach()
+if(kes_samples)
+  string(REPLACE ";" " " kes_samples "${kes_samples}")
+  file(CONFIGURE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/samples/CMakeLists.txt @ONLY CONTENT [[
+# The Kestrel samples, built against an installed or unpacked Kestrel:
+#   cmake -S <prefix>/share/kestrel/samples -B build -DCMAKE_PREFIX_PATH=<prefix> && cmake --build build
+cmake_minimum_required(VERSION 3.25)
+project(kestrel_samples C)
+find_package(Kestrel @PROJECT_VERSION_MAJOR@.@PROJECT_VERSION_MINOR@ REQUIRED)
+foreach(sample @kes_samples@)
+  add_executable(${sample} ${sample}/main.c)
+  target_link_libraries(${sample} PRIVATE Kestrel::kestrel m)
+endforeach()
+]])
+  install(FILES ${CMAKE_CURRENT_BINARY_DIR}/samples/CMakeLists.txt DESTINATION ${CMAKE_INSTALL_DATADIR}/kestrel/samples)
+endif()

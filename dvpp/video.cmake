@@ -1,5 +1,12 @@
 # dvpp video: VDEC/VENC over FFmpeg 5.1 (libavformat, libavcodec, libavutil, libswscale), spec §2.7–2.8.
 # Included by dvpp/CMakeLists.txt before kes_add_module; dvpp_video_after_module() runs after it.
+# KES_WITH_FFMPEG=OFF: no FFmpeg at all; the video calls return KES_ERR_UNSUPPORTED (video_unavailable.cpp),
+# for the smallest static binaries (bench/footprint.sh).
+option(KES_WITH_FFMPEG "dvpp video (VDEC/VENC) over FFmpeg; OFF: the kes_vdec_*/kes_venc_* calls fail" ON)
+if(NOT KES_WITH_FFMPEG)
+  list(APPEND dvpp_sources video_unavailable.cpp)
+  return()
+endif()
 pkg_check_modules(KES_FFMPEG REQUIRED IMPORTED_TARGET GLOBAL libavformat libavcodec libavutil libswscale)
 # As for libturbojpeg: the installed kestrel.pc requires them and KestrelConfig.cmake re-finds them.
 set_property(GLOBAL APPEND PROPERTY KES_PKGCONFIG_REQUIRES libavformat libavcodec libavutil libswscale)
