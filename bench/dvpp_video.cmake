@@ -1,6 +1,6 @@
 # P5 (issue 3): H.264 1080p decode, kes_vdec beside a plain FFmpeg decode loop, and decode scaling
 # over 1-4 channels. Included by bench/CMakeLists.txt.
-if(NOT TARGET kes_dvpp)
+if(NOT TARGET kes_dvpp OR NOT TARGET PkgConfig::KES_FFMPEG)  # KES_WITH_FFMPEG=OFF: no video to measure
   return()
 endif()
 target_sources(kes-bench PRIVATE ${CMAKE_CURRENT_LIST_DIR}/bench_dvpp_video.cpp)
