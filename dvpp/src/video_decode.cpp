@@ -1,5 +1,9 @@
-// VDEC on the host: libavformat demuxes, libavcodec decodes, frames become NV12/NV21 kes_images with
-// the board's VDEC strides in the caller's pool (dvpp_video.h, spec §2.7).
+// VDEC: libavformat demuxes, and either libavcodec decodes on the host (frames become NV12/NV21
+// kes_images with the board's VDEC strides in the caller's pool) or the DVPP hardware does through
+// aclvdec* (ascend/vdec_ascend.cpp: access units in Annex-B, pictures back in DVPP memory). The hardware
+// is chosen at create when the Ascend backend is active and the stream is one it takes; otherwise, and
+// for every stream outside the VDEC rules, the host decodes, logged once per cause (dvpp_video.h, spec
+// §2.7).
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -136,6 +140,12 @@ constexpr uint32_t kDefaultTimeoutMs = 5000;
 // After a flush the decoder must reach EOF; a decoder that keeps failing is given up on after this many.
 constexpr int kMaxDrainErrors = 1000;
 constexpr int kMaxErrorsPerDrain = 64;
+// The hardware path: frames in flight before the next send waits for the oldest; how long a frame (or
+// the end of the stream) may take to come back before the call fails with KES_ERR_TIMEOUT; how long
+// kes_vdec_receive_frame waits for a frame in flight before saying KES_ERR_BUSY.
+constexpr size_t kHwMaxInFlight = 8;
+constexpr uint32_t kHwFrameTimeoutMs = 10000;
+constexpr uint32_t kHwReceiveWaitMs = 50;
 
 }  // namespace
 }  // namespace kes
@@ -169,6 +179,30 @@ struct kes_vdec {
     kes_vdec_stats stats{};
     bool have_info = false;
     kes_vdec_stream_info info{};
+
+    // The DVPP hardware path (ascend/vdec_ascend.cpp), when it decodes this stream.
+    const kes::acl::DvppApi* hw_api = nullptr;  // the table, when the hardware may serve the decoder
+    std::unique_ptr<kes::VdecHardware> hw;
+    bool hw_decided = false;               // packet mode: the first access unit confirmed the hardware, or not
+    kes::AvBsfPtr bsf;                     // source mode: length-prefixed (MP4/MKV) access units to Annex-B
+    kes::AvPacketPtr hw_pkt;               // the bitstream filter's output
+    kes::AvCodecContextPtr hw_parse_ctx;   // source mode: what hw_parser writes into (never opened)
+    kes::AvParserPtr hw_parser;            // source mode: each access unit's size and display position
+    std::vector<uint8_t> hw_prefix;        // Annex-B parameter sets of the container, sent before the first unit
+    std::vector<uint8_t> hw_scratch;       // a unit with the prefix, or a copy padded for the parser
+    uint32_t hw_width = 0, hw_height = 0;  // the stream's size as last parsed
+    int hw_last_poc = INT_MIN;             // display position of the last unit sent (reordering check)
+    struct HwUnit {
+        std::vector<uint8_t> bytes;
+        kes::VdecFrameMeta meta;
+    };
+    std::unique_ptr<HwUnit> hw_retry;  // a unit not sent for want of memory: the next call sends it first
+    bool hw_finished = false;          // the end of the stream was sent and every frame came back
+    struct HwReady {
+        kes::VdecPicture picture;
+        uint64_t index;
+    };
+    std::deque<HwReady> hw_ready;  // pictures to deliver (DVPP memory), in order
 
     ~kes_vdec() {
         if (channel_reserved) kes::g_open_channels.fetch_sub(1);
@@ -220,6 +254,7 @@ void update_info(kes_vdec* v, uint32_t w, uint32_t h, uint32_t bit_depth) {
               "VDEC output strides");
     check_sdk(kes_image_buffer_size(v->out_format, in.width_stride, in.height_stride, &in.frame_size),
               "VDEC frame size");
+    in.backend = v->hw ? KES_BACKEND_ASCEND : KES_BACKEND_CPU;
     v->have_info = true;
 }
 
@@ -324,6 +359,300 @@ void open_decoder(kes_vdec* v, AVCodecID id, const AVCodecParameters* par) {
     if (ret < 0) fail(av_error_status(ret), "cannot open the %s decoder: %s", codec->name, av_error_text(ret).c_str());
 }
 
+// ---- the DVPP hardware path (ascend/vdec_ascend.cpp does the aclvdec* work) ---------------------------
+
+// What is known of a stream before it is decoded, for the hardware's rules.
+struct StreamForm {
+    int width = 0, height = 0;  // 0: unknown
+    int pix_fmt = -1;           // AVPixelFormat; -1: unknown
+    int field_order = AV_FIELD_UNKNOWN;
+    int level = FF_LEVEL_UNKNOWN;
+    int reorder = 0;  // frames of reordering (B-frames)
+};
+
+// Why the hardware cannot decode this stream for this decoder, or "" (spec §2.7). Causes are phrased
+// without sizes, so that each is logged once per process.
+std::string hw_refusal(const kes_vdec* v, const StreamForm& s) {
+    const bool h265 = v->info.codec == KES_VIDEO_CODEC_H265;
+    if (v->cfg.output_width && (int64_t(v->cfg.output_width) != s.width || int64_t(v->cfg.output_height) != s.height))
+        return "an output resize (config.output_width x output_height other than the stream's size)";
+    if (const auto* d = s.pix_fmt >= 0 ? av_pix_fmt_desc_get(static_cast<AVPixelFormat>(s.pix_fmt)) : nullptr) {
+        if (d->nb_components != 3 || d->log2_chroma_w != 1 || d->log2_chroma_h != 1 ||
+            (d->flags & (AV_PIX_FMT_FLAG_RGB | AV_PIX_FMT_FLAG_PAL | AV_PIX_FMT_FLAG_HWACCEL)))
+            return std::string("a stream whose chroma is not 4:2:0 (") + d->name + ")";
+        if (d->comp[0].depth > 8)
+            return format("a %d-bit stream (VDEC would write 10-bit pictures, formats Kestrel does not offer)",
+                          d->comp[0].depth);
+    }
+    if (s.reorder > 0) return "a stream with B-frames (VDEC's send-frame mode returns pictures in decode order)";
+    if (h265 && s.field_order != AV_FIELD_UNKNOWN && s.field_order != AV_FIELD_PROGRESSIVE)
+        return "an interlaced H.265 stream (VDEC decodes interlaced H.264 only)";
+    if (s.level > (h265 ? 153 : 51)) return "a stream above level 5.1";
+    if (s.width > 0 && s.height > 0) {
+        const uint32_t w = uint32_t(s.width), h = uint32_t(s.height);
+        if (w < v->profile.vdec_min_dim || h < v->profile.vdec_min_dim || w > v->profile.vdec_max_dim ||
+            h > v->profile.vdec_max_dim)
+            return "a stream outside VDEC's size limits";
+        if (h265 && v->profile.board == KES_BOARD_310B && w > 5400)
+            return "an H.265 stream wider than 5400 on the 310B";
+        if (v->cfg.max_pixels && uint64_t(w) * h > v->cfg.max_pixels) return "a stream above config.max_pixels";
+    }
+    return "";
+}
+
+int32_t hw_stream_format(kes_video_codec codec, int profile) {
+    if (codec == KES_VIDEO_CODEC_H265) return acl::kH265Main;
+    // UNCONFIRMED whether VDEC treats the three H.264 types differently; the stream's profile is given.
+    if (profile == FF_PROFILE_H264_BASELINE || profile == FF_PROFILE_H264_CONSTRAINED_BASELINE)
+        return acl::kH264Baseline;
+    if (profile == FF_PROFILE_H264_MAIN) return acl::kH264Main;
+    return acl::kH264High;
+}
+
+// Source mode: whether the hardware decodes this stream (the cause is logged when it does not).
+bool choose_source_hardware(kes_vdec* v, const AVCodecParameters* par) {
+    if (!v->hw_api) return false;
+    StreamForm f;
+    f.width = par->width;
+    f.height = par->height;
+    f.pix_fmt = par->format;
+    f.field_order = par->field_order;
+    f.level = par->level;
+    f.reorder = par->video_delay;
+    const std::string why = hw_refusal(v, f);
+    if (why.empty()) return true;
+    note_fallback("kes_vdec", why);
+    return false;
+}
+
+bool starts_annexb(const uint8_t* p, int n) {
+    return (n >= 3 && p[0] == 0 && p[1] == 0 && p[2] == 1) ||
+           (n >= 4 && p[0] == 0 && p[1] == 0 && p[2] == 0 && p[3] == 1);
+}
+
+void open_source_hardware(kes_vdec* v, const AVStream* st) {
+    const AVCodecParameters* par = st->codecpar;
+    v->hw = std::make_unique<VdecHardware>(*v->hw_api, v->profile, hw_stream_format(v->info.codec, par->profile),
+                                           v->out_format, v->cfg.pool);
+    v->hw_pkt.reset(av_check_alloc(av_packet_alloc(), "packet"));
+    if (starts_annexb(par->extradata, par->extradata_size)) {
+        // Parameter sets only out of band (RTSP's sprop-parameter-sets): VDEC needs them in the stream.
+        v->hw_prefix.assign(par->extradata, par->extradata + par->extradata_size);
+    } else if (par->extradata_size > 0) {
+        // MP4/MKV: length-prefixed NAL units and avcC/hvcC; VDEC takes Annex-B only.
+        const char* name = v->info.codec == KES_VIDEO_CODEC_H265 ? "hevc_mp4toannexb" : "h264_mp4toannexb";
+        const AVBitStreamFilter* filter = av_bsf_get_by_name(name);
+        if (!filter) fail(KES_ERR_UNSUPPORTED, "this FFmpeg has no %s bitstream filter (VDEC takes Annex-B)", name);
+        AVBSFContext* b = nullptr;
+        int ret = av_bsf_alloc(filter, &b);
+        if (ret < 0) fail(av_error_status(ret), "%s: %s", name, av_error_text(ret).c_str());
+        v->bsf.reset(b);
+        ret = avcodec_parameters_copy(b->par_in, par);
+        if (ret >= 0) {
+            b->time_base_in = st->time_base;
+            ret = av_bsf_init(b);
+        }
+        if (ret < 0)
+            fail(KES_ERR_CORRUPT_DATA, "'%s': %s refused the stream's parameters: %s", v->source.c_str(), name,
+                 av_error_text(ret).c_str());
+    }
+    v->hw_parser.reset(av_parser_init(par->codec_id));
+    if (!v->hw_parser) fail(KES_ERR_UNSUPPORTED, "this FFmpeg has no %s parser", avcodec_get_name(par->codec_id));
+    v->hw_parser->flags |= PARSER_FLAG_COMPLETE_FRAMES;  // one access unit per call: parsed, not buffered
+    v->hw_parse_ctx.reset(av_check_alloc(avcodec_alloc_context3(nullptr), "parser context"));
+    v->hw_parse_ctx->codec_id = par->codec_id;
+    v->hw_width = uint32_t(std::max(par->width, 0));
+    v->hw_height = uint32_t(std::max(par->height, 0));
+}
+
+// Packet mode: the first access unit says what the stream is; the hardware channel opened at create
+// is given up for the CPU when the stream is not one VDEC takes.
+void decide_packet_hardware(kes_vdec* v) {
+    v->hw_decided = true;
+    const AVCodecParserContext* p = v->parser.get();
+    StreamForm f;
+    f.width = p->width;
+    f.height = p->height;
+    f.pix_fmt = p->format;
+    f.field_order = p->field_order;
+    f.level = v->dec->level;
+    const std::string why = hw_refusal(v, f);
+    if (why.empty()) return;
+    note_fallback("kes_vdec", why);
+    v->hw.reset();
+}
+
+// Sends one unit; a unit the hardware could not be given for want of memory is kept for the next call.
+void hw_send_unit(kes_vdec* v, const uint8_t* data, size_t size, const VdecFrameMeta& meta) {
+    try {
+        v->hw->send(data, size, meta.width, meta.height, meta);
+    } catch (const Error& e) {
+        if (e.status() == KES_ERR_OUT_OF_MEMORY) {
+            auto unit = std::make_unique<kes_vdec::HwUnit>();
+            unit->bytes.assign(data, data + size);
+            unit->meta = meta;
+            v->hw_retry = std::move(unit);
+        } else {
+            ++v->stats.packets;
+        }
+        throw;
+    }
+    ++v->stats.packets;
+}
+
+void hw_send_retry(kes_vdec* v) {
+    if (!v->hw_retry) return;
+    const std::unique_ptr<kes_vdec::HwUnit> unit = std::move(v->hw_retry);
+    hw_send_unit(v, unit->bytes.data(), unit->bytes.size(), unit->meta);
+}
+
+// Moves the pictures the hardware gave back (in send order) into hw_ready, deciding now which ones will
+// be delivered, as drain() does for the CPU. Waits at most wait_ms for the oldest frame in flight.
+void hw_collect(kes_vdec* v, uint32_t wait_ms) {
+    VdecPicture pic;
+    while (v->hw->take(wait_ms, &pic)) {
+        wait_ms = 0;
+        const VdecFrameMeta& m = pic.meta();
+        if (const uint32_t ret = pic.ret_code()) {
+            // The board flags a bad frame as a decode failure and goes on (spec §2.7), as the CPU path.
+            ++v->stats.corrupt_packets;
+            KES_LOGW("dvpp", "VDEC %s: the hardware gave no picture for access unit %llu (ret code %u); skipped",
+                     v->source.c_str(), static_cast<unsigned long long>(m.ordinal), ret);
+            continue;
+        }
+        ++v->stats.frames_decoded;
+        const uint64_t index = v->cfg.keyframes_only ? m.ordinal : v->display_index;
+        ++v->display_index;
+        if (!v->cfg.keyframes_only && index % v->cfg.frame_interval != 0) {
+            ++v->stats.frames_skipped;
+            continue;
+        }
+        v->hw_ready.push_back({std::move(pic), index});
+    }
+}
+
+// Sends one Annex-B access unit (the bytes stay the caller's) to the hardware.
+void hw_submit(kes_vdec* v, const uint8_t* data, size_t size, VdecFrameMeta meta) {
+    hw_send_retry(v);
+    if (!v->hw_prefix.empty()) {
+        v->hw_scratch.assign(v->hw_prefix.begin(), v->hw_prefix.end());
+        v->hw_scratch.insert(v->hw_scratch.end(), data, data + size);
+        size = v->hw_scratch.size();
+        v->hw_scratch.resize(size + AV_INPUT_BUFFER_PADDING_SIZE, 0);
+        data = v->hw_scratch.data();
+        v->hw_prefix.clear();
+    }
+    AVCodecParserContext* p = v->packet_mode ? v->parser.get() : v->hw_parser.get();
+    if (!v->packet_mode) {
+        // Demuxed and filtered packets carry FFmpeg's padding, which the parser may read.
+        uint8_t* out = nullptr;
+        int out_size = 0;
+        av_parser_parse2(p, v->hw_parse_ctx.get(), &out, &out_size, data, int(size), AV_NOPTS_VALUE, AV_NOPTS_VALUE, 0);
+    }
+    if (p->width > 0 && p->height > 0) {
+        v->hw_width = uint32_t(p->width);
+        v->hw_height = uint32_t(p->height);
+    }
+    // VDEC returns pictures in decode order: a picture shown before the one sent ahead of it (B-frames,
+    // open-GOP leading pictures) would come back out of order. Refused, never delivered wrong.
+    if (p->key_frame == 1 || meta.keyframe) v->hw_last_poc = INT_MIN;
+    if (!v->cfg.keyframes_only) {
+        if (p->output_picture_number < v->hw_last_poc)
+            fail(KES_ERR_UNSUPPORTED,
+                 "VDEC %s: access unit %llu is shown before the one sent ahead of it (B-frames): the DVPP "
+                 "hardware returns pictures in decode order; create the decoder with backend KES_BACKEND_CPU",
+                 v->source.c_str(), static_cast<unsigned long long>(meta.ordinal));
+        v->hw_last_poc = p->output_picture_number;
+    }
+    meta.width = v->hw_width;
+    meta.height = v->hw_height;
+    if (meta.width == 0 || meta.height == 0) {
+        ++v->stats.corrupt_packets;
+        KES_LOGW("dvpp", "VDEC %s: access unit %llu comes before any parameter set (size unknown); skipped",
+                 v->source.c_str(), static_cast<unsigned long long>(meta.ordinal));
+        return;
+    }
+    const int64_t max_pixels = v->dec ? v->dec->max_pixels : int64_t(v->profile.vdec_max_dim) * v->profile.vdec_max_dim;
+    if ((v->cfg.max_pixels && uint64_t(meta.width) * meta.height > v->cfg.max_pixels) ||
+        int64_t(meta.width) * meta.height > max_pixels) {
+        ++v->stats.corrupt_packets;  // as the CPU decoder refuses such a frame
+        KES_LOGW("dvpp", "VDEC %s: access unit %llu is %ux%u, above the decoder's pixel limit; skipped",
+                 v->source.c_str(), static_cast<unsigned long long>(meta.ordinal), meta.width, meta.height);
+        return;
+    }
+    if (v->hw->pending() >= kHwMaxInFlight) {
+        hw_collect(v, kHwFrameTimeoutMs);
+        if (v->hw->pending() >= kHwMaxInFlight)
+            fail(KES_ERR_TIMEOUT, "VDEC %s: the hardware gave no frame back within %u ms", v->source.c_str(),
+                 kHwFrameTimeoutMs);
+    }
+    hw_send_unit(v, data, size, meta);
+}
+
+// Source mode: one demuxed packet to the hardware, through the Annex-B filter when the container needs it.
+void hw_feed(kes_vdec* v, AVPacket* pkt) {
+    auto meta_of = [](const AVPacket* p) {
+        VdecFrameMeta m;
+        m.pts = p->pts != AV_NOPTS_VALUE ? p->pts : p->dts;
+        m.ordinal = uint64_t(p->pos);
+        m.keyframe = (p->flags & AV_PKT_FLAG_KEY) != 0;
+        return m;
+    };
+    if (!v->bsf) {
+        hw_submit(v, pkt->data, size_t(pkt->size), meta_of(pkt));
+        return;
+    }
+    const VdecFrameMeta in_meta = meta_of(pkt);
+    int ret = av_bsf_send_packet(v->bsf.get(), pkt);
+    if (ret < 0) {
+        ++v->stats.corrupt_packets;
+        KES_LOGW("dvpp", "VDEC %s: packet %llu refused by the Annex-B filter and skipped: %s", v->source.c_str(),
+                 static_cast<unsigned long long>(in_meta.ordinal), av_error_text(ret).c_str());
+        return;
+    }
+    for (;;) {
+        AVPacket* out = v->hw_pkt.get();
+        ret = av_bsf_receive_packet(v->bsf.get(), out);
+        if (ret == AVERROR(EAGAIN) || ret == AVERROR_EOF) return;
+        if (ret < 0) {
+            ++v->stats.corrupt_packets;
+            KES_LOGW("dvpp", "VDEC %s: packet %llu refused by the Annex-B filter and skipped: %s", v->source.c_str(),
+                     static_cast<unsigned long long>(in_meta.ordinal), av_error_text(ret).c_str());
+            return;
+        }
+        std::unique_ptr<AVPacket, void (*)(AVPacket*)> unref(out, av_packet_unref);
+        VdecFrameMeta m = meta_of(out);
+        m.ordinal = in_meta.ordinal;  // one packet in, one access unit out
+        hw_submit(v, out->data, size_t(out->size), m);
+    }
+}
+
+// End of stream on the hardware: the kept unit, then EOS; every frame is back when it returns.
+void hw_end(kes_vdec* v) {
+    hw_send_retry(v);
+    v->hw->finish(kHwFrameTimeoutMs);
+    v->hw_finished = true;
+    hw_collect(v, 0);
+}
+
+// Delivers the oldest picture the hardware gave back. A full pool fails with the picture kept.
+bool deliver_hw(kes_vdec* v, kes_vdec_frame* out) {
+    if (v->hw_ready.empty()) return false;
+    kes_vdec::HwReady& r = v->hw_ready.front();
+    const VdecFrameMeta m = r.picture.meta();
+    update_info(v, m.width, m.height, 8);
+    r.picture.to_image(&out->image);
+    out->pts = m.pts == AV_NOPTS_VALUE ? KES_VIDEO_NO_PTS
+               : v->packet_mode        ? m.pts
+                                       : av_rescale_q(m.pts, v->time_base, AVRational{1, 1000000});
+    out->frame_index = r.index;
+    out->keyframe = m.keyframe ? 1 : 0;
+    out->concealed = 0;  // VDEC reports no concealment: a damaged frame is a failed frame
+    ++v->stats.frames_delivered;
+    v->hw_ready.pop_front();
+    return true;
+}
+
 void open_source(kes_vdec* v) {
     const char* src = v->source.c_str();
     if (!v->network) {
@@ -385,6 +714,7 @@ void open_source(kes_vdec* v) {
         v->info.fps_den = uint32_t(fps.den);
     }
     if (raw->duration > 0) v->info.duration_us = raw->duration;
+    const bool hardware = choose_source_hardware(v, par);
     // Refuse what the board refuses now, if the parameters already say so; frames are checked again.
     if (par->width > 0 && par->height > 0) {
         AvFramePtr probe(av_check_alloc(av_frame_alloc(), "probe frame"));
@@ -395,7 +725,11 @@ void open_source(kes_vdec* v) {
         const auto* desc = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(probe->format));
         update_info(v, uint32_t(par->width), uint32_t(par->height), desc ? desc->comp[0].depth : 8);
     }
-    open_decoder(v, par->codec_id, par);
+    if (hardware) {
+        open_source_hardware(v, st);
+        v->info.backend = KES_BACKEND_ASCEND;
+    } else
+        open_decoder(v, par->codec_id, par);
 }
 
 // d[2i] = a[i], d[2i+1] = b[i]: the chroma of one NV12 row from FFmpeg's U and V rows. SSE2 and NEON
@@ -466,6 +800,7 @@ void convert(kes_vdec* v, const AVFrame* f, uint32_t ow, uint32_t oh, kes_image*
 // Delivers the oldest ready frame, if any. A frame the board would refuse is dropped and the call
 // fails; a full pool fails with the frame kept for the next call.
 bool deliver_next(kes_vdec* v, kes_vdec_frame* out) {
+    if (v->hw) return deliver_hw(v, out);
     if (v->ready.empty()) return false;
     ReadyFrame& rf = v->ready.front();
     const AVFrame* f = rf.frame.get();
@@ -518,7 +853,10 @@ void feed_from_source(kes_vdec* v) {
         if (ret != AVERROR_EOF)
             KES_LOGW("dvpp", "VDEC %s: input ends early: %s", v->source.c_str(), av_error_text(ret).c_str());
         v->input_done = true;
-        send(v, nullptr);
+        if (v->hw)
+            hw_end(v);
+        else
+            send(v, nullptr);
         return;
     }
     std::unique_ptr<AVPacket, void (*)(AVPacket*)> unref(pkt, av_packet_unref);
@@ -532,12 +870,24 @@ void feed_from_source(kes_vdec* v) {
     // timestamps from its first RTP packet, which is this frame's: that is 0.
     if (v->network && ordinal == 0 && pkt->pts == AV_NOPTS_VALUE && pkt->dts == AV_NOPTS_VALUE) pkt->pts = pkt->dts = 0;
     pkt->pos = int64_t(ordinal);
-    send(v, pkt);
+    if (v->hw)
+        hw_feed(v, pkt);
+    else
+        send(v, pkt);
 }
 
 void submit_parsed(kes_vdec* v, uint8_t* data, int size) {
     const uint64_t ordinal = v->packet_ordinal++;
     if (v->cfg.keyframes_only && !v->parser->key_frame) return;
+    if (v->hw && !v->hw_decided) decide_packet_hardware(v);
+    if (v->hw) {
+        VdecFrameMeta m;
+        m.pts = v->parser->pts != AV_NOPTS_VALUE ? v->parser->pts : v->parser->dts;
+        m.ordinal = ordinal;
+        m.keyframe = v->parser->key_frame == 1;
+        hw_submit(v, data, size_t(size), m);
+        return;
+    }
     AVPacket* pkt = v->pkt.get();
     av_packet_unref(pkt);
     pkt->data = data;  // not reference-counted: avcodec_send_packet copies it
@@ -657,6 +1007,8 @@ kes_status kes_vdec_create(const kes_vdec_config* config, kes_vdec** out_vdec) {
         }
         v->cfg.source = nullptr;
 
+        v->hw_api = kes::vdec_hardware_api(config->backend, v->profile);
+
         if (!kes::reserve_channel(v->profile.vdec_max_channels))
             KES_FAIL(KES_ERR_BUSY, "all %u VDEC channels of the %s profile are in use", v->profile.vdec_max_channels,
                      v->profile.name);
@@ -670,6 +1022,10 @@ kes_status kes_vdec_create(const kes_vdec_config* config, kes_vdec** out_vdec) {
             v->parser.reset(av_parser_init(id));
             if (!v->parser) KES_FAIL(KES_ERR_UNSUPPORTED, "this FFmpeg has no %s parser", avcodec_get_name(id));
             kes::open_decoder(v.get(), id, nullptr);
+            if (v->hw_api)
+                v->hw = std::make_unique<kes::VdecHardware>(*v->hw_api, v->profile,
+                                                            kes::hw_stream_format(v->cfg.codec, FF_PROFILE_UNKNOWN),
+                                                            v->out_format, v->cfg.pool);
         } else {
             kes::open_source(v.get());
         }
@@ -689,6 +1045,19 @@ kes_status kes_vdec_read_frame(kes_vdec* vdec, kes_vdec_frame* out_frame) {
         KES_REQUIRE_NOT_NULL(out_frame);
         kes::zero_frame(out_frame);
         KES_REQUIRE(!vdec->packet_mode, "the channel is in packet mode: use kes_vdec_receive_frame");
+        while (vdec->hw) {
+            kes::hw_send_retry(vdec);
+            kes::hw_collect(vdec, 0);
+            if (kes::deliver_next(vdec, out_frame)) return KES_OK;
+            if (vdec->hw_finished && vdec->hw->pending() == 0) {
+                out_frame->end_of_stream = 1;
+                return KES_OK;
+            }
+            if (vdec->input_done)
+                kes::hw_end(vdec);
+            else
+                kes::feed_from_source(vdec);
+        }
         for (;;) {
             if (kes::deliver_next(vdec, out_frame)) return KES_OK;
             if (vdec->decoder_drained) {
@@ -712,7 +1081,10 @@ kes_status kes_vdec_send_packet(kes_vdec* vdec, const void* data, size_t size, i
         if (!data || size == 0) {
             kes::parse(vdec, nullptr, 0, pts);
             vdec->input_done = true;
-            kes::send(vdec, nullptr);
+            if (vdec->hw)
+                kes::hw_end(vdec);
+            else
+                kes::send(vdec, nullptr);
             return KES_OK;
         }
         // FFmpeg's parsers may read a little past the end of their input.
@@ -730,6 +1102,18 @@ kes_status kes_vdec_receive_frame(kes_vdec* vdec, kes_vdec_frame* out_frame) {
         KES_REQUIRE_NOT_NULL(out_frame);
         kes::zero_frame(out_frame);
         KES_REQUIRE(vdec->packet_mode, "the channel reads '%s' itself: use kes_vdec_read_frame", vdec->source.c_str());
+        while (vdec->hw) {
+            kes::hw_send_retry(vdec);
+            kes::hw_collect(vdec, vdec->hw->pending() ? kes::kHwReceiveWaitMs : 0);
+            if (kes::deliver_next(vdec, out_frame)) return KES_OK;
+            if (vdec->hw_finished && vdec->hw->pending() == 0) {
+                out_frame->end_of_stream = 1;
+                return KES_OK;
+            }
+            if (!vdec->input_done)
+                return kes::set_error(KES_ERR_BUSY, "kes_vdec_receive_frame: no frame ready yet: send more packets");
+            kes::hw_end(vdec);
+        }
         for (;;) {
             if (kes::deliver_next(vdec, out_frame)) return KES_OK;
             if (vdec->decoder_drained) {

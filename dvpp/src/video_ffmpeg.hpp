@@ -3,6 +3,7 @@
 
 extern "C" {
 #include <libavcodec/avcodec.h>
+#include <libavcodec/bsf.h>
 #include <libavformat/avformat.h>
 #include <libavutil/avutil.h>
 #include <libswscale/swscale.h>
@@ -35,6 +36,11 @@ struct AvParserDeleter {
     void operator()(AVCodecParserContext* p) const noexcept { av_parser_close(p); }
 };
 using AvParserPtr = std::unique_ptr<AVCodecParserContext, AvParserDeleter>;
+
+struct AvBsfDeleter {
+    void operator()(AVBSFContext* b) const noexcept { av_bsf_free(&b); }
+};
+using AvBsfPtr = std::unique_ptr<AVBSFContext, AvBsfDeleter>;
 
 struct SwsDeleter {
     void operator()(SwsContext* s) const noexcept { sws_freeContext(s); }

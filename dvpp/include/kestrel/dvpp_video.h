@@ -28,6 +28,31 @@
  * error-concealment flag can miss the frame it belongs to, so concealment is then best-effort. Only a stream that
  * cannot be opened at all fails the call (KES_ERR_CORRUPT_DATA / KES_ERR_UNSUPPORTED / KES_ERR_IO).
  *
+ * The DVPP hardware: when the Ascend backend is active (kestrel/backend.h) and libacl_dvpp.so loads, a
+ * decoder decodes on the board's VDEC (aclvdec*, DVPP V1) unless config.backend says KES_BACKEND_CPU:
+ * FFmpeg still demuxes (files, Annex-B packets, RTSP) on the CPU; each access unit goes to the hardware
+ * in Annex-B (MP4/MKV through FFmpeg's *_mp4toannexb filters), one frame per send, and comes back as a
+ * frame in DVPP memory (KES_MEM_DVPP, or config.pool when its backend is KES_MEM_DVPP; another pool gets
+ * a copy) with the same size, strides, pts, frame_index and keyframe flag as the CPU path gives — on a
+ * PCIe card (ACL_HOST) the CPU cannot read DVPP memory: ask kes_mem_is_host_accessible(KES_MEM_DVPP) or
+ * pass a host pool. kes_vdec_stream_info.backend says which path decodes. Each hardware decoder holds
+ * one VDEC channel id (0..31, unique in the process) and a thread of its own that runs the hardware's
+ * callbacks; every id taken is KES_ERR_BUSY. The CPU decodes instead, by itself and logged once per
+ * cause (KES_LOG_INFO), a stream the hardware does not take: not 8-bit 4:2:0 (10-bit H.265 is
+ * converted to 8 bits on the CPU; 4:2:2 is refused as below), B-frames (VDEC's send-frame mode returns
+ * pictures in decode order), interlaced H.265, above level 5.1, outside the size limits or max_pixels,
+ * and an output resize (output_width/height other than the stream's size). The choice is made at
+ * create from the stream's parameters (packet mode: from the first access unit); in packet mode a
+ * stream that turns out to reorder pictures later fails kes_vdec_send_packet with
+ * KES_ERR_UNSUPPORTED (use KES_BACKEND_CPU for it). On the hardware:
+ *   - a frame the hardware returns without a picture (a non-zero ret code) counts as a corrupt packet
+ *     and is skipped, as a decode error on the CPU; frames are never concealed (concealed = 0);
+ *   - a failed aclvdecSendFrame is never retried: the call fails with the mapped AscendCL error and
+ *     the access unit is dropped. No DVPP memory for a frame is KES_ERR_OUT_OF_MEMORY with the access
+ *     unit kept: the next call sends it first. A frame not back within 10 s is KES_ERR_TIMEOUT;
+ *   - frames waiting in the channel hold DVPP memory (packet mode: receive them as they come);
+ *   - frame_interval skips on the host: every frame is still decoded (they are references).
+ *
  * Thread-safety: a channel (kes_vdec or kes_venc) is used by one thread at a time; different channels
  * run fully in parallel (each has its own FFmpeg contexts; decoder threads are the channel's own,
  * config.threads). The pools passed in are thread-safe (memory.h).
@@ -75,6 +100,7 @@
 #ifndef KESTREL_DVPP_VIDEO_H
 #define KESTREL_DVPP_VIDEO_H
 
+#include "kestrel/backend.h"
 #include "kestrel/board.h"
 #include "kestrel/image.h"
 #include "kestrel/memory.h"
@@ -122,9 +148,16 @@ typedef struct kes_vdec_config {
     uint32_t drop_concealed;                /* 1: frames with concealed errors are not delivered */
     uint64_t max_pixels; /* 0: the board's vdec_max_dim² only. Otherwise frames of more pixels are refused
                             by the decoder before it allocates them: a guard for untrusted streams */
+    kes_backend backend; /* KES_BACKEND_AUTO (default): the DVPP hardware (VDEC) when the process's
+                            backend is Ascend and libacl_dvpp.so loaded, for a stream it takes (see "The
+                            DVPP hardware" above), else the CPU. KES_BACKEND_CPU: never the hardware.
+                            KES_BACKEND_ASCEND: a hardware channel or a failed create (the reason in
+                            kes_last_error), whatever the process's backend; a stream outside the VDEC
+                            rules still falls back to the CPU. Apps built before this field get AUTO. */
 } kes_vdec_config;
 
-/* Defaults: active board, packet mode, NV12, stream size, every frame, threads 0, no pool, TCP, 5000 ms. */
+/* Defaults: active board, packet mode, NV12, stream size, every frame, threads 0, no pool, TCP, 5000 ms,
+ * backend AUTO. */
 KES_API void kes_vdec_config_init(kes_vdec_config* config);
 
 /* Opens a channel. Source mode opens and probes the source now: KES_ERR_NOT_FOUND for a missing
@@ -173,6 +206,7 @@ typedef struct kes_vdec_stream_info {
     uint32_t output_width, output_height; /* of delivered frames */
     uint32_t width_stride, height_stride; /* VDEC strides of delivered frames */
     size_t frame_size;                    /* bytes each frame takes (kes_image_buffer_size) */
+    kes_backend backend;                  /* KES_BACKEND_ASCEND when the DVPP hardware decodes, else CPU */
 } kes_vdec_stream_info;
 
 /* The stream's properties. Known after create in source mode; in packet mode after the first frame

@@ -14,10 +14,15 @@
 // stream sync. Every descriptor is held by a guard, so no error path leaks one.
 #pragma once
 
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "kes/acl_dvpp.hpp"
 #include "kestrel/dvpp.h"
@@ -205,5 +210,113 @@ std::string jpeg_encode_hw(AscendDvpp& hw, const kes_image& image, uint32_t qual
 // caller then decodes on the CPU). Throws kes::Error for any other failure.
 std::string jpeg_decode_hw(AscendDvpp& hw, const uint8_t* data, size_t size, const JpegdJob& job, kes_mem_pool* pool,
                            kes_image* out);
+
+// ---- VDEC on the hardware (vdec_ascend.cpp; used by video_decode.cpp) ---------------------------------
+//
+// One VdecHardware is one aclvdec channel with its own report thread. Threads and ownership:
+//   - the app's thread (the kes_vdec's caller) sends access units, takes finished pictures and frees
+//     them; it owns every per-frame object (VdecPicture: input buffer, stream and picture descriptions,
+//     output buffer);
+//   - the report thread (started before aclvdecCreateChannel, which needs its id, and released into its
+//     aclrtProcessReport loop only once the channel exists) runs the callbacks: a callback only reads
+//     its frame's ret codes and geometry and marks the frame done under the channel's mutex. A frame is
+//     freed only after its callback ran, or after aclvdecDestroyChannel returned (then none can come).
+//   - destroy: aclvdecDestroyChannel (which flushes and waits for the callbacks, so the report thread
+//     still runs), then the report thread is stopped and joined, then everything is freed.
+// Channel ids: a process-wide table of the 32 ids (0..31, spec §2.7 V100_CHANNEL_ID_CEILING); an id
+// the runtime says is taken (207005, by code outside Kestrel) is skipped; none left is KES_ERR_BUSY.
+// Sends are never retried (the modelbox hang): a failed aclvdecSendFrame fails the call with the
+// mapped error and the access unit is dropped; its objects are kept until the channel is destroyed in
+// case the runtime still calls back for it.
+
+// What the app attaches to an access unit and gets back with its picture.
+struct VdecFrameMeta {
+    int64_t pts = 0;       // the container's or the app's timestamp (AV_NOPTS_VALUE: none)
+    uint64_t ordinal = 0;  // the access unit's position in the stream (sent or not)
+    bool keyframe = false;
+    uint32_t width = 0, height = 0;  // the stream's size as parsed (before VDEC's even rounding)
+};
+
+// One access unit sent to the hardware: what it owns until freed (defined in vdec_ascend.cpp).
+struct VdecJob;
+
+// A picture back from the hardware (its callback ran). Owns its DVPP output until to_image().
+class VdecPicture {
+public:
+    VdecPicture() noexcept;
+    explicit VdecPicture(std::unique_ptr<VdecJob> job) noexcept;
+    ~VdecPicture();
+    VdecPicture(VdecPicture&&) noexcept;
+    VdecPicture& operator=(VdecPicture&&) noexcept;
+
+    const VdecFrameMeta& meta() const noexcept;
+    // 0: a picture. Else the picture description's ret code, or the stream description's when only it
+    // is non-zero (decode failed / no picture / output unusable / stream outside the limits).
+    uint32_t ret_code() const noexcept;
+    uint32_t width() const noexcept;
+    uint32_t height() const noexcept;
+    // Moves the picture into *out (format, geometry as the hardware reported it, checked against the
+    // buffer). Throws kes::Error (a full pool: the picture stays here and the call can be repeated).
+    void to_image(kes_image* out);
+
+private:
+    std::unique_ptr<VdecJob> job_;
+};
+
+class VdecHardware {
+public:
+    // stream_format: acl::kH264* / kH265Main. The output is `format` (NV12/NV21) in DVPP memory, in
+    // `pool` when it is a KES_MEM_DVPP pool (else staged and copied into it). Throws kes::Error:
+    // KES_ERR_BUSY when every VDEC channel id is taken, else the mapped AscendCL error.
+    VdecHardware(const acl::DvppApi& dvpp, const kes_board_profile& board, int32_t stream_format,
+                 kes_pixel_format format, kes_mem_pool* pool);
+    ~VdecHardware();
+    VdecHardware(const VdecHardware&) = delete;
+    VdecHardware& operator=(const VdecHardware&) = delete;
+
+    uint32_t channel_id() const noexcept { return id_; }
+
+    // Copies one Annex-B access unit (host bytes) into DVPP memory and sends it with an output picture
+    // sized for a width × height stream. Throws kes::Error: a failed allocation (nothing is sent: the
+    // call can be repeated) or a failed send (not retried; the access unit is dropped).
+    void send(const uint8_t* data, size_t size, uint32_t width, uint32_t height, const VdecFrameMeta& meta);
+    // End of stream: sends EOS (which returns once the hardware has given back every frame) and waits,
+    // at most timeout_ms, for every callback. Throws kes::Error (KES_ERR_TIMEOUT on the bound).
+    void finish(uint32_t timeout_ms);
+    // Frames sent whose picture has not been taken.
+    size_t pending() const noexcept { return jobs_.size(); }
+    // The oldest frame sent, once its callback ran: waits at most timeout_ms for it. False when none
+    // is pending or it is still being decoded.
+    bool take(uint32_t timeout_ms, VdecPicture* out);
+
+    // The report thread's loop (internal).
+    void run_reports() noexcept;
+    // The callback's work (internal): marks `job` done with the descriptions' results.
+    void complete(VdecJob* job, acl::DvppStreamDesc* input, acl::DvppPicDesc* output) noexcept;
+
+private:
+    void release() noexcept;
+
+    const acl::DvppApi& dvpp_;
+    const kes_board_profile board_;
+    const kes_pixel_format format_;
+    kes_mem_pool* const pool_;
+    uint32_t id_ = 0;
+    bool id_reserved_ = false;
+    acl::VdecChannelDesc* desc_ = nullptr;
+    acl::VdecFrameConfig* frame_config_ = nullptr;
+    bool created_ = false;                          // aclvdecCreateChannel succeeded and destroy has not run
+    std::deque<std::unique_ptr<VdecJob>> jobs_;     // sent, in send order (the app thread's)
+    std::vector<std::unique_ptr<VdecJob>> parked_;  // failed sends, kept until the channel is destroyed
+    std::mutex mutex_;                              // guards VdecJob::done and the report thread's state
+    std::condition_variable cv_;
+    enum class Reports { kWaiting, kRunning, kStopping } reports_ = Reports::kWaiting;
+    std::thread reporter_;
+};
+
+// The DVPP table for a VDEC channel with backend `requested` on `board`, or nullptr when the CPU
+// decodes (CPU asked, no DVPP with AUTO, a board profile that is not the device's). Throws kes::Error
+// when KES_BACKEND_ASCEND was asked and cannot be had.
+const acl::DvppApi* vdec_hardware_api(kes_backend requested, const kes_board_profile& board);
 
 }  // namespace kes
