@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # ctest face-search.SameResultsOnTheSimulatedNpu: the same face-search binary, given .om models, runs
 # them on the (simulated) NPU through the Ascend executor and must print exactly what it prints with
-# the .kom models on the CPU. The .om files are the AIPP-carrying .kom files wrapped by kes-sim-pack
-# (the simulator's model format); both SoCs and both run modes (board: device memory the CPU can read;
-# PCIe card: it cannot). Exits 77 (skipped) when the models are not in the cache.
+# the .kom models on the CPU (stdout: the enrolled faces, every face's name or "unknown" with its cosine,
+# the annotated JPEGs written; the timing goes to stderr). The .om files are the AIPP-carrying .kom files
+# wrapped by kes-sim-pack (the simulator's model format); both SoCs and both run modes (board: device
+# memory the CPU can read; PCIe card: it cannot). Exits 77 (skipped) when the models are not in the cache.
 #   check_npu.sh KES_CONVERT KES_SIM_PACK FACE_SEARCH SIM_LIB_DIR WORK_DIR
 set -euo pipefail
 # A missing dependency skips the test (exit 77), or fails it when KES_REQUIRE_TEST_DEPS is set (CI).
@@ -14,25 +15,29 @@ skip() {
 }
 convert=$1 pack=$2 search=$3 sim=$4 work=$5
 cache=${KES_MODEL_CACHE:-$HOME/.cache/kestrel/models}/files
-for f in blazeface_256.onnx mobilefacenet.tflite photo1.ppm; do
+for f in blazeface_256.onnx mobilefacenet.tflite photo1.ppm photo3.ppm; do
   [ -f "$cache/$f" ] || skip "face-search npu check: $cache/$f missing (run engine/tests/models/fetch_models.sh)"
 done
 command -v cjpeg >/dev/null && command -v jpegtran >/dev/null || skip "needs libjpeg-turbo-progs"
-mkdir -p "$work"
+mkdir -p "$work/out"
 aipp="$(dirname "${BASH_SOURCE[0]}")/aipp_rgb_centered.cfg"
 "$convert" "$cache/blazeface_256.onnx" --output "$work/blazeface_256.kom" --insert-op-conf "$aipp" >/dev/null
 "$convert" "$cache/mobilefacenet.tflite" --output "$work/mobilefacenet.kom" --dynamic-batch 1,2 \
   --insert-op-conf "$aipp" >/dev/null
 cjpeg -quality 92 -outfile "$work/photo1.jpg" "$cache/photo1.ppm"
+cjpeg -quality 92 -outfile "$work/photo3.jpg" "$cache/photo3.ppm"
 jpegtran -crop 900x600+16+8 -outfile "$work/photo1_shifted.jpg" "$work/photo1.jpg"
-cpu=$(KES_BACKEND=cpu "$search" "$work/blazeface_256.kom" "$work/mobilefacenet.kom" "$work/photo1.jpg" \
-  "$work/photo1_shifted.jpg")
-grep -q "gallery face" <<<"$cpu" || { echo "FAIL: the CPU run found nothing"; echo "$cpu"; exit 1; }
+# Three people enrolled by name from photo 1, searched in a shifted copy of it and in photo 3.
+args=(--enroll "ava=$work/photo1.jpg:0" --enroll "mia=$work/photo1.jpg:1" --enroll "zoe=$work/photo1.jpg:2"
+  --out "$work/out" "$work/photo1_shifted.jpg" "$work/photo3.jpg")
+cpu=$(KES_BACKEND=cpu "$search" "$work/blazeface_256.kom" "$work/mobilefacenet.kom" "${args[@]}" 2>/dev/null)
+grep -q ": zoe, cosine" <<<"$cpu" || { echo "FAIL: the CPU run named nobody"; echo "$cpu"; exit 1; }
 for soc in Ascend310 Ascend310B4; do
   for m in blazeface_256 mobilefacenet; do "$pack" "$work/$m.kom" "$work/$m.$soc.om" --soc "$soc" >/dev/null; done
   for mode in device host; do
     npu=$(KES_ASCEND_LIB_DIR="$sim" KES_BACKEND=ascend KES_SIM_SOC=$soc KES_SIM_RUN_MODE=$mode \
-      "$search" "$work/blazeface_256.$soc.om" "$work/mobilefacenet.$soc.om" "$work/photo1.jpg" "$work/photo1_shifted.jpg")
+      "$search" "$work/blazeface_256.$soc.om" "$work/mobilefacenet.$soc.om" "${args[@]}" 2>"$work/stderr") ||
+      { cat "$work/stderr"; echo "FAIL: $soc/$mode: face-search failed"; exit 1; }
     [ "$npu" == "$cpu" ] || { echo "FAIL: $soc/$mode printed other results:"; diff <(echo "$cpu") <(echo "$npu"); exit 1; }
     echo "face-search npu check: $soc, run mode $mode: the same results as on the CPU"
   done
