@@ -196,8 +196,9 @@ struct kes_vdec {
         std::vector<uint8_t> bytes;
         kes::VdecFrameMeta meta;
     };
-    std::unique_ptr<HwUnit> hw_retry;  // a unit not sent for want of memory: the next call sends it first
-    bool hw_finished = false;          // the end of the stream was sent and every frame came back
+    std::deque<HwUnit> hw_backlog;  // units not sent for want of DVPP memory: the next call sends them first
+    std::string hw_oom;             // why (the allocation's message)
+    bool hw_finished = false;       // the end of the stream was sent and every frame came back
     struct HwReady {
         kes::VdecPicture picture;
         uint64_t index;
@@ -482,28 +483,60 @@ void decide_packet_hardware(kes_vdec* v) {
     v->hw.reset();
 }
 
-// Sends one unit; a unit the hardware could not be given for want of memory is kept for the next call.
-void hw_send_unit(kes_vdec* v, const uint8_t* data, size_t size, const VdecFrameMeta& meta) {
+void hw_collect(kes_vdec* v, uint32_t wait_ms);
+
+// Sends one unit now, once there is room among the frames in flight (a bounded wait). Throws kes::Error.
+void hw_send_now(kes_vdec* v, const uint8_t* data, size_t size, const VdecFrameMeta& meta) {
+    if (v->hw->pending() >= kHwMaxInFlight) {
+        hw_collect(v, kHwFrameTimeoutMs);
+        if (v->hw->pending() >= kHwMaxInFlight)
+            fail(KES_ERR_TIMEOUT, "VDEC %s: the hardware gave no frame back within %u ms", v->source.c_str(),
+                 kHwFrameTimeoutMs);
+    }
     try {
         v->hw->send(data, size, meta.width, meta.height, meta);
     } catch (const Error& e) {
-        if (e.status() == KES_ERR_OUT_OF_MEMORY) {
-            auto unit = std::make_unique<kes_vdec::HwUnit>();
-            unit->bytes.assign(data, data + size);
-            unit->meta = meta;
-            v->hw_retry = std::move(unit);
-        } else {
-            ++v->stats.packets;
-        }
+        if (e.status() != KES_ERR_OUT_OF_MEMORY) ++v->stats.packets;  // sent and failed: dropped, never retried
         throw;
     }
     ++v->stats.packets;
 }
 
-void hw_send_retry(kes_vdec* v) {
-    if (!v->hw_retry) return;
-    const std::unique_ptr<kes_vdec::HwUnit> unit = std::move(v->hw_retry);
-    hw_send_unit(v, unit->bytes.data(), unit->bytes.size(), unit->meta);
+// Sends the units kept for want of DVPP memory, oldest first. Throws: KES_ERR_OUT_OF_MEMORY with the
+// rest still kept; any other failure drops the unit it was for.
+void hw_send_backlog(kes_vdec* v) {
+    while (!v->hw_backlog.empty()) {
+        const kes_vdec::HwUnit& u = v->hw_backlog.front();
+        try {
+            hw_send_now(v, u.bytes.data(), u.bytes.size(), u.meta);
+        } catch (const Error& e) {
+            if (e.status() != KES_ERR_OUT_OF_MEMORY) v->hw_backlog.pop_front();
+            throw;
+        }
+        v->hw_backlog.pop_front();
+    }
+}
+
+// Sends a unit, or keeps it (behind the ones already kept, so the order holds) when there is no DVPP
+// memory for it: the call then ends with KES_ERR_OUT_OF_MEMORY (hw_report_backlog) and nothing is lost.
+void hw_send_unit(kes_vdec* v, const uint8_t* data, size_t size, const VdecFrameMeta& meta) {
+    if (v->hw_backlog.empty()) {
+        try {
+            hw_send_now(v, data, size, meta);
+            return;
+        } catch (const Error& e) {
+            if (e.status() != KES_ERR_OUT_OF_MEMORY) throw;
+            v->hw_oom = e.what();
+        }
+    }
+    v->hw_backlog.push_back(kes_vdec::HwUnit{std::vector<uint8_t>(data, data + size), meta});
+}
+
+// Ends a call that gave units to the hardware: units kept for want of memory make it KES_ERR_OUT_OF_MEMORY.
+void hw_report_backlog(const kes_vdec* v) {
+    if (!v->hw_backlog.empty())
+        fail(KES_ERR_OUT_OF_MEMORY, "%s (%zu access unit(s) kept: the next call sends them first)", v->hw_oom.c_str(),
+             v->hw_backlog.size());
 }
 
 // Moves the pictures the hardware gave back (in send order) into hw_ready, deciding now which ones will
@@ -533,7 +566,6 @@ void hw_collect(kes_vdec* v, uint32_t wait_ms) {
 
 // Sends one Annex-B access unit (the bytes stay the caller's) to the hardware.
 void hw_submit(kes_vdec* v, const uint8_t* data, size_t size, VdecFrameMeta meta) {
-    hw_send_retry(v);
     if (!v->hw_prefix.empty()) {
         v->hw_scratch.assign(v->hw_prefix.begin(), v->hw_prefix.end());
         v->hw_scratch.insert(v->hw_scratch.end(), data, data + size);
@@ -580,12 +612,6 @@ void hw_submit(kes_vdec* v, const uint8_t* data, size_t size, VdecFrameMeta meta
                  v->source.c_str(), static_cast<unsigned long long>(meta.ordinal), meta.width, meta.height);
         return;
     }
-    if (v->hw->pending() >= kHwMaxInFlight) {
-        hw_collect(v, kHwFrameTimeoutMs);
-        if (v->hw->pending() >= kHwMaxInFlight)
-            fail(KES_ERR_TIMEOUT, "VDEC %s: the hardware gave no frame back within %u ms", v->source.c_str(),
-                 kHwFrameTimeoutMs);
-    }
     hw_send_unit(v, data, size, meta);
 }
 
@@ -629,7 +655,7 @@ void hw_feed(kes_vdec* v, AVPacket* pkt) {
 
 // End of stream on the hardware: the kept unit, then EOS; every frame is back when it returns.
 void hw_end(kes_vdec* v) {
-    hw_send_retry(v);
+    hw_send_backlog(v);
     v->hw->finish(kHwFrameTimeoutMs);
     v->hw_finished = true;
     hw_collect(v, 0);
@@ -1046,17 +1072,19 @@ kes_status kes_vdec_read_frame(kes_vdec* vdec, kes_vdec_frame* out_frame) {
         kes::zero_frame(out_frame);
         KES_REQUIRE(!vdec->packet_mode, "the channel is in packet mode: use kes_vdec_receive_frame");
         while (vdec->hw) {
-            kes::hw_send_retry(vdec);
+            kes::hw_send_backlog(vdec);
             kes::hw_collect(vdec, 0);
             if (kes::deliver_next(vdec, out_frame)) return KES_OK;
             if (vdec->hw_finished && vdec->hw->pending() == 0) {
                 out_frame->end_of_stream = 1;
                 return KES_OK;
             }
-            if (vdec->input_done)
+            if (vdec->input_done) {
                 kes::hw_end(vdec);
-            else
+            } else {
                 kes::feed_from_source(vdec);
+                kes::hw_report_backlog(vdec);
+            }
         }
         for (;;) {
             if (kes::deliver_next(vdec, out_frame)) return KES_OK;
@@ -1087,10 +1115,20 @@ kes_status kes_vdec_send_packet(kes_vdec* vdec, const void* data, size_t size, i
                 kes::send(vdec, nullptr);
             return KES_OK;
         }
+        if (vdec->hw) {
+            // Units kept for want of memory go first; if there is still none, the new ones join them.
+            try {
+                kes::hw_send_backlog(vdec);
+            } catch (const kes::Error& e) {
+                if (e.status() != KES_ERR_OUT_OF_MEMORY) throw;
+                vdec->hw_oom = e.what();
+            }
+        }
         // FFmpeg's parsers may read a little past the end of their input.
         vdec->padded.assign(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + size);
         vdec->padded.resize(size + AV_INPUT_BUFFER_PADDING_SIZE, 0);
         kes::parse(vdec, vdec->padded.data(), size, pts);
+        if (vdec->hw) kes::hw_report_backlog(vdec);
         return KES_OK;
     });
 }
@@ -1103,7 +1141,7 @@ kes_status kes_vdec_receive_frame(kes_vdec* vdec, kes_vdec_frame* out_frame) {
         kes::zero_frame(out_frame);
         KES_REQUIRE(vdec->packet_mode, "the channel reads '%s' itself: use kes_vdec_read_frame", vdec->source.c_str());
         while (vdec->hw) {
-            kes::hw_send_retry(vdec);
+            kes::hw_send_backlog(vdec);
             kes::hw_collect(vdec, vdec->hw->pending() ? kes::kHwReceiveWaitMs : 0);
             if (kes::deliver_next(vdec, out_frame)) return KES_OK;
             if (vdec->hw_finished && vdec->hw->pending() == 0) {

@@ -601,6 +601,34 @@ TEST_F(VdecHardwareFaults, DvppOutOfMemoryKeepsTheFrameForTheNextCall) {
     ExpectCleanShutdown();
 }
 
+TEST_F(VdecHardwareFaults, DvppOutOfMemoryInPacketModeKeepsEveryUnit) {
+    NEED_CLIP(h264_raw, "h264.h264", kH264AnnexB);
+    setenv("KES_SIM_FAIL", "acldvppMalloc:6:207018", 1);  // the third frame's output buffer
+    const Decoded cpu = decode_packets(config_for(KES_BACKEND_CPU, nullptr), h264_raw, KES_VIDEO_CODEC_H264, 1 << 20);
+    ASSERT_EQ(cpu.status, KES_OK) << cpu.error;
+    kes_vdec_config cfg = config_for(KES_BACKEND_AUTO, nullptr);
+    cfg.codec = KES_VIDEO_CODEC_H264;
+    kes_vdec* v = nullptr;
+    ASSERT_EQ(kes_vdec_create(&cfg, &v), KES_OK) << kes_last_error();
+    const std::vector<uint8_t> bytes = read_bytes(h264_raw);
+    // The whole stream in one call: the units after the one without memory are kept behind it.
+    EXPECT_EQ(kes_vdec_send_packet(v, bytes.data(), bytes.size(), 0), KES_ERR_OUT_OF_MEMORY);
+    EXPECT_NE(std::string(kes_last_error()).find("acldvppMalloc"), std::string::npos) << kes_last_error();
+    ASSERT_EQ(kes_vdec_send_packet(v, nullptr, 0, KES_VIDEO_NO_PTS), KES_OK) << kes_last_error();
+    size_t frames = 0;
+    for (int i = 0; i < 100; ++i) {
+        kes_vdec_frame f;
+        ASSERT_EQ(kes_vdec_receive_frame(v, &f), KES_OK) << kes_last_error();
+        if (f.end_of_stream) break;
+        EXPECT_TRUE(take(f).visible == cpu.frames.at(frames).visible) << "frame " << frames;
+        ++frames;
+        kes_image_release(&f.image);
+    }
+    EXPECT_EQ(frames, cpu.frames.size());
+    kes_vdec_destroy(v);
+    ExpectCleanShutdown();
+}
+
 TEST_F(VdecHardwareFaults, ThirtyThreeDecodersAreBusyNamingTheLimit) {
     std::vector<kes_vdec*> decoders;
     kes_vdec_config cfg = config_for(KES_BACKEND_AUTO, nullptr);

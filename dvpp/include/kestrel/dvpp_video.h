@@ -49,7 +49,8 @@
  *     and is skipped, as a decode error on the CPU; frames are never concealed (concealed = 0);
  *   - a failed aclvdecSendFrame is never retried: the call fails with the mapped AscendCL error and
  *     the access unit is dropped. No DVPP memory for a frame is KES_ERR_OUT_OF_MEMORY with the access
- *     unit kept: the next call sends it first. A frame not back within 10 s is KES_ERR_TIMEOUT;
+ *     unit kept: the next call sends it first (kes_vdec_send_packet has then taken all its bytes: do not
+ *     send them again). A frame not back within 10 s is KES_ERR_TIMEOUT;
  *   - frames waiting in the channel hold DVPP memory (packet mode: receive them as they come);
  *   - frame_interval skips on the host: every frame is still decoded (they are references).
  *
