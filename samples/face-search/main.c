@@ -47,6 +47,7 @@
  * Exit status: 0 on success, 1 on an error (printed with kes_last_error()), 2 for usage. */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -80,6 +81,12 @@
  * 0.65 leaves 0.18 below the same-person pair and 0.12 above the best pair of different people.
  * Other cameras and lighting move both sides: measure yours with --pairs and set --threshold. */
 #define DEFAULT_THRESHOLD 0.65f
+
+/* A failed system call on a file: "face-search: PATH: No such file or directory". */
+static int sys_fail(const char* path) {
+    fprintf(stderr, "face-search: %s: %s\n", path, strerror(errno));
+    return 1;
+}
 
 static int fail(const char* what) {
     fprintf(stderr, "face-search: %s: %s (%s)\n", what, kes_last_error(), kes_status_str(kes_last_status()));
@@ -460,15 +467,12 @@ static int names_save(const people* who, const char* db) {
     snprintf(path, sizeof path, "%s.names", db);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE* f = fopen(tmp, "w");
-    if (!f) {
-        perror(tmp);
-        return 1;
-    }
+    if (!f) return sys_fail(tmp);
     fprintf(f, "%s\n", NAMES_HEADER);
     for (size_t i = 0; i < who->count; ++i)
         fprintf(f, "%zu %zu %s\n", i / PEOPLE_PER_ID0, i % PEOPLE_PER_ID0, who->names[i]);
     if (ferror(f) | fclose(f) || rename(tmp, path) != 0) {
-        perror(path);
+        sys_fail(path);
         remove(tmp);
         return 1;
     }
@@ -493,10 +497,7 @@ static int names_load(people* who, const char* db) {
     char path[4096];
     snprintf(path, sizeof path, "%s.names", db);
     FILE* f = fopen(path, "r");
-    if (!f) {
-        perror(path);
-        return 1;
-    }
+    if (!f) return sys_fail(path);
     char line[256];
     unsigned number = 0;
     int rc = 0;
@@ -535,7 +536,7 @@ static int names_load(people* who, const char* db) {
             rc = names_error(path, number, "too many people");
     }
     if (!rc && ferror(f)) {
-        perror(path);
+        sys_fail(path);
         rc = 1;
     }
     if (!rc && number == 0) rc = names_error(path, 1, "empty file (no \"" NAMES_HEADER "\" line)");
@@ -663,8 +664,7 @@ static int enroll_gallery(pipeline* p, const char* dir, float* embeddings, face*
     struct dirent** persons = NULL;
     const int n = scandir(dir, &persons, NULL, alphasort);
     if (n < 0) {
-        perror(dir);
-        return 1;
+        return sys_fail(dir);
     }
     int rc = 0;
     for (int i = 0; i < n; ++i) {
@@ -678,7 +678,7 @@ static int enroll_gallery(pipeline* p, const char* dir, float* embeddings, face*
                 struct dirent** photos = NULL;
                 const int m = scandir(sub, &photos, NULL, alphasort);
                 if (m < 0) {
-                    perror(sub);
+                    sys_fail(sub);
                     rc = 1;
                 }
                 for (int j = 0; j < m; ++j) {
@@ -817,10 +817,9 @@ static int write_jpeg(pipeline* p, const kes_image* canvas, const char* path) {
         rc = fail("JPEGE");
     } else {
         FILE* f = fopen(path, "wb");
-        if (!f || fwrite(jpeg, 1, size, f) != size || fclose(f) != 0) {
-            perror(path);
-            rc = 1;
-        }
+        int written = f && fwrite(jpeg, 1, size, f) == size;
+        if (f && fclose(f) != 0) written = 0;
+        if (!written) rc = sys_fail(path);
     }
     free(jpeg);
     stage_end(&p->time, ST_ENCODE, t0);
