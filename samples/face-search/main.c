@@ -25,6 +25,9 @@
  *   --max-frames N              video: stop after N frames (Ctrl-C also stops and finishes the MP4)
  *   --pairs                     also print the cosine of every pair of faces in the query photos,
  *                               best first: the numbers to choose a threshold for your photos from
+ * e.g. face-search bf.kom mfn.kom --enroll zoe=party.jpg:2 --save faces.db   (enroll, save)
+ *      face-search bf.kom mfn.kom --load faces.db group.jpg --video rtsp://cam/stream --every 3
+ * Names are 1..63 bytes without control characters; the OSD font draws ASCII (other characters as boxes).
  *
  * For each query photo it prints each face (box, then the name and cosine, or "unknown" and the best
  * cosine) and writes <stem>_annotated.jpg; for a video, the frames where the names on screen change,
@@ -1085,6 +1088,8 @@ static const char kUsage[] =
     "  --every N                   video: search every Nth frame (default 1)\n"
     "  --max-frames N              video: stop after N frames\n"
     "  --pairs                     print the cosine of every pair of query faces, best first\n"
+    "e.g.  face-search bf.kom mfn.kom --enroll zoe=party.jpg:2 --save faces.db\n"
+    "      face-search bf.kom mfn.kom --load faces.db group.jpg --video clip.mp4\n"
     "Timing goes to stderr at the end; KES_TRACE=trace.json records the stages for Perfetto.\n";
 
 static int usage_error(const char* message, const char* arg) {
