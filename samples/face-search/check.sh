@@ -23,6 +23,11 @@ skip() {
   exit 77
 }
 fail() { echo "FAIL: $*"; exit 1; }
+case "${1:-}" in
+  full | quick) [ $# -ge 4 ] || { echo "usage: check.sh full|quick KES_CONVERT FACE_SEARCH WORK_DIR [EMULATOR ...]" >&2; exit 2; } ;;
+  *) echo "usage: check.sh full|quick KES_CONVERT FACE_SEARCH WORK_DIR [EMULATOR ...] (the demo is demo.sh BUILD_DIR WORK_DIR)" >&2
+     exit 2 ;;
+esac
 mode=$1 convert=$2 search=$3 work=$4
 shift 4
 run=("$@")  # the emulator, if any, before every tool
@@ -70,7 +75,6 @@ if [ "$mode" = quick ]; then
   echo "face-search: the known pair matches and nobody else on the emulated board ($((SECONDS - start)) s)"
   exit 0
 fi
-[ "$mode" = full ] || { echo "usage: check.sh full|quick KES_CONVERT FACE_SEARCH WORK_DIR [EMULATOR ...]" >&2; exit 2; }
 
 # 1. A face finds itself in a shifted copy of its photo (the pixels of every face change).
 jpegtran -crop 900x600+16+8 -outfile "$work/photo1_shifted.jpg" "$data/photo1.jpg"
