@@ -173,8 +173,12 @@ struct Rect {
     uint32_t x = 0, y = 0, w = 0, h = 0;
 };
 
-// VPC's bilinear or nearest scaling of `from` in `src` onto `to` in `dst` (sim_vpc.cpp).
-void vpc_scale(const Yuv420& src, Rect from, const Yuv420& dst, Rect to, bool nearest);
+// VPC's two filters: cv::resize's INTER_LINEAR and INTER_NEAREST, bit-exact (sim_vpc.cpp).
+enum class VpcFilter { kBilinear, kNearest };
+
+// VPC's scaling of the luma rectangle `from` of `src` onto `to` of `dst`, and of the chroma pairs under
+// each (sim_vpc.cpp).
+void vpc_scale(const Yuv420& src, Rect from, const Yuv420& dst, Rect to, VpcFilter filter);
 
 // Queues `task` on `stream` (NULL: the context's default stream); runs at aclrtSynchronizeStream.
 aclError queue_task(aclrtStream stream, std::function<aclError()> task);

@@ -2,14 +2,32 @@
 // NV12/NV21 pictures, by the simulator's own scalar code (spec = ascend-semantics.md §2.3). Independent of
 // Kestrel's dvpp module on purpose: Kestrel's CPU VPC is checked against this, so they must not share a bug.
 //
-// Scaling (both SoCs): OpenCV's INTER_LINEAR convention, which the 310B documents as its own ("identical
-// to OpenCV 3.4.2") and Kestrel's CPU VPC follows — per axis the source coordinate of destination index
-// d is s = (d + 0.5) · (src / dst) − 0.5; i = floor(s), f = s − i; i < 0 gives (0, weight 0) and
-// i ≥ src − 1 gives (src − 1, weight 0); the value is the bilinear blend in double precision, rounded
-// half up. It differs from OpenCV's 11-bit fixed point by at most 1, the tolerance a comparison needs.
-// Nearest (interpolation 2 and 4): i = min(floor(d · src / dst), src − 1). The 310's default filter (0) is
-// a proprietary high-order filter: the simulator uses bilinear for it (UNCONFIRMED, not public).
-// The chroma plane scales as a two-channel picture of half the size; NV12 in and NV21 out swap U and V.
+// Scaling: the 310B documents its bilinear and nearest as "identical to OpenCV-3.4.2", so each plane is
+// scaled bit-exactly as cv::resize scales an 8-bit picture (checked against OpenCV 4.6 by
+// tests/test_sim_vpc_opencv.cpp: 0 differences). The luma ROI is a one-channel picture; the chroma is
+// the two-channel picture of the (U, V) pairs under the ROI — pair columns left/2 .. right/2 and rows
+// top/2 .. bottom/2, the inclusive ROI edges halved (rounded down) — scaled onto the pairs under the
+// output rectangle (out_w/2 x out_h/2 for a whole, even-sized output). That is the model of Kestrel's
+// CPU VPC (kestrel/dvpp.h, kes_vpc_crop_resize). On 310 the ROI parity makes the halving exact; on 310B
+// (no parity rule) an odd left/top or an even right/bottom takes the whole pair under the edge pixel.
+// Per axis, with scale = 1 / (dst / src) in double precision (as cv::resize computes it):
+//   - equal sizes on both axes: a copy;
+//   - bilinear with both scales exactly 2: the mean of each 2x2 block, (a + b + c + d + 2) >> 2 for one
+//     channel; for the two-channel chroma the sum · 0.25 rounded half to even (cv::resize routes an
+//     exact 2x reduction to INTER_AREA's fast path, whose vector rounding covers 1/3/4 channels only);
+//   - bilinear otherwise: half-pixel centres s = float((d + 0.5) · scale − 0.5), i = floor(s), f = s − i;
+//     11-bit weights w0 = round((1 − f) · 2048), w1 = round(f · 2048) (half to even); horizontally
+//     i < 0 gives (0, f = 0) and i ≥ src − 1 gives (src − 1, f = 0); each needed source row becomes an
+//     integer row H = S[i]·w0 + S[i + 1]·w1; vertically the weights keep f while rows i and i + 1 are
+//     clamped into the picture, and out = ((((H0 >> 4)·w0) >> 16) + (((H1 >> 4)·w1) >> 16) + 2) >> 2,
+//     OpenCV's vectorised 16-bit rounding (which cv::resize 4.6 gives for every column, tail included,
+//     as the comparison shows), saturated to 0..255;
+//   - nearest: i = min(floor(d · scale), src − 1).
+// Interpolation: 1 bilinear, 2 nearest; 0 bilinear on both SoCs (the 310's default "high-order filter"
+// is not public: simulated as bilinear, UNCONFIRMED; the 310B treats 0 as 1); 3/4 on 310B the same as
+// 1/2 (spec table); 3/4 on 310 are TensorFlow-like filters the simulator does not have: 200006
+// ACL_ERROR_FEATURE_UNSUPPORTED; 5 (310B's high-order filter) is simulated as bilinear (UNCONFIRMED).
+// The plain crop / crop-and-paste / batch-crop calls use 0. NV12 in and NV21 out swap U and V.
 //
 // Rules (UNCONFIRMED where the spec has none): input NV12/NV21 (other formats the hardware takes are
 // 200006 here: not simulated), output NV12/NV21 only; widths and heights rounded down to even; input
@@ -17,9 +35,8 @@
 // widthStride ≥ width, a multiple of 16 and ≥ 32 on 310 (≥ 10 on 310B), heightStride ≥ height, even;
 // the buffer holds widthStride · heightStride · 3 / 2 bytes; ROIs inclusive and inside their picture, at
 // least 10x6, on 310 with even left/top and odd right/bottom (100000 otherwise) and a paste left
-// 16-aligned; on 310B a ROI's edges are widened to that parity (no parity rule there, spec §2.3, but a
-// 4:2:0 picture has none finer); scale per axis within [1/32, 16] (mxVision's rule, UNCONFIRMED for V1);
-// batch crop: at most 256 ROIs in all.
+// 16-aligned; on 310B any edges (see the chroma above); scale per axis within [1/32, 16] (mxVision's
+// rule, UNCONFIRMED for V1); batch crop: at most 256 ROIs in all.
 #include <cmath>
 #include <cstring>
 
@@ -28,53 +45,148 @@
 namespace kes_sim {
 namespace {
 
-struct Tap {
-    uint32_t i0, i1;
-    double f;  // weight of i1
+// A region of an 8-bit plane of `cn` interleaved channels: origin, row stride in bytes, size in samples.
+struct PlaneRegion {
+    uint8_t* data;
+    uint32_t stride, w, h;
 };
 
-std::vector<Tap> taps(uint32_t src, uint32_t dst, bool nearest) {
-    std::vector<Tap> t(dst);
-    const double scale = double(src) / dst;
-    for (uint32_t d = 0; d < dst; ++d) {
-        if (nearest) {
-            const uint32_t i = std::min(uint32_t(std::floor(d * scale)), src - 1);
-            t[d] = {i, i, 0.0};
-            continue;
-        }
-        const double s = (d + 0.5) * scale - 0.5;
-        const double fl = std::floor(s);
-        if (fl < 0) {
-            t[d] = {0, 0, 0.0};
-        } else if (fl >= src - 1) {
-            t[d] = {src - 1, src - 1, 0.0};
-        } else {
-            t[d] = {uint32_t(fl), uint32_t(fl) + 1, s - fl};
-        }
-    }
-    return t;
+// cv::resize's scale for one axis: the inverse of the destination / source ratio.
+double axis_scale(uint32_t src, uint32_t dst) {
+    return 1.0 / (double(dst) / double(src));
 }
 
-// Scales a `cn`-channel plane region (origin pointers) of sw x sh onto dw x dh; `swap` exchanges the two
-// channels of a chroma plane.
-void scale_plane(const uint8_t* src, uint32_t src_stride, uint32_t sw, uint32_t sh, uint8_t* dst, uint32_t dst_stride,
-                 uint32_t dw, uint32_t dh, int cn, bool swap, bool nearest) {
-    const std::vector<Tap> tx = taps(sw, dw, nearest), ty = taps(sh, dh, nearest);
-    for (uint32_t y = 0; y < dh; ++y) {
-        const uint8_t* r0 = src + uint64_t(ty[y].i0) * src_stride;
-        const uint8_t* r1 = src + uint64_t(ty[y].i1) * src_stride;
-        const double fy = ty[y].f;
-        uint8_t* out = dst + uint64_t(y) * dst_stride;
-        for (uint32_t x = 0; x < dw; ++x) {
-            const Tap& t = tx[x];
+// Round half to even, as OpenCV's saturate_cast of a float under the default rounding mode.
+int round_even(float v) {
+    return int(std::lrint(v));
+}
+
+uint8_t saturate_u8(int v) {
+    return uint8_t(v < 0 ? 0 : v > 255 ? 255 : v);
+}
+
+void copy_plane(const PlaneRegion& s, const PlaneRegion& d, int cn) {
+    for (uint32_t y = 0; y < d.h; ++y) {
+        std::memcpy(d.data + uint64_t(y) * d.stride, s.data + uint64_t(y) * s.stride, size_t(d.w) * cn);
+    }
+}
+
+void nearest_plane(const PlaneRegion& s, const PlaneRegion& d, int cn) {
+    const double sx = axis_scale(s.w, d.w), sy = axis_scale(s.h, d.h);
+    std::vector<uint32_t> xs(d.w);
+    for (uint32_t x = 0; x < d.w; ++x) xs[x] = std::min(uint32_t(std::floor(x * sx)), s.w - 1);
+    for (uint32_t y = 0; y < d.h; ++y) {
+        const uint8_t* row = s.data + uint64_t(std::min(uint32_t(std::floor(y * sy)), s.h - 1)) * s.stride;
+        uint8_t* out = d.data + uint64_t(y) * d.stride;
+        for (uint32_t x = 0; x < d.w; ++x) {
+            for (int c = 0; c < cn; ++c) out[x * cn + c] = row[xs[x] * cn + c];
+        }
+    }
+}
+
+// Both scales exactly 2: the mean of each 2x2 block.
+void halve_plane(const PlaneRegion& s, const PlaneRegion& d, int cn) {
+    for (uint32_t y = 0; y < d.h; ++y) {
+        const uint8_t* r0 = s.data + uint64_t(2 * y) * s.stride;
+        const uint8_t* r1 = r0 + s.stride;
+        uint8_t* out = d.data + uint64_t(y) * d.stride;
+        for (uint32_t x = 0; x < d.w; ++x) {
             for (int c = 0; c < cn; ++c) {
-                const int from = swap ? 1 - c : c;
-                const double top = r0[t.i0 * cn + from] * (1 - t.f) + r0[t.i1 * cn + from] * t.f;
-                const double bottom = r1[t.i0 * cn + from] * (1 - t.f) + r1[t.i1 * cn + from] * t.f;
-                out[x * cn + c] = uint8_t(std::floor(top * (1 - fy) + bottom * fy + 0.5));
+                const uint32_t i = 2 * x * cn + c;
+                const int sum = r0[i] + r0[i + cn] + r1[i] + r1[i + cn];
+                if (cn == 1) {
+                    out[x * cn + c] = uint8_t((sum + 2) >> 2);
+                } else {  // half to even
+                    const int q = sum >> 2, r = sum & 3;
+                    out[x * cn + c] = uint8_t(q + (r > 2 || (r == 2 && (q & 1))));
+                }
             }
         }
     }
+}
+
+// One axis of the bilinear: the source index and the two 11-bit weights of each destination index.
+struct Tap {
+    int32_t i;  // may be -1 vertically (rows are clamped when read)
+    int32_t w0, w1;
+};
+
+std::vector<Tap> bilinear_taps(uint32_t src, uint32_t dst, bool clamp_weights) {
+    const double scale = axis_scale(src, dst);
+    std::vector<Tap> taps(dst);
+    for (uint32_t d = 0; d < dst; ++d) {
+        float f = float((d + 0.5) * scale - 0.5);
+        int32_t i = int32_t(std::floor(f));
+        f -= float(i);
+        if (clamp_weights && i < 0) i = 0, f = 0.f;
+        if (clamp_weights && i >= int32_t(src) - 1) i = int32_t(src) - 1, f = 0.f;
+        taps[d] = Tap{i, round_even((1.f - f) * 2048.f), round_even(f * 2048.f)};
+    }
+    return taps;
+}
+
+void bilinear_plane(const PlaneRegion& s, const PlaneRegion& d, int cn) {
+    const std::vector<Tap> tx = bilinear_taps(s.w, d.w, true), ty = bilinear_taps(s.h, d.h, false);
+    const size_t n = size_t(d.w) * cn;
+    // The horizontal pass of the two source rows the current output row needs, cached by row index.
+    std::vector<int32_t> rows[2] = {std::vector<int32_t>(n), std::vector<int32_t>(n)};
+    int64_t row_of[2] = {-1, -1};
+    const auto horizontal = [&](int32_t r) -> const int32_t* {
+        for (int k = 0; k < 2; ++k) {
+            if (row_of[k] == r) return rows[k].data();
+        }
+        const int k = row_of[0] < row_of[1] ? 0 : 1;  // the older (upper) row
+        const uint8_t* in = s.data + uint64_t(r) * s.stride;
+        int32_t* h = rows[k].data();
+        for (uint32_t x = 0; x < d.w; ++x) {
+            const Tap& t = tx[x];
+            for (int c = 0; c < cn; ++c) {
+                int32_t v = in[t.i * cn + c] * t.w0;
+                if (t.i + 1 < int32_t(s.w)) v += in[(t.i + 1) * cn + c] * t.w1;
+                h[x * cn + c] = v;
+            }
+        }
+        row_of[k] = r;
+        return h;
+    };
+    const int32_t last = int32_t(s.h) - 1;
+    for (uint32_t y = 0; y < d.h; ++y) {
+        const Tap& t = ty[y];
+        const int32_t r0 = std::min(std::max(t.i, 0), last), r1 = std::min(std::max(t.i + 1, 0), last);
+        const int32_t* h0 = horizontal(r0);
+        const int32_t* h1 = horizontal(r1);
+        uint8_t* out = d.data + uint64_t(y) * d.stride;
+        for (size_t x = 0; x < n; ++x) {
+            const int32_t v = (((h0[x] >> 4) * t.w0) >> 16) + (((h1[x] >> 4) * t.w1) >> 16);
+            out[x] = saturate_u8((v + 2) >> 2);
+        }
+    }
+}
+
+// Scales a `cn`-channel plane region onto another; `swap` then exchanges the two channels of a chroma
+// plane (NV12 <-> NV21).
+void scale_plane(const PlaneRegion& s, const PlaneRegion& d, int cn, bool swap, VpcFilter filter) {
+    if (s.w == d.w && s.h == d.h) {
+        copy_plane(s, d, cn);
+    } else if (filter == VpcFilter::kNearest) {
+        nearest_plane(s, d, cn);
+    } else if (axis_scale(s.w, d.w) == 2.0 && axis_scale(s.h, d.h) == 2.0) {
+        halve_plane(s, d, cn);
+    } else {
+        bilinear_plane(s, d, cn);
+    }
+    if (swap) {
+        for (uint32_t y = 0; y < d.h; ++y) {
+            uint8_t* row = d.data + uint64_t(y) * d.stride;
+            for (uint32_t x = 0; x < d.w; ++x) std::swap(row[2 * x], row[2 * x + 1]);
+        }
+    }
+}
+
+// The (U, V) pairs under a luma rectangle: its inclusive edges halved.
+Rect pairs_under(Rect r) {
+    const uint32_t left = r.x / 2, top = r.y / 2, right = (r.x + r.w - 1) / 2, bottom = (r.y + r.h - 1) / 2;
+    return Rect{left, top, right - left + 1, bottom - top + 1};
 }
 
 // Validates an NV12/NV21 VPC picture and snapshots it.
@@ -134,11 +246,6 @@ aclError vpc_roi(const std::string& call, const char* role, const acldvppRoiConf
         if (paste && left % 16) {
             return report(kInvalidParam, call + ": " + text + " on Ascend310 needs a paste left aligned to 16");
         }
-    } else {
-        left &= ~1u;
-        top &= ~1u;
-        right |= 1u;
-        bottom |= 1u;
     }
     if (left > right || top > bottom || right >= pic.width || bottom >= pic.height) {
         return report(kInvalidParam, call + ": " + text + " is not inside the " + std::to_string(pic.width) + "x" +
@@ -159,14 +266,22 @@ aclError check_scale(const std::string& call, Rect from, Rect to) {
     return kOk;
 }
 
-bool nearest_of(const acldvppResizeConfig* config) {
-    return config && (config->interpolation == 2 || config->interpolation == 4);
+// The filter a resize config asks for (NULL: interpolation 0), or 200006 for the 310's TensorFlow-like ones.
+aclError filter_of(const std::string& call, const acldvppResizeConfig* config, VpcFilter* filter) {
+    const uint32_t interpolation = config ? config->interpolation : 0;
+    if (soc_rules().v100 && (interpolation == 3 || interpolation == 4)) {
+        return report(kFeatureUnsupported, call + ": interpolation " + std::to_string(interpolation) +
+                                               " (the Ascend310's TensorFlow-like " +
+                                               (interpolation == 3 ? "bilinear" : "nearest") + ") is not simulated");
+    }
+    *filter = interpolation == 2 || interpolation == 4 ? VpcFilter::kNearest : VpcFilter::kBilinear;
+    return kOk;
 }
 
 struct VpcJob {
     Yuv420 src, dst;
     Rect from, to;
-    bool nearest = false;
+    VpcFilter filter = VpcFilter::kBilinear;
 };
 
 aclError queue_jobs(const std::string& call, std::vector<VpcJob> jobs, aclrtStream stream) {
@@ -176,7 +291,7 @@ aclError queue_jobs(const std::string& call, std::vector<VpcJob> jobs, aclrtStre
                 return report(kRtAicpuException, call + ": a picture buffer was freed before the stream ran the work");
             }
         }
-        for (const VpcJob& j : jobs) vpc_scale(j.src, j.from, j.dst, j.to, j.nearest);
+        for (const VpcJob& j : jobs) vpc_scale(j.src, j.from, j.dst, j.to, j.filter);
         return aclError{kOk};
     });
 }
@@ -198,19 +313,22 @@ aclError crop_job(const std::string& call, acldvppPicDesc* in, acldvppPicDesc* o
     if (paste) {
         if (aclError e = vpc_roi(call, "paste", paste, job->dst, true, &job->to)) return e;
     }
-    job->nearest = nearest_of(config);
-    return check_scale(call, job->from, job->to);
+    if (aclError e = check_scale(call, job->from, job->to)) return e;
+    return filter_of(call, config, &job->filter);
 }
 
 }  // namespace
 
-void vpc_scale(const Yuv420& src, Rect from, const Yuv420& dst, Rect to, bool nearest) {
-    scale_plane(src.luma() + uint64_t(from.y) * src.width_stride + from.x, src.width_stride, from.w, from.h,
-                dst.luma() + uint64_t(to.y) * dst.width_stride + to.x, dst.width_stride, to.w, to.h, 1, false, nearest);
-    // Chroma: rect edges are even, so the half-size rectangle is exact.
-    scale_plane(src.chroma() + uint64_t(from.y / 2) * src.width_stride + from.x, src.width_stride, from.w / 2,
-                from.h / 2, dst.chroma() + uint64_t(to.y / 2) * dst.width_stride + to.x, dst.width_stride, to.w / 2,
-                to.h / 2, 2, src.nv21 != dst.nv21, nearest);
+void vpc_scale(const Yuv420& src, Rect from, const Yuv420& dst, Rect to, VpcFilter filter) {
+    const auto luma = [](const Yuv420& p, Rect r) {
+        return PlaneRegion{p.luma() + uint64_t(r.y) * p.width_stride + r.x, p.width_stride, r.w, r.h};
+    };
+    const auto chroma = [](const Yuv420& p, Rect r) {
+        const Rect c = pairs_under(r);
+        return PlaneRegion{p.chroma() + uint64_t(c.y) * p.width_stride + 2 * c.x, p.width_stride, c.w, c.h};
+    };
+    scale_plane(luma(src, from), luma(dst, to), 1, false, filter);
+    scale_plane(chroma(src, from), chroma(dst, to), 2, src.nv21 != dst.nv21, filter);
 }
 
 }  // namespace kes_sim
