@@ -1,6 +1,7 @@
-// sim_vpc.cpp — VPC (acldvppVpc*Async): resize, crop, crop-and-resize, crop-and-paste and batch crop of
-// NV12/NV21 pictures, by the simulator's own scalar code (spec = ascend-semantics.md §2.3). Independent of
-// Kestrel's dvpp module on purpose: Kestrel's CPU VPC is checked against this, so they must not share a bug.
+// sim_vpc.cpp — VPC (acldvppVpc*Async): resize, crop, crop-and-resize, crop-and-paste, crop-resize-and-
+// paste, batch crop and batch crop-and-resize of NV12/NV21 pictures, by the simulator's own scalar code (spec =
+// ascend-semantics.md §2.3). Independent of Kestrel's dvpp module on purpose: Kestrel's CPU VPC is checked against
+// this, so they must not share a bug.
 //
 // Scaling: the 310B documents its bilinear and nearest as "identical to OpenCV-3.4.2", so each plane is
 // scaled bit-exactly as cv::resize scales an 8-bit picture (checked against OpenCV 4.6 by
@@ -27,7 +28,9 @@
 // is not public: simulated as bilinear, UNCONFIRMED; the 310B treats 0 as 1); 3/4 on 310B the same as
 // 1/2 (spec table); 3/4 on 310 are TensorFlow-like filters the simulator does not have: 200006
 // ACL_ERROR_FEATURE_UNSUPPORTED; 5 (310B's high-order filter) is simulated as bilinear (UNCONFIRMED).
-// The plain crop / crop-and-paste / batch-crop calls use 0. NV12 in and NV21 out swap U and V.
+// acldvppVpcResizeAsync, acldvppVpcCropResizeAsync, acldvppVpcCropResizePasteAsync and
+// acldvppVpcBatchCropResizeAsync take the resize config's interpolation; the plain crop / crop-and-paste /
+// batch-crop calls use 0. NV12 in and NV21 out swap U and V.
 //
 // Rules (UNCONFIRMED where the spec has none): input NV12/NV21 (other formats the hardware takes are
 // 200006 here: not simulated), output NV12/NV21 only; widths and heights rounded down to even; input
@@ -383,11 +386,26 @@ DVPP_API aclError acldvppVpcCropAndPasteAsync(acldvppChannelDesc* channelDesc, a
     return queue_jobs(call, {job}, stream);
 }
 
-DVPP_API aclError acldvppVpcBatchCropAsync(acldvppChannelDesc* channelDesc, acldvppBatchPicDesc* srcBatchPicDescs,
-                                           uint32_t* roiNums, uint32_t size, acldvppBatchPicDesc* dstBatchPicDescs,
-                                           acldvppRoiConfig* cropAreas[], aclrtStream stream) {
+DVPP_API aclError acldvppVpcCropResizePasteAsync(acldvppChannelDesc* channelDesc, acldvppPicDesc* inputDesc,
+                                                 acldvppPicDesc* outputDesc, acldvppRoiConfig* cropArea,
+                                                 acldvppRoiConfig* pasteArea, acldvppResizeConfig* resizeConfig,
+                                                 aclrtStream stream) {
     DVPP_ENTER(kNeedContext);
     const std::string call = __func__;
+    if (aclError e = check_channel(call, channelDesc, kModeVpc)) return e;
+    if (!cropArea || !pasteArea) return report(kInvalidParam, call + ": cropArea or pasteArea is NULL");
+    if (!dvpp().resizes.contains(resizeConfig)) return report(kInvalidParam, call + ": not a live resize config");
+    VpcJob job;
+    if (aclError e = crop_job(call, inputDesc, outputDesc, cropArea, pasteArea, resizeConfig, &job)) return e;
+    return queue_jobs(call, {job}, stream);
+}
+
+namespace {
+
+// acldvppVpcBatchCrop(Resize)Async: ROI k of the roiNums[i] of source picture i onto destination picture k.
+aclError batch_crop(const std::string& call, acldvppChannelDesc* channelDesc, acldvppBatchPicDesc* srcBatchPicDescs,
+                    uint32_t* roiNums, uint32_t size, acldvppBatchPicDesc* dstBatchPicDescs,
+                    acldvppRoiConfig* cropAreas[], const acldvppResizeConfig* config, aclrtStream stream) {
     if (aclError e = check_channel(call, channelDesc, kModeVpc)) return e;
     Dvpp& d = dvpp();
     if (!d.batches.contains(srcBatchPicDescs) || !d.batches.contains(dstBatchPicDescs)) {
@@ -416,11 +434,32 @@ DVPP_API aclError acldvppVpcBatchCropAsync(acldvppChannelDesc* channelDesc, acld
             VpcJob job;
             if (!cropAreas[k]) return report(kInvalidParam, call + ": cropAreas[" + std::to_string(k) + "] is NULL");
             if (aclError e = crop_job(call, srcBatchPicDescs->pics[i].get(), dstBatchPicDescs->pics[k].get(),
-                                      cropAreas[k], nullptr, nullptr, &job)) {
+                                      cropAreas[k], nullptr, config, &job)) {
                 return e;
             }
             jobs.push_back(job);
         }
     }
     return queue_jobs(call, std::move(jobs), stream);
+}
+
+}  // namespace
+
+DVPP_API aclError acldvppVpcBatchCropAsync(acldvppChannelDesc* channelDesc, acldvppBatchPicDesc* srcBatchPicDescs,
+                                           uint32_t* roiNums, uint32_t size, acldvppBatchPicDesc* dstBatchPicDescs,
+                                           acldvppRoiConfig* cropAreas[], aclrtStream stream) {
+    DVPP_ENTER(kNeedContext);
+    return batch_crop(__func__, channelDesc, srcBatchPicDescs, roiNums, size, dstBatchPicDescs, cropAreas, nullptr,
+                      stream);
+}
+
+DVPP_API aclError acldvppVpcBatchCropResizeAsync(acldvppChannelDesc* channelDesc, acldvppBatchPicDesc* srcBatchPicDescs,
+                                                 uint32_t* roiNums, uint32_t size,
+                                                 acldvppBatchPicDesc* dstBatchPicDescs, acldvppRoiConfig* cropAreas[],
+                                                 acldvppResizeConfig* resizeConfig, aclrtStream stream) {
+    DVPP_ENTER(kNeedContext);
+    const std::string call = __func__;
+    if (!dvpp().resizes.contains(resizeConfig)) return report(kInvalidParam, call + ": not a live resize config");
+    return batch_crop(call, channelDesc, srcBatchPicDescs, roiNums, size, dstBatchPicDescs, cropAreas, resizeConfig,
+                      stream);
 }

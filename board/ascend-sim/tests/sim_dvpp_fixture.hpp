@@ -48,6 +48,12 @@ struct VpcResize {
     acl::Error (*acldvppSetResizeConfigInterpolation)(acl::DvppResizeConfig*, uint32_t);
     acl::Error (*acldvppVpcCropResizeAsync)(acl::DvppChannelDesc*, acl::DvppPicDesc*, acl::DvppPicDesc*,
                                             acl::DvppRoiConfig*, acl::DvppResizeConfig*, acl::Stream);
+    acl::Error (*acldvppVpcCropResizePasteAsync)(acl::DvppChannelDesc*, acl::DvppPicDesc*, acl::DvppPicDesc*,
+                                                 acl::DvppRoiConfig*, acl::DvppRoiConfig*, acl::DvppResizeConfig*,
+                                                 acl::Stream);
+    acl::Error (*acldvppVpcBatchCropResizeAsync)(acl::DvppChannelDesc*, acl::DvppBatchPicDesc*, uint32_t*, uint32_t,
+                                                 acl::DvppBatchPicDesc*, acl::DvppRoiConfig*[], acl::DvppResizeConfig*,
+                                                 acl::Stream);
 };
 
 struct Loaded {
@@ -104,7 +110,8 @@ inline const Loaded& load() {
         DV(aclvdecCreateFrameConfig), DV(aclvdecDestroyFrameConfig), DV(aclvdecSendFrame);
         DR(aclrtSubscribeReport), DR(aclrtProcessReport), DR(aclrtUnSubscribeReport);
 #define VPC(name) bind(dv, #name, &l.vpc.name, &l.error)
-        VPC(acldvppSetResizeConfigInterpolation), VPC(acldvppVpcCropResizeAsync);
+        VPC(acldvppSetResizeConfigInterpolation), VPC(acldvppVpcCropResizeAsync), VPC(acldvppVpcCropResizePasteAsync);
+        VPC(acldvppVpcBatchCropResizeAsync);
 #undef VPC
 #undef DV
 #undef DR

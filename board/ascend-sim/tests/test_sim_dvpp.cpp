@@ -3,6 +3,8 @@
 // expectations, JPEGE by a round trip, VDEC against FFmpeg's decode of the same clip through the report
 // thread, and the boards' rules: DVPP memory only, strides, parity, channel limits, refusals, results
 // only after the sync, the ledger at aclFinalize, fault injection — on each simulated SoC and run mode.
+#include <functional>
+
 #include "sim_dvpp_fixture.hpp"
 
 // ---- JPEGD -------------------------------------------------------------------------------------------
@@ -341,6 +343,80 @@ TEST_P(SimDvpp, VpcBatchCropCutsEveryRoiAndAtMost256) {
     EXPECT_NE(recent().find("256"), std::string::npos);
     EXPECT_EQ(api.acldvppDestroyBatchPicDesc(srcs), 0);
     EXPECT_EQ(api.acldvppDestroyBatchPicDesc(dsts), 0);
+}
+
+// Every resize-config call honours acldvppSetResizeConfigInterpolation and gives the pixels of
+// acldvppVpcCropResizeAsync (itself checked against cv::resize in test_sim_vpc_opencv.cpp); the plain
+// crop / crop-and-paste / batch-crop calls use interpolation 0, bilinear.
+TEST_P(SimDvpp, VpcResizeConfigVariantsHonourTheInterpolation) {
+    start();
+    Channel ch(api);
+    const uint32_t w = 64, h = 32, ow = 26, oh = 14, ows = 32;
+    std::vector<uint8_t> src(size_t(w) * h * 3 / 2);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = uint8_t((i * 2654435761u) >> 13);  // no two neighbours alike
+    Buffer in(api, rt, src.size());
+    in.upload(src);
+    Pic pin(api, in.p, uint32_t(src.size()), acl::kDvppNv12, w, h, w, h);
+    const uint32_t out_bytes = ows * oh * 3 / 2;
+    Roi roi(api, 2, 41, 2, 25), whole_in(api, 0, w - 1, 0, h - 1), paste(api, 0, ow - 1, 0, oh - 1);
+    acl::DvppResizeConfig* config = api.acldvppCreateResizeConfig();
+    // Runs `call` onto a fresh output picture and returns its bytes.
+    const auto output = [&](const std::function<acl::Error(acl::DvppPicDesc*)>& call) {
+        Buffer out(api, rt, out_bytes, 0x77);
+        Pic pout(api, out.p, out_bytes, acl::kDvppNv12, ow, oh, ows, oh);
+        EXPECT_EQ(call(pout.d), 0) << recent();
+        EXPECT_EQ(rt.aclrtSynchronizeStream(stream), 0) << recent();
+        return out.download();
+    };
+    std::vector<uint8_t> by_filter[3];
+    for (uint32_t interpolation : {1u, 2u}) {
+        ASSERT_EQ(vpc.acldvppSetResizeConfigInterpolation(config, interpolation), 0);
+        const std::vector<uint8_t> want = output(
+            [&](acl::DvppPicDesc* o) { return vpc.acldvppVpcCropResizeAsync(ch.d, pin.d, o, roi.r, config, stream); });
+        by_filter[interpolation] = want;
+        EXPECT_EQ(output([&](acl::DvppPicDesc* o) {
+                      return vpc.acldvppVpcCropResizePasteAsync(ch.d, pin.d, o, roi.r, paste.r, config, stream);
+                  }),
+                  want)
+            << "crop-resize-paste, interpolation " << interpolation;
+        // Batch: one source, two ROIs.
+        acl::DvppBatchPicDesc* srcs = api.acldvppCreateBatchPicDesc(1);
+        acl::DvppBatchPicDesc* dsts = api.acldvppCreateBatchPicDesc(2);
+        Pic::set(api, api.acldvppGetPicDesc(srcs, 0), in.p, uint32_t(src.size()), acl::kDvppNv12, w, h, w, h);
+        Buffer out0(api, rt, out_bytes, 0x77), out1(api, rt, out_bytes, 0x77);
+        Pic::set(api, api.acldvppGetPicDesc(dsts, 0), out0.p, out_bytes, acl::kDvppNv12, ow, oh, ows, oh);
+        Pic::set(api, api.acldvppGetPicDesc(dsts, 1), out1.p, out_bytes, acl::kDvppNv12, ow, oh, ows, oh);
+        acl::DvppRoiConfig* rois[] = {roi.r, roi.r};
+        uint32_t count = 2;
+        ASSERT_EQ(vpc.acldvppVpcBatchCropResizeAsync(ch.d, srcs, &count, 1, dsts, rois, config, stream), 0) << recent();
+        ASSERT_EQ(rt.aclrtSynchronizeStream(stream), 0) << recent();
+        EXPECT_EQ(out0.download(), want) << "batch crop-resize, interpolation " << interpolation;
+        EXPECT_EQ(out1.download(), want) << "batch crop-resize, interpolation " << interpolation;
+        EXPECT_EQ(api.acldvppDestroyBatchPicDesc(srcs), 0);
+        EXPECT_EQ(api.acldvppDestroyBatchPicDesc(dsts), 0);
+        // Resize of the whole picture = crop-resize of the whole picture.
+        EXPECT_EQ(
+            output([&](acl::DvppPicDesc* o) { return api.acldvppVpcResizeAsync(ch.d, pin.d, o, config, stream); }),
+            output([&](acl::DvppPicDesc* o) {
+                return vpc.acldvppVpcCropResizeAsync(ch.d, pin.d, o, whole_in.r, config, stream);
+            }))
+            << "resize, interpolation " << interpolation;
+    }
+    EXPECT_NE(by_filter[1], by_filter[2]);
+    // The calls without a resize config: interpolation 0, bilinear.
+    EXPECT_EQ(output([&](acl::DvppPicDesc* o) { return api.acldvppVpcCropAsync(ch.d, pin.d, o, roi.r, stream); }),
+              by_filter[1]);
+    EXPECT_EQ(output([&](acl::DvppPicDesc* o) {
+                  return api.acldvppVpcCropAndPasteAsync(ch.d, pin.d, o, roi.r, paste.r, stream);
+              }),
+              by_filter[1]);
+    // A NULL or dead resize config is refused by every variant.
+    Buffer out(api, rt, out_bytes);
+    Pic pout(api, out.p, out_bytes, acl::kDvppNv12, ow, oh, ows, oh);
+    EXPECT_EQ(vpc.acldvppVpcCropResizePasteAsync(ch.d, pin.d, pout.d, roi.r, paste.r, nullptr, stream),
+              acl::kInvalidParam);
+    EXPECT_EQ(api.acldvppDestroyResizeConfig(config), 0);
+    EXPECT_EQ(vpc.acldvppVpcCropResizeAsync(ch.d, pin.d, pout.d, roi.r, config, stream), acl::kInvalidParam);
 }
 
 // ---- JPEGE -------------------------------------------------------------------------------------------
