@@ -8,13 +8,20 @@
 //     (the last two bytes are not FF D9), 4:1:1 or CMYK/YCCK, sizes outside 32 .. 8192 (310) /
 //     16384 (310B). The check runs when the work is queued, so the code comes from the *Async call
 //     (UNCONFIRMED: a board may report it at aclrtSynchronizeStream instead; handle both);
+//   - EXIF orientation (spec §2.4: applied automatically): tag 0x0112 of IFD0 in the first APP1 Exif
+//     segment, little- or big-endian TIFF, values 1..8 (anything else: 1). The decoded planes are mirrored
+//     / rotated (each plane as a picture of its own size), so a rotation by 90/270 swaps the output's
+//     width and height and transposes its chroma subsampling (4:2:2 becomes 4:4:0). The orientation is
+//     applied before the 310B's even rounding and the strides; acldvppJpegPredictDecSize counts the
+//     oriented size (spec: it swaps w/h); acldvppJpegGetImageInfo(V2) reports the coded size
+//     (UNCONFIRMED: the spec says nothing of it);
 //   - output NV12 or NV21 (PIXEL_FORMAT_UNKNOWN: NV21 for 4:2:0 and grey sources; the simulator does not
 //     write the 4:2:2/4:4:4/4:4:0 semi-planar outputs, 200006), widthStride = align(w, 128) on 310,
 //     align(w, 64) on 310B, heightStride = align(h, 16); on 310B an odd width/height is rounded down to
 //     even. At the stream sync the decoder writes the picture and sets the output description's width,
 //     height, widthStride, heightStride and format (read them back, spec §2.4); the buffer's size stays.
-//     Grey sources get chroma 0x80; 4:2:2/4:4:0/4:4:4 chroma is averaged down to 4:2:0 (UNCONFIRMED
-//     filter). EXIF orientation is NOT applied (the boards do: not simulated yet).
+//     Grey sources get chroma 0x80; chroma finer than the output's is the rounded mean of the source
+//     samples covering each output sample (write_semi_planar; UNCONFIRMED filter).
 // JPEGE (acldvppJpegEncodeAsync): NV12/NV21 input, even width/height 32 .. 8192 (310) / 16384 (310B),
 //   widthStride a multiple of 16 >= width, heightStride even >= height; output in DVPP memory, *size =
 //   its capacity; at the sync the baseline Huffman 4:2:0 JPEG is written and *size set to its bytes (a
@@ -96,17 +103,108 @@ int32_t css_of(int subsamp) {
     }
 }
 
-// The decoded picture's geometry on the simulated SoC.
+// The EXIF orientation (1..8) of a JPEG: tag 0x0112 of IFD0 in the first APP1 "Exif" segment, in either
+// TIFF byte order; 1 when there is none or it is unreadable or out of range.
+int exif_orientation(const uint8_t* d, uint32_t size) {
+    uint32_t pos = 2;
+    while (pos + 4 <= size && d[pos] == 0xFF) {
+        const uint8_t m = d[pos + 1];
+        if (m == 0xFF) {  // fill byte
+            ++pos;
+            continue;
+        }
+        if (m == 0xDA || m == 0xD9) break;  // the first scan: no more headers
+        if (m == 0x01 || (m >= 0xD0 && m <= 0xD7)) {
+            pos += 2;
+            continue;
+        }
+        const uint32_t length = uint32_t(d[pos + 2]) << 8 | d[pos + 3];
+        if (length < 2 || pos + 2 + length > size) break;
+        if (m == 0xE1 && length >= 2 + 6 + 8 && std::memcmp(d + pos + 4, "Exif\0\0", 6) == 0) {
+            const uint8_t* t = d + pos + 10;  // the TIFF header
+            const uint32_t n = length - 8;
+            const bool little = t[0] == 'I' && t[1] == 'I';
+            if (!little && !(t[0] == 'M' && t[1] == 'M')) return 1;
+            const auto u16 = [&](uint32_t at) {
+                return little ? uint32_t(t[at]) | uint32_t(t[at + 1]) << 8 : uint32_t(t[at]) << 8 | t[at + 1];
+            };
+            const auto u32 = [&](uint32_t at) {
+                return little ? u16(at) | u16(at + 2) << 16 : u16(at) << 16 | u16(at + 2);
+            };
+            if (u16(2) != 42) return 1;
+            const uint32_t ifd = u32(4);
+            if (ifd > n || n - ifd < 2) return 1;
+            const uint32_t count = u16(ifd);
+            for (uint32_t i = 0; i < count; ++i) {
+                const uint32_t e = ifd + 2 + 12 * i;
+                if (e + 12 > n) break;
+                if (u16(e) != 0x0112) continue;
+                const uint32_t value = u16(e + 8);  // SHORT, count 1: the value field's first two bytes
+                return u16(e + 2) == 3 && u32(e + 4) >= 1 && value >= 1 && value <= 8 ? int(value) : 1;
+            }
+            return 1;  // only the first Exif segment counts
+        }
+        pos += 2 + length;
+    }
+    return 1;
+}
+
+bool transposes(int orientation) {
+    return orientation >= 5;
+}
+
+// An output's chroma layout: one (U, V) pair per ox x oy luma samples, V first for the YVU forms.
+struct Layout {
+    uint32_t ox, oy;
+    bool vu;
+};
+bool layout_of(int32_t format, Layout* l) {
+    switch (format) {
+        case kNv12: *l = {2, 2, false}; return true;
+        case kNv21: *l = {2, 2, true}; return true;
+        case kYuv422Sp: *l = {2, 1, false}; return true;
+        case kYvu422Sp: *l = {2, 1, true}; return true;
+        case kYuv444Sp: *l = {1, 1, false}; return true;
+        case kYvu444Sp: *l = {1, 1, true}; return true;
+        case kYuv440Sp: *l = {1, 2, false}; return true;
+        case kYvu440Sp: *l = {1, 2, true}; return true;
+        default: return false;
+    }
+}
+
+// PIXEL_FORMAT_UNKNOWN: the VU-ordered semi-planar form of the source (coded) subsampling.
+int32_t resolve_format(int32_t format, int subsamp) {
+    if (format != kPixelUnknown) return format;
+    switch (subsamp) {
+        case TJSAMP_444: return kYvu444Sp;
+        case TJSAMP_422: return kYvu422Sp;
+        case TJSAMP_440: return kYvu440Sp;
+        default: return kNv21;  // 4:2:0, grey
+    }
+}
+
+// The decoded picture's geometry on the simulated SoC for an output format: the oriented size (w/h
+// swapped by a rotation of 90 or 270 degrees), on 310B rounded down to even for 4:2:0 output, then the
+// JPEGD strides; `bytes` is what the output buffer must hold.
 struct DecodedGeometry {
     uint32_t width, height, width_stride, height_stride;
+    Layout layout;
+    uint64_t bytes;
 };
-DecodedGeometry geometry(const JpegInfo& info) {
+DecodedGeometry geometry(const JpegInfo& info, int orientation, int32_t format) {
     const SocRules& r = soc_rules();
     DecodedGeometry g;
-    g.width = r.v100 ? uint32_t(info.width) : uint32_t(info.width) & ~1u;
-    g.height = r.v100 ? uint32_t(info.height) : uint32_t(info.height) & ~1u;
+    layout_of(format, &g.layout);
+    g.width = uint32_t(transposes(orientation) ? info.height : info.width);
+    g.height = uint32_t(transposes(orientation) ? info.width : info.height);
+    if (!r.v100 && g.layout.ox == 2 && g.layout.oy == 2) {
+        g.width &= ~1u;
+        g.height &= ~1u;
+    }
     g.width_stride = align_up(g.width, r.jpegd_width_align);
     g.height_stride = align_up(g.height, 16);
+    const uint64_t plane = uint64_t(g.width_stride) * g.height_stride;
+    g.bytes = plane + plane * 2 / (g.layout.ox * g.layout.oy);
     return g;
 }
 
@@ -124,40 +222,110 @@ aclError check_decodable(const std::string& call, const JpegInfo& info) {
     return kOk;
 }
 
-// Writes the 4:2:0 semi-planar picture from TurboJPEG's planes at their native subsampling.
-void write_yuv420sp(const std::vector<std::vector<uint8_t>>& planes, const int* strides, const JpegInfo& info,
-                    const DecodedGeometry& g, bool nv21, uint8_t* out) {
-    for (uint32_t y = 0; y < g.height; ++y) {
-        std::memcpy(out + uint64_t(y) * g.width_stride, planes[0].data() + uint64_t(y) * strides[0], g.width);
+// The decoded picture: TurboJPEG's planes at the JPEG's subsampling, then oriented. A chroma sample
+// covers sx x sy luma samples; each plane is stored tightly (row stride = its width).
+struct Planes {
+    uint32_t width = 0, height = 0;
+    uint32_t sx = 1, sy = 1;
+    bool grey = false;
+    std::vector<uint8_t> plane[3];
+    uint32_t pw[3] = {}, ph[3] = {};
+};
+
+std::string decode_planes(const uint8_t* data, uint32_t size, const JpegInfo& info, Planes* p) {
+    TjHandle h(tjInitDecompress());
+    unsigned char* ptrs[3] = {};
+    int strides[3] = {};
+    p->width = uint32_t(info.width);
+    p->height = uint32_t(info.height);
+    p->grey = info.subsamp == TJSAMP_GRAY;
+    p->sx = info.subsamp == TJSAMP_422 || info.subsamp == TJSAMP_420 ? 2 : 1;
+    p->sy = info.subsamp == TJSAMP_440 || info.subsamp == TJSAMP_420 ? 2 : 1;
+    for (int i = 0; i < (p->grey ? 1 : 3); ++i) {
+        p->pw[i] = uint32_t(tjPlaneWidth(i, info.width, info.subsamp));
+        p->ph[i] = uint32_t(tjPlaneHeight(i, info.height, info.subsamp));
+        p->plane[i].resize(size_t(p->pw[i]) * p->ph[i]);
+        strides[i] = int(p->pw[i]);
+        ptrs[i] = p->plane[i].data();
     }
+    if (tjDecompressToYUVPlanes(h.get(), data, size, ptrs, info.width, strides, info.height, 0) != 0) {
+        return tjGetErrorStr2(h.get());
+    }
+    return "";
+}
+
+// Applies an EXIF orientation: every plane is mirrored / rotated as a picture of its own size (a plane
+// whose size is odd keeps its partial last sample at the edge it moves to; UNCONFIRMED for the boards).
+void orient(Planes* p, int orientation) {
+    if (orientation <= 1 || orientation > 8) return;
+    for (int i = 0; i < 3; ++i) {
+        if (p->plane[i].empty()) continue;
+        const uint32_t w = p->pw[i], h = p->ph[i];
+        const bool t = transposes(orientation);
+        const uint32_t ow = t ? h : w, oh = t ? w : h;
+        std::vector<uint8_t> out(p->plane[i].size());
+        const uint8_t* in = p->plane[i].data();
+        for (uint32_t y = 0; y < oh; ++y) {
+            for (uint32_t x = 0; x < ow; ++x) {
+                uint32_t sx = x, sy = y;
+                switch (orientation) {
+                    case 2: sx = w - 1 - x; break;                  // mirrored left-right
+                    case 3: sx = w - 1 - x, sy = h - 1 - y; break;  // rotated 180
+                    case 4: sy = h - 1 - y; break;                  // mirrored top-bottom
+                    case 5: sx = y, sy = x; break;                  // transposed
+                    case 6: sx = y, sy = h - 1 - x; break;          // rotated 90 clockwise
+                    case 7: sx = w - 1 - y, sy = h - 1 - x; break;  // transversed
+                    default: sx = w - 1 - y, sy = x; break;         // 8: rotated 270 clockwise
+                }
+                out[size_t(y) * ow + x] = in[size_t(sy) * w + sx];
+            }
+        }
+        p->plane[i] = std::move(out);
+        p->pw[i] = ow;
+        p->ph[i] = oh;
+    }
+    if (transposes(orientation)) {
+        std::swap(p->width, p->height);
+        std::swap(p->sx, p->sy);
+    }
+}
+
+// Writes the semi-planar picture of geometry `g`. Luma is copied. Each output chroma sample covers ox x oy
+// luma samples; its value is the rounded mean, (sum + n/2) / n, of the n source chroma samples covering
+// those luma samples inside the picture — one sample when the source is as coarse or coarser (4:2:0 to
+// NV12 copies TurboJPEG's chroma), two or four when it is finer (4:2:2 / 4:4:0 / 4:4:4 to NV12). This is
+// the rule Kestrel's CPU JPEGD documents (kestrel/dvpp.h, "Choices where the spec is silent"), implemented
+// here on its own so both give the same bytes (UNCONFIRMED against a board: JPEGD's filter is not
+// documented). Grey sources get chroma 0x80.
+void write_semi_planar(const Planes& p, const DecodedGeometry& g, uint8_t* out) {
+    for (uint32_t y = 0; y < g.height; ++y) {
+        std::memcpy(out + uint64_t(y) * g.width_stride, p.plane[0].data() + uint64_t(y) * p.pw[0], g.width);
+    }
+    const Layout& l = g.layout;
     uint8_t* uv = out + uint64_t(g.width_stride) * g.height_stride;
-    const uint32_t cw = (g.width + 1) / 2, ch = (g.height + 1) / 2;
-    const int w = info.width, h = info.height;
+    const uint64_t stride = uint64_t(g.width_stride) * 2 / l.ox;
+    const uint32_t cw = (g.width + l.ox - 1) / l.ox, ch = (g.height + l.oy - 1) / l.oy;
     for (uint32_t cy = 0; cy < ch; ++cy) {
-        uint8_t* row = uv + uint64_t(cy) * g.width_stride;
+        uint8_t* row = uv + cy * stride;
+        // Source rows j0..j1 under luma rows cy·oy .. cy·oy + oy − 1 (clipped to the picture).
+        const uint32_t y0 = cy * l.oy, y1 = std::min(y0 + l.oy, p.height) - 1;
+        const uint32_t j0 = y0 / p.sy, j1 = std::min(y1 / p.sy, p.ph[1] - 1);
         for (uint32_t cx = 0; cx < cw; ++cx) {
             uint8_t c[2] = {0x80, 0x80};
-            for (int k = 0; k < 2 && info.subsamp != TJSAMP_GRAY; ++k) {
-                const uint8_t* p = planes[1 + k].data();
-                const int s = strides[1 + k];
-                const int x0 = int(cx), y0 = int(cy);
-                const auto at = [&](int x, int y) { return int(p[int64_t(y) * s + x]); };
-                switch (info.subsamp) {
-                    case TJSAMP_420: c[k] = uint8_t(at(x0, y0)); break;
-                    case TJSAMP_422:  // chroma w/2 x h: average the two rows
-                        c[k] = uint8_t((at(x0, 2 * y0) + at(x0, std::min(2 * y0 + 1, h - 1)) + 1) >> 1);
-                        break;
-                    case TJSAMP_440:  // chroma w x h/2: average the two columns
-                        c[k] = uint8_t((at(2 * x0, y0) + at(std::min(2 * x0 + 1, w - 1), y0) + 1) >> 1);
-                        break;
-                    default: {  // 4:4:4
-                        const int x1 = std::min(2 * x0 + 1, w - 1), y1 = std::min(2 * y0 + 1, h - 1);
-                        c[k] = uint8_t((at(2 * x0, 2 * y0) + at(x1, 2 * y0) + at(2 * x0, y1) + at(x1, y1) + 2) >> 2);
+            if (!p.grey) {
+                const uint32_t x0 = cx * l.ox, x1 = std::min(x0 + l.ox, p.width) - 1;
+                const uint32_t i0 = x0 / p.sx, i1 = std::min(x1 / p.sx, p.pw[1] - 1);
+                const uint32_t n = (i1 - i0 + 1) * (j1 - j0 + 1);
+                for (int k = 0; k < 2; ++k) {
+                    uint32_t sum = 0;
+                    for (uint32_t j = j0; j <= j1; ++j) {
+                        for (uint32_t i = i0; i <= i1; ++i) sum += p.plane[1 + k][size_t(j) * p.pw[1] + i];
                     }
+                    c[k] = uint8_t((sum + n / 2) / n);
                 }
             }
-            row[2 * cx] = nv21 ? c[1] : c[0];
-            row[2 * cx + 1] = nv21 ? c[0] : c[1];
+            row[2 * cx] = l.vu ? c[1] : c[0];
+            row[2 * cx + 1] = l.vu ? c[0] : c[1];
         }
     }
 }
@@ -196,27 +364,13 @@ DVPP_API aclError acldvppJpegPredictDecSize(const void* data, uint32_t dataSize,
     JpegInfo info;
     if (aclError e = read_info(call, data, dataSize, &info)) return e;
     if (aclError e = check_decodable(call, info)) return e;
-    const DecodedGeometry g = geometry(info);
-    const uint64_t plane = uint64_t(g.width_stride) * g.height_stride;
-    uint64_t bytes = 0;
-    switch (outputPixelFormat) {
-        case kNv12:
-        case kNv21: bytes = plane * 3 / 2; break;
-        case kYuv422Sp:
-        case kYvu422Sp:
-        case kYuv440Sp:
-        case kYvu440Sp: bytes = plane * 2; break;
-        case kYuv444Sp:
-        case kYvu444Sp: bytes = plane * 3; break;
-        case kPixelUnknown:
-            bytes = info.subsamp == TJSAMP_444                                   ? plane * 3
-                    : (info.subsamp == TJSAMP_422 || info.subsamp == TJSAMP_440) ? plane * 2
-                                                                                 : plane * 3 / 2;
-            break;
-        default:
-            return report(kInvalidParam, call + ": JPEGD has no output format " + std::to_string(outputPixelFormat));
+    const int32_t format = resolve_format(outputPixelFormat, info.subsamp);
+    Layout layout;
+    if (!layout_of(format, &layout)) {
+        return report(kInvalidParam, call + ": JPEGD has no output format " + std::to_string(outputPixelFormat));
     }
-    *decSize = uint32_t(bytes);
+    const int orientation = exif_orientation(static_cast<const uint8_t*>(data), dataSize);
+    *decSize = uint32_t(geometry(info, orientation, format).bytes);
     return kOk;
 }
 
@@ -230,55 +384,45 @@ DVPP_API aclError acldvppJpegDecodeAsync(acldvppChannelDesc* channelDesc, const 
     if (!pic_alive(outputDesc)) return report(kInvalidParam, call + ": the output is not a live picture description");
     JpegInfo info;
     std::string refused;
+    int orientation = 1;
     {
         DeviceWork work;  // the bytes are in device memory
         refused = refusal(static_cast<const uint8_t*>(data), size);
         if (refused.empty()) {
             if (aclError e = read_info(call, data, size, &info)) return e;
+            orientation = exif_orientation(static_cast<const uint8_t*>(data), size);
         }
     }
     if (!refused.empty()) return report(kUnsupportedJpeg, call + ": JPEGD refuses this JPEG: " + refused);
     if (aclError e = check_decodable(call, info)) return e;
-    int32_t format = outputDesc->format;
-    if (format == kPixelUnknown && (info.subsamp == TJSAMP_420 || info.subsamp == TJSAMP_GRAY)) format = kNv21;
+    const int32_t format = resolve_format(outputDesc->format, info.subsamp);
     if (format != kNv12 && format != kNv21) {
-        const bool semi_planar = format == kPixelUnknown || (format >= kYuv422Sp && format <= kYvu444Sp) ||
-                                 format == kYuv440Sp || format == kYvu440Sp;
+        Layout layout;
+        const bool semi_planar = layout_of(format, &layout);
         return report(semi_planar ? aclError{kFeatureUnsupported} : aclError{kInvalidParam},
                       call + ": output format " + std::to_string(outputDesc->format) +
                           (semi_planar ? ": the simulator's JPEGD writes NV12/NV21 only" : " is not a JPEGD output"));
     }
-    const DecodedGeometry g = geometry(info);
-    const uint64_t bytes = uint64_t(g.width_stride) * g.height_stride * 3 / 2;
-    if (outputDesc->size < bytes) {
+    const DecodedGeometry g = geometry(info, orientation, format);
+    if (outputDesc->size < g.bytes) {
         return report(kInvalidParam, call + ": the output picture's size " + std::to_string(outputDesc->size) +
-                                         " < the " + std::to_string(bytes) + " bytes the decode writes (" +
+                                         " < the " + std::to_string(g.bytes) + " bytes the decode writes (" +
                                          std::to_string(g.width_stride) + "x" + std::to_string(g.height_stride) +
-                                         " x 3/2)");
+                                         " strides)");
     }
-    if (aclError e = check_buffer(call, "output picture data", outputDesc->data, bytes)) return e;
+    if (aclError e = check_buffer(call, "output picture data", outputDesc->data, g.bytes)) return e;
     uint8_t* out = static_cast<uint8_t*>(outputDesc->data);
-    return queue_task(stream, [call, data, size, outputDesc, out, bytes, info, g, format] {
-        if (!buffer_alive(data, size) || !buffer_alive(out, bytes) || !pic_alive(outputDesc)) {
+    return queue_task(stream, [call, data, size, outputDesc, out, info, orientation, g, format] {
+        if (!buffer_alive(data, size) || !buffer_alive(out, g.bytes) || !pic_alive(outputDesc)) {
             return report(kRtAicpuException, call +
                                                  ": the JPEG, the output buffer or its description was released "
                                                  "before the stream ran the decode");
         }
-        TjHandle h(tjInitDecompress());
-        std::vector<std::vector<uint8_t>> planes(3);
-        unsigned char* ptrs[3] = {};
-        int strides[3] = {};
-        const int count = info.subsamp == TJSAMP_GRAY ? 1 : 3;
-        for (int i = 0; i < count; ++i) {
-            strides[i] = tjPlaneWidth(i, info.width, info.subsamp);
-            planes[i].resize(size_t(strides[i]) * tjPlaneHeight(i, info.height, info.subsamp));
-            ptrs[i] = planes[i].data();
-        }
-        if (tjDecompressToYUVPlanes(h.get(), static_cast<const unsigned char*>(data), size, ptrs, info.width, strides,
-                                    info.height, 0) != 0) {
-            return report(kRtAicpuException, call + ": the decode failed: " + std::string(tjGetErrorStr2(h.get())));
-        }
-        write_yuv420sp(planes, strides, info, g, format == kNv21, out);
+        Planes planes;
+        const std::string failed = decode_planes(static_cast<const uint8_t*>(data), size, info, &planes);
+        if (!failed.empty()) return report(kRtAicpuException, call + ": the decode failed: " + failed);
+        orient(&planes, orientation);
+        write_semi_planar(planes, g, out);
         outputDesc->width = g.width;
         outputDesc->height = g.height;
         outputDesc->width_stride = g.width_stride;

@@ -87,6 +87,188 @@ TEST_P(SimDvpp, JpegdGivesGreyJpegsNeutralChroma) {
     EXPECT_EQ(got[size_t(ws) * hs + 5 * ws + 9], 0x80);
 }
 
+namespace {
+
+// `jpeg` with an APP1 Exif segment right after SOI whose IFD0 holds a Make tag, then Orientation.
+std::vector<uint8_t> with_exif(const std::vector<uint8_t>& jpeg, int orientation, bool big_endian) {
+    std::vector<uint8_t> tiff;
+    const auto u16 = [&](uint32_t v) {
+        const uint8_t b[2] = {uint8_t(v), uint8_t(v >> 8)};
+        tiff.push_back(big_endian ? b[1] : b[0]);
+        tiff.push_back(big_endian ? b[0] : b[1]);
+    };
+    const auto u32 = [&](uint32_t v) {
+        if (big_endian) {
+            u16(v >> 16), u16(v & 0xFFFF);
+        } else {
+            u16(v & 0xFFFF), u16(v >> 16);
+        }
+    };
+    tiff.push_back(big_endian ? 'M' : 'I');
+    tiff.push_back(big_endian ? 'M' : 'I');
+    u16(42), u32(8);                                                           // IFD0 at 8
+    u16(2);                                                                    // two entries
+    u16(0x010F), u16(2), u32(4), tiff.insert(tiff.end(), {'K', 'e', 's', 0});  // Make, ASCII, inline
+    u16(0x0112), u16(3), u32(1), u16(uint32_t(orientation)), u16(0);           // Orientation, SHORT
+    u32(0);                                                                    // no IFD1
+    std::vector<uint8_t> app1 = {0xFF, 0xE1, 0, 0, 'E', 'x', 'i', 'f', 0, 0};
+    app1.insert(app1.end(), tiff.begin(), tiff.end());
+    app1[2] = uint8_t((app1.size() - 2) >> 8), app1[3] = uint8_t(app1.size() - 2);
+    std::vector<uint8_t> out(jpeg.begin(), jpeg.begin() + 2);
+    out.insert(out.end(), app1.begin(), app1.end());
+    out.insert(out.end(), jpeg.begin() + 2, jpeg.end());
+    return out;
+}
+
+// A plane (w x h, tight) as EXIF orientation `o` shows it: the straightforward mirror / rotation.
+std::vector<uint8_t> oriented(const uint8_t* p, int stride, int w, int h, int o, int* ow, int* oh) {
+    const bool t = o >= 5;
+    *ow = t ? h : w, *oh = t ? w : h;
+    std::vector<uint8_t> out(size_t(*ow) * *oh);
+    for (int y = 0; y < *oh; ++y) {
+        for (int x = 0; x < *ow; ++x) {
+            // The source pixel shown at (x, y).
+            int sx = x, sy = y;
+            if (o == 2) sx = w - 1 - x;
+            if (o == 3) sx = w - 1 - x, sy = h - 1 - y;
+            if (o == 4) sy = h - 1 - y;
+            if (o == 5) sx = y, sy = x;
+            if (o == 6) sx = y, sy = h - 1 - x;
+            if (o == 7) sx = w - 1 - y, sy = h - 1 - x;
+            if (o == 8) sx = w - 1 - y, sy = x;
+            out[size_t(y) * *ow + x] = p[size_t(sy) * stride + sx];
+        }
+    }
+    return out;
+}
+
+// TurboJPEG's planes of `jpeg`, oriented: each plane tight, with its size.
+struct Oriented {
+    int w[3] = {}, h[3] = {};
+    std::vector<uint8_t> planes[3];
+};
+Oriented tj_oriented(const std::vector<uint8_t>& jpeg, int o) {
+    const TjPlanes t = tj_decode(jpeg);
+    Oriented r;
+    for (int i = 0; i < (t.subsamp == TJSAMP_GRAY ? 1 : 3); ++i) {
+        r.planes[i] = oriented(t.planes[i].data(), t.strides[i], t.strides[i], int(t.planes[i].size()) / t.strides[i],
+                               o, &r.w[i], &r.h[i]);
+    }
+    return r;
+}
+
+// A w x h JPEG of smooth colours at `subsamp`, made by TurboJPEG.
+std::vector<uint8_t> make_jpeg(int w, int h, int subsamp) {
+    std::vector<uint8_t> rgb(size_t(w) * h * 3);
+    for (int y = 0; y < h; ++y) {
+        for (int x = 0; x < w; ++x) {
+            uint8_t* p = &rgb[(size_t(y) * w + x) * 3];
+            p[0] = uint8_t(x * 255 / w), p[1] = uint8_t(y * 255 / h), p[2] = uint8_t((x * 7 + y * 3) & 0xFF);
+        }
+    }
+    tjhandle h_ = tjInitCompress();
+    unsigned char* jpeg = nullptr;
+    unsigned long size = 0;
+    EXPECT_EQ(tjCompress2(h_, rgb.data(), w, 0, h, TJPF_RGB, &jpeg, &size, subsamp, 95, 0), 0);
+    std::vector<uint8_t> out(jpeg, jpeg + size);
+    tjFree(jpeg);
+    tjDestroy(h_);
+    return out;
+}
+
+}  // namespace
+
+// JPEGD applies the EXIF orientation (all 8, either TIFF byte order) before the 310B's even rounding:
+// the output has the oriented size, PredictDecSize counts it, the pixels are TurboJPEG's planes mirrored
+// or rotated (4:2:0 source: the chroma too, one to one).
+TEST_P(SimDvpp, JpegdAppliesTheExifOrientation) {
+    start();
+    Channel ch(api);
+    const std::vector<uint8_t> plain = read_file(data_path("odd_333x251.jpg"));
+    ASSERT_FALSE(plain.empty());
+    for (int o = 1; o <= 8; ++o) {
+        for (bool big_endian : {false, true}) {
+            const std::vector<uint8_t> jpeg = with_exif(plain, o, big_endian);
+            const std::string what = "orientation " + std::to_string(o) + (big_endian ? " MM" : " II");
+            uint32_t w = 0, h = 0;
+            ASSERT_EQ(api.acldvppJpegGetImageInfoV2(jpeg.data(), uint32_t(jpeg.size()), &w, &h, nullptr, nullptr), 0);
+            EXPECT_EQ(w, 333u) << what;  // the coded size (UNCONFIRMED: the spec says only PredictDecSize swaps)
+            const bool t = o >= 5;
+            const uint32_t cw = t ? 251 : 333, chh = t ? 333 : 251;
+            const uint32_t ow = v100() ? cw : cw & ~1u, oh = v100() ? chh : chh & ~1u;
+            const uint32_t ws = align(ow, v100() ? 128 : 64), hs = align(oh, 16);
+            uint32_t predicted = 0;
+            ASSERT_EQ(api.acldvppJpegPredictDecSize(jpeg.data(), uint32_t(jpeg.size()), acl::kDvppNv12, &predicted), 0);
+            EXPECT_EQ(predicted, ws * hs * 3 / 2) << what;
+            Buffer in(api, rt, jpeg.size());
+            in.upload(jpeg);
+            Buffer out(api, rt, predicted);
+            Pic pic(api, out.p, predicted, acl::kDvppNv12, 0, 0, 0, 0);
+            ASSERT_EQ(api.acldvppJpegDecodeAsync(ch.d, in.p, uint32_t(jpeg.size()), pic.d, stream), 0) << recent();
+            ASSERT_EQ(rt.aclrtSynchronizeStream(stream), 0) << recent();
+            EXPECT_EQ(api.acldvppGetPicDescWidth(pic.d), ow) << what;
+            EXPECT_EQ(api.acldvppGetPicDescHeight(pic.d), oh) << what;
+            EXPECT_EQ(api.acldvppGetPicDescWidthStride(pic.d), ws) << what;
+            const Oriented want = tj_oriented(plain, o);
+            const std::vector<uint8_t> got = out.download();
+            size_t diffs = 0;
+            for (uint32_t y = 0; y < oh; ++y) {
+                for (uint32_t x = 0; x < ow; ++x) diffs += got[y * ws + x] != want.planes[0][y * want.w[0] + x];
+            }
+            for (uint32_t y = 0; y < (oh + 1) / 2; ++y) {
+                for (uint32_t x = 0; x < (ow + 1) / 2; ++x) {
+                    diffs += got[size_t(ws) * hs + y * ws + 2 * x] != want.planes[1][y * want.w[1] + x];
+                    diffs += got[size_t(ws) * hs + y * ws + 2 * x + 1] != want.planes[2][y * want.w[2] + x];
+                }
+            }
+            EXPECT_EQ(diffs, 0u) << what;
+        }
+    }
+}
+
+// A rotated 4:2:2 JPEG is 4:4:0 once oriented: NV12's chroma is then the rounded mean of the two
+// horizontally adjacent oriented samples (and of the two vertical ones when not rotated).
+TEST_P(SimDvpp, JpegdRotates422ChromaBeforeSubsampling) {
+    start();
+    Channel ch(api);
+    const std::vector<uint8_t> plain = make_jpeg(96, 64, TJSAMP_422);
+    for (int o : {1, 6, 7}) {
+        const std::vector<uint8_t> jpeg = with_exif(plain, o, o == 7);
+        uint32_t size = 0;
+        ASSERT_EQ(api.acldvppJpegPredictDecSize(jpeg.data(), uint32_t(jpeg.size()), acl::kDvppNv21, &size), 0);
+        Buffer in(api, rt, jpeg.size());
+        in.upload(jpeg);
+        Buffer out(api, rt, size);
+        Pic pic(api, out.p, size, acl::kDvppNv21, 0, 0, 0, 0);
+        ASSERT_EQ(api.acldvppJpegDecodeAsync(ch.d, in.p, uint32_t(jpeg.size()), pic.d, stream), 0) << recent();
+        ASSERT_EQ(rt.aclrtSynchronizeStream(stream), 0) << recent();
+        const uint32_t ow = o >= 5 ? 64 : 96, oh = o >= 5 ? 96 : 64;
+        ASSERT_EQ(api.acldvppGetPicDescWidth(pic.d), ow);
+        const uint32_t ws = api.acldvppGetPicDescWidthStride(pic.d), hs = api.acldvppGetPicDescHeightStride(pic.d);
+        const Oriented want = tj_oriented(plain, o);
+        const int sx = o >= 5 ? 1 : 2, sy = o >= 5 ? 2 : 1;  // the oriented chroma subsampling
+        const std::vector<uint8_t> got = out.download();
+        size_t diffs = 0;
+        for (uint32_t y = 0; y < oh; ++y) {
+            for (uint32_t x = 0; x < ow; ++x) diffs += got[y * ws + x] != want.planes[0][y * want.w[0] + x];
+        }
+        for (uint32_t y = 0; y < oh / 2; ++y) {
+            for (uint32_t x = 0; x < ow / 2; ++x) {
+                for (int k = 0; k < 2; ++k) {
+                    const std::vector<uint8_t>& p = want.planes[1 + k];
+                    int sum = 0, n = 0;
+                    for (uint32_t j = 2 * y / sy; j <= (2 * y + 1) / sy; ++j) {
+                        for (uint32_t i = 2 * x / sx; i <= (2 * x + 1) / sx; ++i, ++n) sum += p[j * want.w[1] + i];
+                    }
+                    // NV21: V first.
+                    diffs += got[size_t(ws) * hs + y * ws + 2 * x + (k == 0 ? 1 : 0)] != uint8_t((sum + n / 2) / n);
+                }
+            }
+        }
+        EXPECT_EQ(diffs, 0u) << "orientation " << o;
+    }
+}
+
 TEST_P(SimDvpp, JpegdRefusesProgressiveArithmeticAndTruncatedJpegs) {
     start();
     Channel ch(api);
