@@ -15,13 +15,22 @@
 //     applied before the 310B's even rounding and the strides; acldvppJpegPredictDecSize counts the
 //     oriented size (spec: it swaps w/h); acldvppJpegGetImageInfo(V2) reports the coded size
 //     (UNCONFIRMED: the spec says nothing of it);
-//   - output NV12 or NV21 (PIXEL_FORMAT_UNKNOWN: NV21 for 4:2:0 and grey sources; the simulator does not
-//     write the 4:2:2/4:4:4/4:4:0 semi-planar outputs, 200006), widthStride = align(w, 128) on 310,
-//     align(w, 64) on 310B, heightStride = align(h, 16); on 310B an odd width/height is rounded down to
-//     even. At the stream sync the decoder writes the picture and sets the output description's width,
-//     height, widthStride, heightStride and format (read them back, spec §2.4); the buffer's size stays.
-//     Grey sources get chroma 0x80; chroma finer than the output's is the rounded mean of the source
-//     samples covering each output sample (write_semi_planar; UNCONFIRMED filter).
+//   - output formats (spec §2.4's table): NV12/NV21 from every source; YUV/YVU444SP (5, 6) from 4:4:4,
+//     YUV/YVU422SP (3, 4) from 4:2:2, YUV/YVU440SP (1000, 1001) from 4:4:0, anything else 100000;
+//     PIXEL_FORMAT_UNKNOWN (10000) resolves to the VU-ordered form of the coded subsampling (NV21 for
+//     4:2:0 and grey), even when a rotation transposes the picture (its chroma is then resampled as
+//     below). widthStride = align(w, 128) on 310, align(w, 64) on 310B, heightStride = align(h, 16);
+//     the luma plane is widthStride x heightStride, the interleaved chroma plane follows it with rows of
+//     widthStride · 2 / ox bytes and heightStride / oy rows (ox x oy luma samples per pair): the buffer
+//     holds ws·hs·3/2 (NV12/NV21), ws·hs·2 (4:2:2 and 4:4:0 SP: for 4:4:0 the chroma rows are 2·ws
+//     bytes, hs/2 of them), ws·hs·3 (4:4:4 SP). On 310B an odd width/height is rounded down to even for
+//     the 4:2:0 output only (spec: "for 420 output"); the other outputs keep odd sizes (their chroma then
+//     holds ceil(w/ox) x ceil(h/oy) pairs). At the stream sync the decoder writes the picture and sets
+//     the output description's width, height, widthStride, heightStride and format (read them back,
+//     spec §2.4); the buffer's size stays. The semi-planar form of the source's own subsampling holds
+//     TurboJPEG's chroma planes unchanged; grey sources get chroma 0x80; a coarser output's chroma is
+//     the rounded mean of the source samples covering each output sample (write_semi_planar: the rule
+//     Kestrel's CPU JPEGD documents; UNCONFIRMED against a board).
 // JPEGE (acldvppJpegEncodeAsync): NV12/NV21 input, even width/height 32 .. 8192 (310) / 16384 (310B),
 //   widthStride a multiple of 16 >= width, heightStride even >= height; output in DVPP memory, *size =
 //   its capacity; at the sync the baseline Huffman 4:2:0 JPEG is written and *size set to its bytes (a
@@ -181,6 +190,48 @@ int32_t resolve_format(int32_t format, int subsamp) {
         case TJSAMP_440: return kYvu440Sp;
         default: return kNv21;  // 4:2:0, grey
     }
+}
+
+// Can JPEGD give `format` (resolved) from a JPEG of `subsamp` (spec §2.4's table)? NV12/NV21 from every
+// source; each 4:4:4 / 4:2:2 / 4:4:0 semi-planar form only from its own subsampling.
+bool output_allowed(int32_t format, int subsamp) {
+    switch (format) {
+        case kNv12:
+        case kNv21: return true;
+        case kYuv444Sp:
+        case kYvu444Sp: return subsamp == TJSAMP_444;
+        case kYuv422Sp:
+        case kYvu422Sp: return subsamp == TJSAMP_422;
+        case kYuv440Sp:
+        case kYvu440Sp: return subsamp == TJSAMP_440;
+        default: return false;
+    }
+}
+
+const char* subsampling_name(int subsamp) {
+    switch (subsamp) {
+        case TJSAMP_444: return "4:4:4";
+        case TJSAMP_422: return "4:2:2";
+        case TJSAMP_420: return "4:2:0";
+        case TJSAMP_GRAY: return "4:0:0";
+        case TJSAMP_440: return "4:4:0";
+        default: return "other";
+    }
+}
+
+// Checks the output format a decode of `info` asks for; resolves PIXEL_FORMAT_UNKNOWN.
+aclError check_output_format(const std::string& call, int32_t requested, const JpegInfo& info, int32_t* format) {
+    *format = resolve_format(requested, info.subsamp);
+    Layout layout;
+    if (!layout_of(*format, &layout)) {
+        return report(kInvalidParam, call + ": output format " + std::to_string(requested) + " is not a JPEGD output");
+    }
+    if (!output_allowed(*format, info.subsamp)) {
+        return report(kInvalidParam, call + ": JPEGD cannot write format " + std::to_string(requested) + " from a " +
+                                         subsampling_name(info.subsamp) +
+                                         " JPEG (NV12/NV21, or the semi-planar form of its own subsampling)");
+    }
+    return kOk;
 }
 
 // The decoded picture's geometry on the simulated SoC for an output format: the oriented size (w/h
@@ -364,11 +415,8 @@ DVPP_API aclError acldvppJpegPredictDecSize(const void* data, uint32_t dataSize,
     JpegInfo info;
     if (aclError e = read_info(call, data, dataSize, &info)) return e;
     if (aclError e = check_decodable(call, info)) return e;
-    const int32_t format = resolve_format(outputPixelFormat, info.subsamp);
-    Layout layout;
-    if (!layout_of(format, &layout)) {
-        return report(kInvalidParam, call + ": JPEGD has no output format " + std::to_string(outputPixelFormat));
-    }
+    int32_t format = 0;
+    if (aclError e = check_output_format(call, outputPixelFormat, info, &format)) return e;
     const int orientation = exif_orientation(static_cast<const uint8_t*>(data), dataSize);
     *decSize = uint32_t(geometry(info, orientation, format).bytes);
     return kOk;
@@ -395,14 +443,8 @@ DVPP_API aclError acldvppJpegDecodeAsync(acldvppChannelDesc* channelDesc, const 
     }
     if (!refused.empty()) return report(kUnsupportedJpeg, call + ": JPEGD refuses this JPEG: " + refused);
     if (aclError e = check_decodable(call, info)) return e;
-    const int32_t format = resolve_format(outputDesc->format, info.subsamp);
-    if (format != kNv12 && format != kNv21) {
-        Layout layout;
-        const bool semi_planar = layout_of(format, &layout);
-        return report(semi_planar ? aclError{kFeatureUnsupported} : aclError{kInvalidParam},
-                      call + ": output format " + std::to_string(outputDesc->format) +
-                          (semi_planar ? ": the simulator's JPEGD writes NV12/NV21 only" : " is not a JPEGD output"));
-    }
+    int32_t format = 0;
+    if (aclError e = check_output_format(call, outputDesc->format, info, &format)) return e;
     const DecodedGeometry g = geometry(info, orientation, format);
     if (outputDesc->size < g.bytes) {
         return report(kInvalidParam, call + ": the output picture's size " + std::to_string(outputDesc->size) +

@@ -269,6 +269,96 @@ TEST_P(SimDvpp, JpegdRotates422ChromaBeforeSubsampling) {
     }
 }
 
+// The semi-planar outputs of each subsampling: 4:4:4 -> YUV/YVU444SP, 4:2:2 -> YUV/YVU422SP, 4:4:0 ->
+// YUV/YVU440SP (and PIXEL_FORMAT_UNKNOWN -> the YVU form), holding TurboJPEG's planes unchanged at the
+// JPEGD strides (odd sizes kept on both SoCs); NV12 from them is the rounded mean of the covering
+// samples; a semi-planar form of another subsampling is refused.
+TEST_P(SimDvpp, JpegdWritesTheSemiPlanarFormOfEachSubsampling) {
+    start();
+    Channel ch(api);
+    struct Kind {
+        int subsamp;
+        int32_t yuv, yvu;
+        uint32_t ox, oy, bytes_per_plane_x2;  // buffer = ws·hs·bytes_per_plane_x2 / 2
+    };
+    const Kind kinds[] = {{TJSAMP_444, acl::kDvppYuv444Sp, acl::kDvppYvu444Sp, 1, 1, 6},
+                          {TJSAMP_422, acl::kDvppYuv422Sp, acl::kDvppYvu422Sp, 2, 1, 4},
+                          {TJSAMP_440, acl::kDvppYuv440Sp, acl::kDvppYvu440Sp, 1, 2, 4}};
+    const int w = 97, h = 65;
+    for (const Kind& k : kinds) {
+        const std::vector<uint8_t> jpeg = make_jpeg(w, h, k.subsamp);
+        const TjPlanes want = tj_decode(jpeg);
+        const uint32_t ws = align(w, v100() ? 128 : 64), hs = align(h, 16);
+        for (int32_t requested : {k.yuv, k.yvu, int32_t(acl::kDvppUnknown), int32_t(acl::kDvppNv12)}) {
+            const std::string what =
+                "subsampling " + std::to_string(k.subsamp) + " format " + std::to_string(requested);
+            uint32_t size = 0;
+            ASSERT_EQ(api.acldvppJpegPredictDecSize(jpeg.data(), uint32_t(jpeg.size()), requested, &size), 0) << what;
+            const bool nv12 = requested == acl::kDvppNv12;
+            const uint32_t ow = nv12 && !v100() ? w & ~1 : w, oh = nv12 && !v100() ? h & ~1 : h;
+            const uint32_t hs_out = align(oh, 16), ws_out = align(ow, v100() ? 128 : 64);
+            EXPECT_EQ(size, nv12 ? ws_out * hs_out * 3 / 2 : ws * hs * k.bytes_per_plane_x2 / 2) << what;
+            Buffer in(api, rt, jpeg.size());
+            in.upload(jpeg);
+            Buffer out(api, rt, size);
+            Pic pic(api, out.p, size, requested, 0, 0, 0, 0);
+            ASSERT_EQ(api.acldvppJpegDecodeAsync(ch.d, in.p, uint32_t(jpeg.size()), pic.d, stream), 0) << recent();
+            ASSERT_EQ(rt.aclrtSynchronizeStream(stream), 0) << recent();
+            EXPECT_EQ(api.acldvppGetPicDescFormat(pic.d), requested == acl::kDvppUnknown ? k.yvu : requested) << what;
+            EXPECT_EQ(api.acldvppGetPicDescWidth(pic.d), ow) << what;
+            EXPECT_EQ(api.acldvppGetPicDescHeight(pic.d), oh) << what;
+            EXPECT_EQ(api.acldvppGetPicDescWidthStride(pic.d), ws_out) << what;
+            EXPECT_EQ(api.acldvppGetPicDescHeightStride(pic.d), hs_out) << what;
+            const std::vector<uint8_t> got = out.download();
+            size_t diffs = 0;
+            for (uint32_t y = 0; y < oh; ++y) {
+                for (uint32_t x = 0; x < ow; ++x)
+                    diffs += got[y * ws_out + x] != want.planes[0][y * want.strides[0] + x];
+            }
+            const uint8_t* uv = got.data() + size_t(ws_out) * hs_out;
+            if (nv12) {  // the rounded mean of the k.ox x k.oy ... covering samples
+                const uint32_t sx = 2 / k.ox, sy = 2 / k.oy;  // source samples per output sample, per axis
+                for (uint32_t y = 0; y < oh / 2; ++y) {
+                    for (uint32_t x = 0; x < ow / 2; ++x) {
+                        for (int c = 0; c < 2; ++c) {
+                            const std::vector<uint8_t>& p = want.planes[1 + c];
+                            int sum = 0, n = 0;
+                            for (uint32_t j = y * sy; j < y * sy + sy; ++j) {
+                                for (uint32_t i = x * sx; i < x * sx + sx; ++i, ++n) sum += p[j * want.strides[1] + i];
+                            }
+                            diffs += uv[y * ws_out + 2 * x + c] != uint8_t((sum + n / 2) / n);
+                        }
+                    }
+                }
+            } else {  // TurboJPEG's planes, interleaved, V first for the YVU forms
+                const bool vu = requested != k.yuv;
+                const uint32_t stride = ws_out * 2 / k.ox;
+                for (uint32_t y = 0; y < uint32_t(want.planes[1].size()) / want.strides[1]; ++y) {
+                    for (uint32_t x = 0; x < uint32_t(want.strides[1]); ++x) {
+                        diffs += uv[y * stride + 2 * x + (vu ? 1 : 0)] != want.planes[1][y * want.strides[1] + x];
+                        diffs += uv[y * stride + 2 * x + (vu ? 0 : 1)] != want.planes[2][y * want.strides[2] + x];
+                    }
+                }
+            }
+            EXPECT_EQ(diffs, 0u) << what;
+        }
+    }
+    // Another subsampling's semi-planar form is refused, at the prediction and at the decode.
+    const std::vector<uint8_t> jpeg420 = make_jpeg(w, h, TJSAMP_420), jpeg444 = make_jpeg(w, h, TJSAMP_444);
+    uint32_t size = 0;
+    EXPECT_EQ(api.acldvppJpegPredictDecSize(jpeg420.data(), uint32_t(jpeg420.size()), acl::kDvppYuv422Sp, &size),
+              acl::kInvalidParam);
+    Buffer in(api, rt, jpeg444.size());
+    in.upload(jpeg444);
+    Buffer out(api, rt, 1 << 16);
+    for (int32_t format : {acl::kDvppYuv422Sp, acl::kDvppYvu440Sp, acl::kDvppRgb888}) {
+        Pic pic(api, out.p, 1 << 16, format, 0, 0, 0, 0);
+        EXPECT_EQ(api.acldvppJpegDecodeAsync(ch.d, in.p, uint32_t(jpeg444.size()), pic.d, stream), acl::kInvalidParam)
+            << format;
+    }
+    ASSERT_EQ(rt.aclrtSynchronizeStream(stream), 0) << recent();
+}
+
 TEST_P(SimDvpp, JpegdRefusesProgressiveArithmeticAndTruncatedJpegs) {
     start();
     Channel ch(api);
