@@ -10,14 +10,14 @@
 //   IndexPQ body             ProductQuantizer: d u64 | M u64 | nbits u64 | u64 count | M × 2^nbits ×
 //                            (d/M) f32 centroids; codes: u64 count | ntotal × M u8;
 //                            search_type i32 (0 = ST_PQ) | encode_signs u8 | polysemous_ht i32
-// Written through TempFile (fv_file.hpp), so an interrupted export leaves the previous file.
+// Written through kes::AtomicFile (kes/file.hpp), so an interrupted export leaves the previous file.
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
-#include "fv_file.hpp"
 #include "fv_repo.hpp"
 #include "kes/error.hpp"
+#include "kes/file.hpp"
 #include "kestrel/tensor.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -33,10 +33,10 @@ constexpr uint32_t fourcc(const char (&s)[5]) {
            uint32_t(uint8_t(s[3])) << 24;
 }
 
-// Buffers small writes into ~1 MB blocks for TempFile.
+// Buffers small writes into ~1 MB blocks for kes::AtomicFile.
 class Writer {
 public:
-    explicit Writer(TempFile& f) : f_(f) { buf_.reserve(kBlock); }
+    explicit Writer(AtomicFile& f) : f_(f) { buf_.reserve(kBlock); }
     template <class T>
     void put(T v) {
         bytes(&v, sizeof v);
@@ -57,7 +57,7 @@ public:
 
 private:
     static constexpr size_t kBlock = size_t{1} << 20;
-    TempFile& f_;
+    AtomicFile& f_;
     std::vector<uint8_t> buf_;
 };
 
@@ -120,7 +120,7 @@ uint64_t export_faiss(const kes_fv_repo& repo, const kes_fv_range& range, const 
                  "a PQ36 repository exports as a FAISS IndexPQ only with its codebook (kes_fv_repo_set_pq)");
     const uint32_t dim = pq ? repo.pq_dim : repo.config.dim;
 
-    TempFile file(path);
+    AtomicFile file(path);
     Writer w(file);
     if (pq) {
         write_header(w, fourcc("IxPq"), static_cast<int32_t>(dim), static_cast<int64_t>(n), 1);
@@ -162,7 +162,7 @@ uint64_t export_faiss(const kes_fv_repo& repo, const kes_fv_range& range, const 
         w.put<int32_t>(static_cast<int32_t>(KES_FV_PQ36_SUBSPACES * 8 + 1));  // polysemous_ht: FAISS's default
     }
     w.flush();
-    file.commit(path);
+    file.commit();
     return n;
 }
 

@@ -14,8 +14,14 @@
 // A crash can leave the last record torn. Torn = fewer than 56 bytes left, or a valid header whose
 // payload runs past the end, or a valid header whose payload fails its CRC and ends exactly at the
 // end of the file, or nothing but zero bytes to the end (space allocated, never written). A torn tail
-// is ignored and cut off; any other damage is KES_ERR_CORRUPT_DATA (the log is not silently
-// shortened in the middle).
+// is ignored and cut off, with a warning; any other damage is KES_ERR_CORRUPT_DATA (the log is not
+// silently shortened in the middle).
+//
+// Under faults (fv/tests/test_fv_faults.cpp injects ENOSPC/EIO at every call through kes::FileOps):
+// a failed append is cut back off (ftruncate to the old end) so the log holds exactly the changes
+// made; if even that fails the log is marked broken and refuses appends until a checkpoint empties
+// it. Emptying moves the write position to 0 as soon as the ftruncate succeeds, whatever the fsync
+// after it says: appending at the old end would leave a hole of zeros, which reads as damage.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -28,6 +34,8 @@
 
 #include "fv_repo.hpp"
 #include "kes/error.hpp"
+#include "kes/file.hpp"
+#include "kes/logging.hpp"
 
 namespace kes {
 namespace fv {
@@ -51,31 +59,54 @@ T get(const uint8_t* p, size_t at) {
 class Log {
 public:
     Log(std::string path, int fd, uint64_t end) : path_(std::move(path)), fd_(fd), end_(end) {}
-    ~Log() { ::close(fd_); }
+    ~Log() { file_ops().close(fd_); }
     Log(const Log&) = delete;
     Log& operator=(const Log&) = delete;
 
     // Writes header + payload at the end and syncs; on failure cuts the file back to where it was.
     void append(const uint8_t* header, const void* payload, size_t n) {
         std::lock_guard<std::mutex> hold(mutex_);
+        const FileOps& io = file_ops();
+        const char* what = "writing";
         int err = write_at(end_, header, kHeaderBytes);
         if (!err) err = write_at(end_ + kHeaderBytes, payload, n);
-        if (!err && ::fdatasync(fd_) != 0) err = errno;
-        if (err) {
-            if (::ftruncate(fd_, static_cast<off_t>(end_)) != 0) broken_ = true;
-            KES_FAIL(KES_ERR_IO, "append log %s: %s (nothing was changed)", path_.c_str(), std::strerror(err));
+        if (!err && io.fdatasync(fd_) != 0) {
+            what = "fdatasync of";
+            err = errno;
         }
-        end_ += kHeaderBytes + n;
+        if (!err) {
+            end_ += kHeaderBytes + n;
+            return;
+        }
+        const unsigned long long at = end_, bytes = kHeaderBytes + n;
+        if (io.ftruncate(fd_, static_cast<off_t>(end_)) == 0)
+            KES_FAIL(KES_ERR_IO, "append log %s: %s the %llu-byte record at byte %llu: %s (nothing was changed)",
+                     path_.c_str(), what, bytes, at, std::strerror(err));
+        // The record may stay, whole or torn: a torn one is dropped at the next open, a whole one would be
+        // replayed. Until a checkpoint empties the log no further record may follow it.
+        const int cut_err = errno;
+        broken_ = true;
+        KES_FAIL(KES_ERR_IO,
+                 "append log %s: %s the %llu-byte record at byte %llu: %s, and cutting it back off failed too (%s): "
+                 "nothing was changed in memory, but the log may hold the change; kes_fv_repo_checkpoint repairs it",
+                 path_.c_str(), what, bytes, at, std::strerror(err), std::strerror(cut_err));
     }
     void truncate() {
         std::lock_guard<std::mutex> hold(mutex_);
-        if (::ftruncate(fd_, 0) != 0 || ::fsync(fd_) != 0)
-            KES_FAIL(KES_ERR_IO, "emptying append log %s: %s", path_.c_str(), std::strerror(errno));
+        const FileOps& io = file_ops();
+        if (io.ftruncate(fd_, 0) != 0)
+            KES_FAIL(KES_ERR_IO, "emptying append log %s: ftruncate: %s", path_.c_str(), std::strerror(errno));
+        // The file is empty now whatever the fsync says: the next record goes at byte 0 (a record written
+        // at the old end would leave a hole of zeros that makes the log unreadable).
         end_ = 0;
+        broken_ = false;
+        if (io.fsync(fd_) != 0)
+            KES_FAIL(KES_ERR_IO, "emptying append log %s: fsync: %s", path_.c_str(), std::strerror(errno));
     }
     void check_usable() const {
         if (broken_)
-            KES_FAIL(KES_ERR_IO, "append log %s could not be repaired after a failed write; checkpoint and reopen",
+            KES_FAIL(KES_ERR_IO,
+                     "append log %s could not be cut back after a failed write; kes_fv_repo_checkpoint repairs it",
                      path_.c_str());
     }
 
@@ -83,7 +114,7 @@ private:
     int write_at(uint64_t at, const void* data, size_t n) {
         const uint8_t* p = static_cast<const uint8_t*>(data);
         while (n > 0) {
-            const ssize_t w = ::pwrite(fd_, p, n, static_cast<off_t>(at));
+            const ssize_t w = file_ops().pwrite(fd_, p, n, static_cast<off_t>(at));
             if (w < 0 && errno == EINTR) continue;
             if (w <= 0) return w < 0 ? errno : EIO;
             p += w;
@@ -169,18 +200,23 @@ void apply(kes_fv_repo* repo, const uint8_t* h, const uint8_t* payload, uint64_t
 
 // Replays the log at `path` into `repo` (which has no log yet) and attaches it for appends.
 void replay_and_attach(kes_fv_repo* repo, const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    const FileOps& io = file_ops();
+    const int fd = io.open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) KES_FAIL(KES_ERR_IO, "cannot open append log %s: %s", path.c_str(), std::strerror(errno));
     struct FdGuard {
         int fd;
         bool keep = false;
         ~FdGuard() {
-            if (!keep) ::close(fd);
+            if (!keep) file_ops().close(fd);
         }
     } guard{fd};
     struct stat st;
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
         KES_FAIL(KES_ERR_IO, "append log %s is not a regular file", path.c_str());
+    // Records are fdatasync'ed, which does not make a new file's name durable: without this a power
+    // loss could take the whole log, acknowledged changes included. An empty log may have just been
+    // created (here, or by an open that failed before this point), so its directory is synced.
+    if (st.st_size == 0) fsync_parent_directory(path, ("append log " + path).c_str());
     std::vector<uint8_t> bytes(static_cast<size_t>(st.st_size));
     for (size_t got = 0; got < bytes.size();) {
         const ssize_t r = ::pread(fd, bytes.data() + got, bytes.size() - got, static_cast<off_t>(got));
@@ -218,8 +254,18 @@ void replay_and_attach(kes_fv_repo* repo, const std::string& path) {
         if (e.status() != KES_ERR_CORRUPT_DATA) throw;
         KES_FAIL(KES_ERR_CORRUPT_DATA, "append log %s: %s", path.c_str(), e.what());
     }
-    if (pos < size && (::ftruncate(fd, static_cast<off_t>(pos)) != 0 || ::fsync(fd) != 0))
-        KES_FAIL(KES_ERR_IO, "cutting the torn end of append log %s: %s", path.c_str(), std::strerror(errno));
+    if (pos < size) {
+        if (io.ftruncate(fd, static_cast<off_t>(pos)) != 0)
+            KES_FAIL(KES_ERR_IO, "cutting the torn end of append log %s at byte %zu: ftruncate: %s", path.c_str(), pos,
+                     std::strerror(errno));
+        if (io.fsync(fd) != 0)
+            KES_FAIL(KES_ERR_IO, "cutting the torn end of append log %s at byte %zu: fsync: %s", path.c_str(), pos,
+                     std::strerror(errno));
+        KES_LOGW("fv",
+                 "append log %s: torn record at byte %zu (%zu bytes to the end, left by a crash or a failed "
+                 "write) ignored and cut off",
+                 path.c_str(), pos, size - pos);
+    }
     repo->log.reset(new Log(path, fd, pos));
     guard.keep = true;
 }

@@ -17,8 +17,9 @@
 // misses the footer. The loader checks every size against the bytes actually left before it
 // allocates, so a hostile file cannot make it allocate more than the file's own size.
 //
-// Saving writes a temporary file beside the target, fsyncs it, renames it over the target and fsyncs
-// the directory: a crash at any instant leaves either the old file or the new one, whole.
+// Saving goes through kes::AtomicFile (kes/file.hpp, the one crash-safe writer): a temporary file
+// beside the target, fsynced, renamed over the target, the directory fsynced; a crash or a failed
+// call at any instant leaves either the old file or the new one, whole.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -31,9 +32,9 @@
 #include <memory>
 #include <string>
 
-#include "fv_file.hpp"
 #include "fv_repo.hpp"
 #include "kes/error.hpp"
+#include "kes/file.hpp"
 #include "kes/math.hpp"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -102,7 +103,7 @@ T get(const uint8_t* p, size_t at) {
 // ---- writing ----------------------------------------------------------------------------------
 
 void save_locked(const kes_fv_repo& repo, const std::string& path) {
-    TempFile f(path);
+    AtomicFile f(path);
     uint8_t h[kHeaderBytes] = {};
     std::memcpy(h, kMagic, 8);
     put<uint32_t>(h, 8, kVersion);
@@ -165,7 +166,7 @@ void save_locked(const kes_fv_repo& repo, const std::string& path) {
     put<uint32_t>(e, 8, static_cast<uint32_t>(repo.libraries.size()));
     put<uint32_t>(e, 12, crc32(e, 12));
     f.write(e, sizeof e);
-    f.commit(path);
+    f.commit();
 }
 
 namespace {

@@ -254,10 +254,14 @@ KES_API kes_status kes_fv_search_batch(const kes_fv_repo* repo, const float* que
 /* Persistence. The file holds the configuration, every library with its tombstones, and CRC-32
  * checksums over every part (layout: fv/src/fv_persist.cpp). kes_fv_repo_save writes a temporary file
  * beside `path`, fsyncs it, renames it over `path` and fsyncs the directory, so a crash or a full disk
- * at any instant leaves the previous file intact or the new one complete, never a mix. It holds the
- * reader lock: searches continue while it writes, writers wait.
- * Save errors: KES_ERR_INVALID_ARGUMENT (NULL or empty path), KES_ERR_IO (cannot create, write, fsync
- * or rename; the message names the file and the system error, e.g. "No space left on device").
+ * at any instant leaves the previous file intact or the new one complete, never a mix, and no
+ * temporary file behind. It holds the reader lock: searches continue while it writes, writers wait.
+ * Save errors: KES_ERR_INVALID_ARGUMENT (NULL or empty path), KES_ERR_IO (cannot create, write, fsync,
+ * close or rename the temporary file, or open or fsync the directory; the message names the
+ * operation, the file and the system error, e.g. "writing /d/r.kfv.tmp.4242.0 (new /d/r.kfv): No
+ * space left on device"). Before the rename `path` is untouched; only when the directory's fsync
+ * fails is the new file already in place, whole, but not known to survive a power loss (the message
+ * says so). The repository is unchanged either way and a later save may simply be retried.
  * kes_fv_repo_load reads such a file into a new repository; kes_fv_repo_load_memory reads the same
  * bytes from memory. A truncated, corrupted or hostile file gives KES_ERR_CORRUPT_DATA naming what is
  * wrong, never a crash; the loader never allocates more than the input's size. Load errors also:
@@ -324,14 +328,22 @@ KES_API kes_status kes_fv_repo_export_faiss(const kes_fv_repo* repo, const kes_f
  * (created empty if missing) and keeps the log open: from then on every add, delete, modify and
  * delete_range on this repository is appended to the log as a CRC-32'd record and fdatasync'ed
  * before the call returns (one sync per call: batch adds). If the log cannot be written the call
- * fails with KES_ERR_IO and changes nothing. kes_fv_repo_checkpoint saves a snapshot (as
- * kes_fv_repo_save) and then empties the log; it holds the reader lock throughout, so searches go on
+ * fails with KES_ERR_IO (the message names the log, the operation and the system error), changes
+ * nothing and cuts the partial record back off the log, so the next call may simply retry. Should
+ * that cut fail as well (a disk that refuses every write), the record may stay in the log — whole, a
+ * reopen would replay that change — and the repository refuses further changes with KES_ERR_IO until
+ * a kes_fv_repo_checkpoint succeeds, which writes the state in memory and empties the log.
+ * kes_fv_repo_checkpoint saves a snapshot (as kes_fv_repo_save) and then empties the log, only once the
+ * snapshot is durable (its directory fsynced); it holds the reader lock throughout, so searches go on
  * and writers wait. Snapshots record the last log record they contain, so a crash between the two
- * steps replays nothing twice. Log layout and the torn-record rule: fv/src/fv_log.cpp — a record
- * cut short by a crash at the end of the log is ignored (and cut off); damage anywhere else is
- * KES_ERR_CORRUPT_DATA, as is a record that does not apply to the snapshot (wrong snapshot).
+ * steps replays nothing twice, and a checkpoint that fails at any step (KES_ERR_IO) leaves snapshot
+ * and log that reopen to the same state; it may be retried. Log layout and the torn-record rule:
+ * fv/src/fv_log.cpp — a record cut short by a crash at the end of the log is ignored and cut off,
+ * with a warning through kes_log naming the log and the byte; damage anywhere else is
+ * KES_ERR_CORRUPT_DATA, as is a record that does not apply to the snapshot (wrong snapshot). A log
+ * opened empty (just created) has its directory fsynced, so its name survives a power loss.
  * One process at a time may have a log open (no file locking is done).
- * open_logged errors: those of kes_fv_repo_load, KES_ERR_IO (cannot open, read or repair the log),
+ * open_logged errors: those of kes_fv_repo_load, KES_ERR_IO (cannot open, read, repair or sync the log),
  * KES_ERR_CORRUPT_DATA (log damaged). On failure *out_repo is NULL. */
 KES_API kes_status kes_fv_repo_open_logged(const char* snapshot_path, const char* log_path, kes_fv_repo** out_repo);
 KES_API kes_status kes_fv_repo_checkpoint(kes_fv_repo* repo, const char* snapshot_path);
