@@ -534,18 +534,11 @@ Result convert(const uint8_t* data, size_t size, const Options& options) {
 }
 
 void write_file_atomically(const std::string& path, const std::vector<uint8_t>& bytes) {
-    const std::string tmp = path + ".tmp" + std::to_string(static_cast<long>(getpid()));
-    FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!f) fail(KES_ERR_IO, "cannot create '%s': %s", tmp.c_str(), std::strerror(errno));
-    const bool ok =
-        (bytes.empty() || std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size()) && std::fflush(f) == 0;
-    const int saved = errno;
-    const bool closed = std::fclose(f) == 0;
-    if (!ok || !closed || std::rename(tmp.c_str(), path.c_str()) != 0) {
-        const int err = ok && closed ? errno : saved;
-        std::remove(tmp.c_str());
-        fail(KES_ERR_IO, "cannot write '%s': %s", path.c_str(), std::strerror(err));
-    }
+    // The sdk's one writer: temporary file, fsync, rename, directory fsync (a crash leaves the old
+    // model or the new one, never half of either).
+    AtomicFile file(path);
+    file.write(bytes.data(), bytes.size());
+    file.commit();
 }
 
 // FIPS 180-4 SHA-256 (metadata source hash; not security relevant).
