@@ -7,7 +7,8 @@
  *
  * With no file it first encodes a synthetic test pattern, so it runs anywhere. Every buffer comes
  * from one memory pool sized at start-up, as on the board; each stage prints its time, and
- * KES_TRACE=trace.json records them for Perfetto.
+ * KES_TRACE=trace.json records them for Perfetto. With the Ascend backend (a board, or the simulator:
+ * KES_ASCEND_LIB_DIR) JPEGD, JPEGE and VPC run on the DVPP hardware and print the same numbers.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,6 +107,11 @@ static int run(int argc, char** argv) {
 
     kes_mem_pool_config pool_cfg;
     kes_mem_pool_config_init(&pool_cfg);
+    /* DVPP memory, as ACLLite carves it: on a board the DVPP hardware writes the frames straight into
+     * it and the CPU reads them in place (host memory when Kestrel runs on the CPU). On a PCIe card
+     * (ACL_HOST) the CPU cannot read DVPP memory, and AIPP runs on the CPU here: then a host pool, into
+     * which Kestrel copies each hardware result. */
+    pool_cfg.backend = kes_mem_is_host_accessible(KES_MEM_DVPP) ? KES_MEM_DVPP : KES_MEM_HOST;
     pool_cfg.initial_bytes = 64u << 20;
     pool_cfg.grow_bytes = 64u << 20; /* big photos: grow in chunks rather than fail */
     pool_cfg.name = "frames";
