@@ -453,6 +453,10 @@ std::string bind_dvpp(const Library& runtime, void* dvpp_handle, DvppApi& d) {
     KES_REQ(acldvppVpcCropAsync);
     KES_REQ(acldvppVpcCropAndPasteAsync);
     KES_REQ(acldvppVpcBatchCropAsync);
+    KES_OPT(acldvppSetResizeConfigInterpolation);
+    KES_OPT(acldvppVpcCropResizeAsync);
+    KES_OPT(acldvppVpcCropResizePasteAsync);
+    KES_OPT(acldvppVpcBatchCropResizeAsync);
     KES_REQ(acldvppJpegGetImageInfoV2);
     KES_REQ(acldvppJpegPredictDecSize);
     KES_REQ(acldvppJpegDecodeAsync);

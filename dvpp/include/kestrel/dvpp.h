@@ -103,7 +103,9 @@ typedef struct kes_dvpp_channel_config {
     kes_backend backend; /* KES_BACKEND_AUTO (default): the DVPP hardware when the process's backend is
                             Ascend and libacl_dvpp.so loaded, else the CPU. KES_BACKEND_CPU: never the
                             hardware. KES_BACKEND_ASCEND: the hardware or a failed create (the reason
-                            in kes_last_error). Apps built before this field get AUTO. */
+                            in kes_last_error), whatever the process's backend; AUTO under
+                            KES_BACKEND=ascend without libacl_dvpp.so gets the CPU (logged once). Apps
+                            built before this field get AUTO. */
 } kes_dvpp_channel_config;
 
 /* Defaults: active board, no pool, strict 0, accept_warnings 0, apply_orientation 1, max_pixels 0,

@@ -90,9 +90,12 @@ std::unique_ptr<AscendDvpp> open_hardware(kes_backend requested, const kes_board
     if (requested == KES_BACKEND_CPU) return nullptr;
     const acl::DvppApi* dvpp = acl::dvpp();
     if (!dvpp) {
-        // The process asked for Ascend or nothing (KES_BACKEND=ascend), or this channel did.
-        if (requested == KES_BACKEND_ASCEND || kes_backend_get() == KES_BACKEND_ASCEND)
+        // Only a channel that asked for the hardware fails. KES_BACKEND=ascend is about the runtime (the
+        // NPU); when its DVPP library is missing the media work stays on the CPU, said once in the log.
+        if (requested == KES_BACKEND_ASCEND)
             fail(KES_ERR_UNSUPPORTED, "the DVPP hardware was required but is unavailable: %s", acl::dvpp_reason());
+        if (kes_backend_get() == KES_BACKEND_ASCEND)
+            note_fallback("media (every dvpp channel)", std::string("this runtime: ") + acl::dvpp_reason());
         return nullptr;
     }
     // The hardware follows its SoC's rules; a channel planning by another board's would see its calls

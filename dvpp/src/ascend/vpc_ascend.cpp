@@ -1,5 +1,6 @@
 // vpc_ascend.cpp — VPC crop/resize, crop-and-paste, letterbox and batch crop on the DVPP hardware
-// (acldvppVpcCropAsync, acldvppVpcCropAndPasteAsync, acldvppVpcBatchCropAsync; spec §2.3, backend §4).
+// (acldvppVpcCropResizeAsync, acldvppVpcCropResizePasteAsync, acldvppVpcBatchCropResizeAsync; the plain V1
+// calls without a resize config on a CANN that lacks them; spec §2.3, backend §4).
 // The board rules were checked by the caller (vpc_resize.cpp, vpc_paste.cpp); this file moves pictures
 // into DVPP memory when they are elsewhere and drives the descriptors.
 #include <algorithm>
@@ -14,11 +15,53 @@
 namespace kes {
 namespace {
 
-// The V1 crop calls resize with the hardware's default filter (bilinear on 310B, the 310's high-order
-// filter — Kestrel's CPU path gives both bilinear, UNCONFIRMED); nearest needs the resize-config variants.
-std::string interp_refusal(kes_vpc_interp interp) {
-    if (enum_value(interp) == KES_VPC_INTERP_NEAREST)
-        return "nearest-neighbour interpolation (the V1 crop calls use the hardware's default filter)";
+// How a VPC call filters: with the resize-config calls (CANN 5+) Kestrel's value is the hardware's
+// (acldvppSetResizeConfigInterpolation: 0 the SoC's default, 1 bilinear, 2 nearest); without them the
+// plain V1 calls use the SoC's default filter, which is bilinear on 310B but the 310's undocumented
+// high-order filter — so there only DEFAULT is served, and BILINEAR/NEAREST fall back to the CPU.
+class Filter {
+public:
+    Filter(const AscendDvpp& hw, kes_vpc_interp interp) : dvpp_(hw.api()), interp_(uint32_t(enum_value(interp))) {
+        const acl::DvppApi& d = hw.api();
+        if (d.acldvppSetResizeConfigInterpolation && d.acldvppVpcCropResizeAsync && d.acldvppVpcCropResizePasteAsync &&
+            d.acldvppVpcBatchCropResizeAsync) {
+            config_ = d.acldvppCreateResizeConfig();
+            if (!config_) fail(KES_ERR_OUT_OF_MEMORY, "acldvppCreateResizeConfig returned NULL");
+            const acl::Error e = d.acldvppSetResizeConfigInterpolation(config_, interp_);
+            if (e == acl::kFeatureUnsupported || e == acl::kInvalidParam)
+                refusal_ = "interpolation " + std::to_string(interp_) +
+                           " (acldvppSetResizeConfigInterpolation: " + std::to_string(e) + ")";
+            else
+                acl::check("acldvppSetResizeConfigInterpolation", e);
+            return;
+        }
+        const bool default_is_bilinear = hw.board().board != KES_BOARD_310;
+        if (interp_ == KES_VPC_INTERP_NEAREST || (interp_ == KES_VPC_INTERP_BILINEAR && !default_is_bilinear))
+            refusal_ = "this interpolation without acldvppSetResizeConfigInterpolation (a CANN before 5.0)";
+    }
+    ~Filter() {
+        if (config_) dvpp_.acldvppDestroyResizeConfig(config_);
+    }
+    Filter(const Filter&) = delete;
+    Filter& operator=(const Filter&) = delete;
+
+    // "" when the hardware can filter this way, else why not.
+    const std::string& refusal() const noexcept { return refusal_; }
+    // The resize config for the *Resize* calls, or nullptr: use the plain V1 calls.
+    acl::DvppResizeConfig* config() const noexcept { return config_; }
+
+private:
+    const acl::DvppApi& dvpp_;
+    uint32_t interp_;
+    acl::DvppResizeConfig* config_ = nullptr;
+    std::string refusal_;
+};
+
+// "" when the hardware took the call; the refusal when it answered that it lacks the feature
+// (ACL_ERROR_FEATURE_UNSUPPORTED). Any other failure throws.
+std::string accepted(const char* call, acl::Error e) {
+    if (e == acl::kFeatureUnsupported) return std::string("what ") + call + " answers 200006 (feature unsupported)";
+    acl::check(call, e);
     return "";
 }
 
@@ -56,10 +99,10 @@ size_t output_bytes(kes_pixel_format format, const VpcOutput& g) {
 
 std::string vpc_crop_resize_hw(AscendDvpp& hw, const kes_image& in, const kes_vpc_roi& crop, kes_vpc_interp interp,
                                const VpcOutput& g, kes_mem_pool* pool, kes_image* out) {
-    std::string refusal = interp_refusal(interp);
-    if (!refusal.empty()) return refusal;
     const acl::DvppApi& d = hw.api();
     acl::ScopedContext bind;
+    Filter filter(hw, interp);
+    if (!filter.refusal().empty()) return filter.refusal();
     DvppPicture src(d, in, vpc_align(hw), true);
     const size_t bytes = output_bytes(in.format, g);
     OutputImage output(pool, bytes);
@@ -67,26 +110,47 @@ std::string vpc_crop_resize_hw(AscendDvpp& hw, const kes_image& in, const kes_vp
     dst.describe(output.device_data(), output.device_size(), in.format, g.width, g.height, g.width_stride,
                  g.height_stride);
     RoiConfig roi(d, crop);
-    acl::check("acldvppVpcCropAsync",
-               d.acldvppVpcCropAsync(hw.channel(), src.get(), dst.get(), roi.get(), hw.stream()));
-    hw.sync("acldvppVpcCropAsync");
+    const char* call = filter.config() ? "acldvppVpcCropResizeAsync" : "acldvppVpcCropAsync";
+    const std::string refusal = accepted(
+        call, filter.config() ? d.acldvppVpcCropResizeAsync(hw.channel(), src.get(), dst.get(), roi.get(),
+                                                            filter.config(), hw.stream())
+                              : d.acldvppVpcCropAsync(hw.channel(), src.get(), dst.get(), roi.get(), hw.stream()));
+    if (!refusal.empty()) return refusal;
+    hw.sync(call);
     output.finish(out, in.format, g.width, g.height, g.width_stride, g.height_stride, bytes);
     return "";
 }
 
+namespace {
+
+// `crop` of src resized into `paste` of dst with the filter's call, then the sync.
+std::string crop_and_paste(AscendDvpp& hw, const Filter& filter, acl::DvppPicDesc* src, acl::DvppPicDesc* dst,
+                           const kes_vpc_roi& crop, const kes_vpc_roi& paste) {
+    const acl::DvppApi& d = hw.api();
+    RoiConfig crop_roi(d, crop), paste_roi(d, paste);
+    const char* call = filter.config() ? "acldvppVpcCropResizePasteAsync" : "acldvppVpcCropAndPasteAsync";
+    const std::string refusal =
+        accepted(call, filter.config() ? d.acldvppVpcCropResizePasteAsync(hw.channel(), src, dst, crop_roi.get(),
+                                                                          paste_roi.get(), filter.config(), hw.stream())
+                                       : d.acldvppVpcCropAndPasteAsync(hw.channel(), src, dst, crop_roi.get(),
+                                                                       paste_roi.get(), hw.stream()));
+    if (!refusal.empty()) return refusal;
+    hw.sync(call);
+    return "";
+}
+
+}  // namespace
+
 std::string vpc_crop_and_paste_hw(AscendDvpp& hw, const kes_image& in, const kes_vpc_roi& crop, kes_vpc_interp interp,
                                   kes_image& canvas, const kes_vpc_roi& paste) {
-    std::string refusal = interp_refusal(interp);
-    if (!refusal.empty()) return refusal;
     const acl::DvppApi& d = hw.api();
     acl::ScopedContext bind;
+    Filter filter(hw, interp);
+    if (!filter.refusal().empty()) return filter.refusal();
     DvppPicture src(d, in, vpc_align(hw), true);
     DvppPicture dst(d, canvas, vpc_align(hw), true);
-    RoiConfig crop_roi(d, crop), paste_roi(d, paste);
-    acl::check("acldvppVpcCropAndPasteAsync",
-               d.acldvppVpcCropAndPasteAsync(hw.channel(), src.get(), dst.get(), crop_roi.get(), paste_roi.get(),
-                                             hw.stream()));
-    hw.sync("acldvppVpcCropAndPasteAsync");
+    const std::string refusal = crop_and_paste(hw, filter, src.get(), dst.get(), crop, paste);
+    if (!refusal.empty()) return refusal;
     dst.store();
     return "";
 }
@@ -94,13 +158,13 @@ std::string vpc_crop_and_paste_hw(AscendDvpp& hw, const kes_image& in, const kes
 std::string vpc_letterbox_hw(AscendDvpp& hw, const kes_image& in, const kes_vpc_roi& crop, kes_vpc_interp interp,
                              const VpcOutput& g, const uint8_t fill[3], const kes_vpc_roi& paste, kes_mem_pool* pool,
                              kes_image* out) {
-    std::string refusal = interp_refusal(interp);
-    if (!refusal.empty()) return refusal;
     const bool cpu_fill = kes_mem_is_host_accessible(KES_MEM_DVPP) != 0;
     if (!cpu_fill && fill[1] != fill[2])
         return "a padding colour with U != V in DVPP memory the CPU cannot write (ACL_HOST run mode)";
     const acl::DvppApi& d = hw.api();
     acl::ScopedContext bind;
+    Filter filter(hw, interp);
+    if (!filter.refusal().empty()) return filter.refusal();
     DvppPicture src(d, in, vpc_align(hw), true);
     const size_t bytes = output_bytes(in.format, g);
     OutputImage output(pool, bytes);
@@ -135,11 +199,8 @@ std::string vpc_letterbox_hw(AscendDvpp& hw, const kes_image& in, const kes_vpc_
     PicDesc dst(d);
     dst.describe(output.device_data(), output.device_size(), in.format, g.width, g.height, g.width_stride,
                  g.height_stride);
-    RoiConfig crop_roi(d, crop), paste_roi(d, paste);
-    acl::check("acldvppVpcCropAndPasteAsync",
-               d.acldvppVpcCropAndPasteAsync(hw.channel(), src.get(), dst.get(), crop_roi.get(), paste_roi.get(),
-                                             hw.stream()));
-    hw.sync("acldvppVpcCropAndPasteAsync");
+    const std::string refusal = crop_and_paste(hw, filter, src.get(), dst.get(), crop, paste);
+    if (!refusal.empty()) return refusal;
     output.finish(out, in.format, g.width, g.height, g.width_stride, g.height_stride, bytes);
     return "";
 }
@@ -147,10 +208,10 @@ std::string vpc_letterbox_hw(AscendDvpp& hw, const kes_image& in, const kes_vpc_
 std::string vpc_batch_crop_hw(AscendDvpp& hw, const kes_image* images, const kes_vpc_batch_roi* rois,
                               const kes_vpc_roi* crops, const VpcOutput* g, uint32_t count, kes_vpc_interp interp,
                               kes_mem_pool* pool, kes_image* out) {
-    std::string refusal = interp_refusal(interp);
-    if (!refusal.empty()) return refusal;
     const acl::DvppApi& d = hw.api();
     acl::ScopedContext bind;
+    Filter filter(hw, interp);
+    if (!filter.refusal().empty()) return filter.refusal();
     // acldvppVpcBatchCropAsync takes the ROIs grouped by source picture, in source order (roiNums[s] of
     // them for source s): order the caller's ROIs that way, keeping their relative order.
     std::vector<uint32_t> order(count);
@@ -208,10 +269,16 @@ std::string vpc_batch_crop_hw(AscendDvpp& hw, const kes_image* images, const kes
         roi_configs[k] = std::make_unique<RoiConfig>(d, crops[i]);
         roi_ptrs[k] = roi_configs[k]->get();
     }
-    acl::check("acldvppVpcBatchCropAsync",
-               d.acldvppVpcBatchCropAsync(hw.channel(), src_batch.batch, roi_nums.data(), uint32_t(sources.size()),
-                                          dst_batch.batch, roi_ptrs.data(), hw.stream()));
-    hw.sync("acldvppVpcBatchCropAsync");
+    const char* call = filter.config() ? "acldvppVpcBatchCropResizeAsync" : "acldvppVpcBatchCropAsync";
+    const uint32_t nsrc = uint32_t(sources.size());
+    const std::string refusal = accepted(
+        call, filter.config()
+                  ? d.acldvppVpcBatchCropResizeAsync(hw.channel(), src_batch.batch, roi_nums.data(), nsrc,
+                                                     dst_batch.batch, roi_ptrs.data(), filter.config(), hw.stream())
+                  : d.acldvppVpcBatchCropAsync(hw.channel(), src_batch.batch, roi_nums.data(), nsrc, dst_batch.batch,
+                                               roi_ptrs.data(), hw.stream()));
+    if (!refusal.empty()) return refusal;
+    hw.sync(call);
     struct Releaser {
         kes_image* images;
         uint32_t n;

@@ -122,6 +122,16 @@ struct DvppApi {
                                          DvppRoiConfig* paste, Stream stream);
     Error (*acldvppVpcBatchCropAsync)(DvppChannelDesc* ch, DvppBatchPicDesc* src, uint32_t* roi_nums, uint32_t size,
                                       DvppBatchPicDesc* dst, DvppRoiConfig* crops[], Stream stream);
+    // The resize-config variants (optional: CANN 5+), which take the interpolation
+    // (acldvppSetResizeConfigInterpolation: 0 the SoC's default, 1 bilinear, 2 nearest).
+    Error (*acldvppSetResizeConfigInterpolation)(DvppResizeConfig* config, uint32_t interpolation);
+    Error (*acldvppVpcCropResizeAsync)(DvppChannelDesc* ch, DvppPicDesc* in, DvppPicDesc* out, DvppRoiConfig* crop,
+                                       DvppResizeConfig* config, Stream stream);
+    Error (*acldvppVpcCropResizePasteAsync)(DvppChannelDesc* ch, DvppPicDesc* in, DvppPicDesc* out, DvppRoiConfig* crop,
+                                            DvppRoiConfig* paste, DvppResizeConfig* config, Stream stream);
+    Error (*acldvppVpcBatchCropResizeAsync)(DvppChannelDesc* ch, DvppBatchPicDesc* src, uint32_t* roi_nums,
+                                            uint32_t size, DvppBatchPicDesc* dst, DvppRoiConfig* crops[],
+                                            DvppResizeConfig* config, Stream stream);
     // JPEGD (data: DVPP memory for the decode; host memory is fine for the two queries)
     Error (*acldvppJpegGetImageInfoV2)(const void* data, uint32_t size, uint32_t* width, uint32_t* height,
                                        int32_t* components, int32_t* format);
