@@ -142,10 +142,9 @@ TEST_P(DvppHardware, JpegDecodeRunsOnTheHardwareAndEqualsTheCpuPath) {
                     EXPECT_EQ(where(a), KES_MEM_DVPP);
                     EXPECT_EQ(a.width_stride, b.width_stride);
                     EXPECT_EQ(a.height_stride, b.height_stride);
-                    // Both decode through libjpeg-turbo; the chroma of non-4:2:0 sources is subsampled by
-                    // each side's own filter (JPEGD's is undocumented): within 1.
-                    const Diff d = compare(a, b);
-                    EXPECT_LE(d.max, samp == TJSAMP_420 || samp == TJSAMP_GRAY ? 0 : 1)
+                    // Both decode through libjpeg-turbo and subsample non-4:2:0 chroma by the same documented
+                    // rule (dvpp.h; JPEGD's own filter is undocumented): equal bytes.
+                    EXPECT_EQ(compare(a, b).max, 0)
                         << "subsampling " << samp << " " << size.first << "x" << size.second;
                 }
             }
@@ -153,6 +152,35 @@ TEST_P(DvppHardware, JpegDecodeRunsOnTheHardwareAndEqualsTheCpuPath) {
         EXPECT_EQ(hw.stats().hardware_calls, decodes);
         EXPECT_EQ(hw.stats().fallbacks, 0u);
         EXPECT_EQ(cpu.stats().hardware_calls, 0u);
+    }
+    ExpectCleanShutdown();
+}
+
+TEST_P(DvppHardware, OrientationAndSemiPlanarOutputsAreDecodedOnTheHardware) {
+    {
+        ChannelHandle hw(KES_BACKEND_AUTO), cpu(KES_BACKEND_CPU);
+        struct Case {
+            int samp;
+            uint16_t orientation;
+            kes_pixel_format format;
+        } cases[] = {{TJSAMP_420, 6, KES_PIXEL_NV12},     {TJSAMP_420, 3, KES_PIXEL_NV21},
+                     {TJSAMP_422, 8, KES_PIXEL_NV12},     {TJSAMP_444, 1, KES_PIXEL_YUV444SP},
+                     {TJSAMP_422, 1, KES_PIXEL_YVU422SP}, {TJSAMP_444, 1, KES_PIXEL_UNKNOWN}};
+        for (const Case& c : cases) {
+            // Even sizes: how JPEGD places subsampled chroma when it rotates an odd-sized picture is not
+            // documented (Kestrel re-subsamples the rotated full-resolution chroma; the simulator rotates
+            // each plane as a picture of its own size): a question for a board.
+            const std::vector<uint8_t> jpeg =
+                kes_test::with_exif(kes_test::encode_jpeg(332, 214, c.samp), c.orientation);
+            Image a, b;
+            ASSERT_EQ(kes_jpeg_decode(hw.ch, jpeg.data(), jpeg.size(), c.format, nullptr, &a), KES_OK)
+                << kes_last_error();
+            ASSERT_EQ(kes_jpeg_decode(cpu.ch, jpeg.data(), jpeg.size(), c.format, nullptr, &b), KES_OK);
+            EXPECT_EQ(a.format, b.format);
+            EXPECT_EQ(a.width_stride, b.width_stride);
+            EXPECT_EQ(compare(a, b).max, 0) << "orientation " << c.orientation << ", format " << c.format;
+        }
+        EXPECT_EQ(hw.stats().hardware_calls, sizeof cases / sizeof cases[0]);
     }
     ExpectCleanShutdown();
 }
