@@ -14,15 +14,15 @@
  *
  * The DVPP hardware: when the Ascend backend is active (kestrel/backend.h: KES_BACKEND=auto with CANN
  * present, or ascend) and libacl_dvpp.so loads, a channel also owns a hardware DVPP channel and a stream,
- * and JPEG decode runs on the hardware (DVPP V1, acldvpp*): the same call, the same rules, the same output
- * geometry. The image then lives in DVPP memory (KES_MEM_DVPP, or the pool passed when its backend is
- * KES_MEM_DVPP; another pool gets a copy), so it feeds VPC or a model's static-AIPP input with no copy.
- * On a board (ACL_DEVICE run mode) the CPU reads it directly; on a PCIe card (ACL_HOST) it does not:
- * ask kes_mem_is_host_accessible(KES_MEM_DVPP), or pass a host pool. Where the hardware refuses an
- * input (progressive or arithmetic-coded JPEG, CMYK, 4:1:1, RGB output, scaled decode, EXIF handling
- * turned off, or the hardware's own refusal, ACL_ERROR_UNSUPPORTED_JPEG) the CPU path serves the call by
- * itself, logged once per cause; kes_dvpp_channel_get_stats counts both. kes_dvpp_channel_config.backend
- * = KES_BACKEND_CPU keeps a channel off the hardware.
+ * and JPEG decode and encode and VPC run on the hardware (DVPP V1, acldvpp*; VDEC too, kestrel/dvpp_video.h):
+ * the same calls, the same rules, the same output geometry. The image then lives in DVPP memory (KES_MEM_DVPP, or the
+ * pool passed when its backend is KES_MEM_DVPP; another pool gets a copy), so it feeds VPC or a model's static-AIPP
+ * input with no copy. On a board (ACL_DEVICE run mode) the CPU reads it directly; on a PCIe card (ACL_HOST) it does
+ * not: ask kes_mem_is_host_accessible(KES_MEM_DVPP), or pass a host pool. Where the hardware refuses an input
+ * (progressive or arithmetic-coded JPEG, CMYK, 4:1:1, RGB output, scaled decode, EXIF handling turned off, or the
+ * hardware's own refusal, ACL_ERROR_UNSUPPORTED_JPEG) the CPU path serves the call by itself, logged once per cause;
+ * kes_dvpp_channel_get_stats counts both. kes_dvpp_channel_config.backend = KES_BACKEND_CPU keeps a channel off the
+ * hardware.
  *
  * Thread-safety: a channel is used by one thread at a time (its TurboJPEG handles are not shareable);
  * give each thread its own channel — different channels run fully in parallel. Using one channel
