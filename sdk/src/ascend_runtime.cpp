@@ -176,6 +176,7 @@ std::string bind_all(const Library& lib, Api& api) {
     KES_REQ(aclDestroyDataBuffer);
     KES_REQ(aclGetDataBufferAddr);
     KES_OPT(aclGetDataBufferSizeV2);
+    KES_OPT(aclUpdateDataBuffer);
     KES_REQ(aclrtSetDevice);
     KES_REQ(aclrtResetDevice);
     KES_REQ(aclrtGetDeviceCount);

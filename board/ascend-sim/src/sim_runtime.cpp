@@ -677,6 +677,19 @@ SIM_API aclError aclDestroyDataBuffer(const aclDataBuffer* dataBuffer) {
     return kOk;
 }
 
+// Points a live buffer at other memory (acl_base.h: a dataset's buffer reused for a new input, as apps do
+// to feed a DVPP picture to a model without a copy). The memory is checked when a model runs on it.
+SIM_API aclError aclUpdateDataBuffer(aclDataBuffer* dataBuffer, void* data, size_t size) {
+    SIM_ENTER(kNeedInit);
+    if (!sim().buffers.count(dataBuffer))
+        return report(kInvalidParam, "aclUpdateDataBuffer: " + hex(dataBuffer) + " is not a live data buffer");
+    if (!data && size != 0)
+        return report(kInvalidParam, "aclUpdateDataBuffer: data is NULL with size " + std::to_string(size));
+    dataBuffer->data = data;
+    dataBuffer->size = size;
+    return kOk;
+}
+
 SIM_API void* aclGetDataBufferAddr(const aclDataBuffer* dataBuffer) {
     SIM_LOCK;
     if (stub_mode() || !sim().buffers.count(const_cast<aclDataBuffer*>(dataBuffer))) return nullptr;

@@ -732,6 +732,18 @@ void AscendContext::execute_images(const kes_model_input* inputs, kes_tensor* ou
     acl::ScopedContext bind;
     drain();
     apply_gear();
+    // Dataset buffers pointed at the caller's images go back to the context's own memory on every path.
+    std::vector<size_t> borrowed;
+    struct Restore {
+        const acl::Api* api;
+        acl::Dataset* ds;
+        const std::vector<void*>& dev;
+        const std::vector<size_t>& bytes;
+        const std::vector<size_t>& idx;
+        ~Restore() {
+            for (size_t a : idx) api->aclUpdateDataBuffer(api->aclmdlGetDatasetBuffer(ds, a), dev[a], bytes[a]);
+        }
+    } restore{api, in_ds, in_dev, model.acl_in_bytes, borrowed};
     for (size_t i = 0; i < model.ins.size(); ++i) {
         const Io& io = model.ins[i];
         uint8_t* dst = static_cast<uint8_t*>(in_dev[io.acl_index]);
@@ -742,12 +754,25 @@ void AscendContext::execute_images(const kes_model_input* inputs, kes_tensor* ou
                            api->aclrtMemcpy(dst, cap, inputs[i].tensor->data, in_cur[i].size, acl::kMemcpyH2D));
             continue;
         }
-        // UNCONFIRMED placement: images are host memory until DVPP images live in device memory (the DVPP
-        // issue); then this becomes a device-to-device copy, or the image buffer itself in the dataset.
+        // A single image already on the device (a DVPP or device buffer of exactly the input's bytes) is
+        // the input itself: the dataset's buffer points at it for this run (aclUpdateDataBuffer), as the
+        // Ascend samples feed a VPC output to a static-AIPP model. Otherwise the bytes are copied in,
+        // host-to-device or device-to-device by where each image lives.
         const size_t per_image = static_cast<size_t>(in_cur[i].shape[1]);
-        for (uint32_t k = 0; k < inputs[i].image_count; ++k)
-            acl::check("aclrtMemcpy", api->aclrtMemcpy(dst + k * per_image, cap - k * per_image,
-                                                       inputs[i].images[k].data, per_image, acl::kMemcpyH2D));
+        const kes_image& first = inputs[i].images[0];
+        const bool on_device = kes_image_memory(&first) != KES_MEM_HOST;
+        if (inputs[i].image_count == 1 && on_device && api->aclUpdateDataBuffer) {
+            acl::DataBuffer* b = api->aclmdlGetDatasetBuffer(in_ds, io.acl_index);
+            acl::check("aclUpdateDataBuffer", api->aclUpdateDataBuffer(b, first.data, per_image));
+            borrowed.push_back(io.acl_index);
+            continue;
+        }
+        for (uint32_t k = 0; k < inputs[i].image_count; ++k) {
+            const kes_image& im = inputs[i].images[k];
+            const int32_t kind = kes_image_memory(&im) == KES_MEM_HOST ? acl::kMemcpyH2D : acl::kMemcpyD2D;
+            acl::check("aclrtMemcpy",
+                       api->aclrtMemcpy(dst + k * per_image, cap - k * per_image, im.data, per_image, kind));
+        }
     }
     run(outputs);
 }

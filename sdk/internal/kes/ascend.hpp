@@ -80,7 +80,8 @@ struct Api {
     DataBuffer* (*aclCreateDataBuffer)(void* data, size_t size);
     Error (*aclDestroyDataBuffer)(const DataBuffer* buffer);
     void* (*aclGetDataBufferAddr)(const DataBuffer* buffer);
-    size_t (*aclGetDataBufferSizeV2)(const DataBuffer* buffer);  // optional (older: uint32 variant only)
+    size_t (*aclGetDataBufferSizeV2)(const DataBuffer* buffer);                 // optional (older: uint32 variant only)
+    Error (*aclUpdateDataBuffer)(DataBuffer* buffer, void* data, size_t size);  // optional (CANN 5+)
     // acl_rt.h
     Error (*aclrtSetDevice)(int32_t device);
     Error (*aclrtResetDevice)(int32_t device);
