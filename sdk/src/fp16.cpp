@@ -1,10 +1,11 @@
 // fp16.cpp — IEEE 754 binary16 ↔ binary32 conversion (kes_fp16_*, kestrel/tensor.h): the scalar
-// reference, the NEON kernels for aarch64, and the run-time choice between them and F16C
-// (fp16_x86.cpp).
+// reference, the NEON kernel table for aarch64, and the run-time choice of a table (fp16_kernels.hpp;
+// the F16C table is in fp16_x86.cpp).
 //
 // The scalar code is integer-only, so it does not depend on the FPU's rounding mode or
 // flush-to-zero/denormals-are-zero settings and gives the same bits everywhere.
 #include <cstring>
+#include <initializer_list>
 
 #include "fp16_kernels.hpp"
 #include "kestrel/cpu.h"
@@ -82,7 +83,12 @@ void to_f32_scalar(const uint16_t* src, float* dst, size_t count) noexcept {
     for (size_t i = 0; i < count; ++i) dst[i] = to_f32_scalar(src[i]);
 }
 
+namespace {
+const Kernels kScalar = {"scalar", from_f32_scalar, to_f32_scalar};
+}  // namespace
+
 #if KES_SIMD_ARM
+namespace {
 // FCVTN/FCVTL follow FPCR: round-to-nearest-even and no flush-to-zero under Linux's default FPCR.
 void from_f32_neon(const float* src, uint16_t* dst, size_t count) noexcept {
     size_t i = 0;
@@ -120,23 +126,34 @@ void to_f32_neon(const uint16_t* src, float* dst, size_t count) noexcept {
         std::memcpy(dst + i, out, n * sizeof(float));
     }
 }
+
+const Kernels kNeon = {"neon", from_f32_neon, to_f32_neon};
+}  // namespace
+
+const Kernels* kernels_neon() noexcept {
+    return kes_cpu_has(KES_CPU_NEON) ? &kNeon : nullptr;
+}
+#else
+const Kernels* kernels_neon() noexcept {
+    return nullptr;
+}
 #endif
 
+const Kernels& kernels_scalar() noexcept {
+    return kScalar;
+}
+
 namespace {
-Kernels pick_kernels() noexcept {
-#if KES_SIMD_X86
-    if (kes_cpu_has(KES_CPU_F16C)) return {from_f32_f16c, to_f32_f16c, "f16c"};
-#endif
-#if KES_SIMD_ARM
-    if (kes_cpu_has(KES_CPU_NEON)) return {from_f32_neon, to_f32_neon, "neon"};
-#endif
-    return {from_f32_scalar, to_f32_scalar, "scalar"};
+const Kernels& pick() noexcept {
+    for (const Kernels* k : {kernels_f16c(), kernels_neon()})
+        if (k) return *k;
+    return kScalar;
 }
 }  // namespace
 
-const Kernels& active_kernels() noexcept {
-    static const Kernels kernels = pick_kernels();  // thread-safe one-time init (C++11 magic static)
-    return kernels;
+const Kernels& kernels_active() noexcept {
+    static const Kernels& chosen = pick();  // thread-safe one-time init (C++11 magic static)
+    return chosen;
 }
 
 }  // namespace fp16
@@ -148,12 +165,12 @@ extern "C" {
 // memcpy), so no kes::guard; the kernels are noexcept.
 void kes_fp16_from_f32(const float* src, uint16_t* dst, size_t count) {
     if (count == 0) return;
-    kes::fp16::active_kernels().from_f32(src, dst, count);
+    kes::fp16::kernels_active().from_f32(src, dst, count);
 }
 
 void kes_fp16_to_f32(const uint16_t* src, float* dst, size_t count) {
     if (count == 0) return;
-    kes::fp16::active_kernels().to_f32(src, dst, count);
+    kes::fp16::kernels_active().to_f32(src, dst, count);
 }
 
 // Single values take the scalar path: a call through the dispatch table would cost more than the

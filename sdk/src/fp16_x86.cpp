@@ -1,5 +1,5 @@
-// fp16_x86.cpp — F16C kernels for kes_fp16_from_f32/kes_fp16_to_f32, chosen by fp16.cpp only when
-// kes_cpu_has(KES_CPU_F16C).
+// fp16_x86.cpp — the F16C kernel table for kes_fp16_from_f32/kes_fp16_to_f32, offered by
+// kernels_f16c() only when kes_cpu_has(KES_CPU_F16C) (on other architectures, a stub).
 //
 // Compiled with -mf16c -mavx (sdk/CMakeLists.txt). Keep this file free of inline functions shared
 // with other translation units (no <algorithm>, <vector>, ...): the linker may keep this file's
@@ -14,6 +14,7 @@
 
 namespace kes {
 namespace fp16 {
+namespace {
 
 // imm8 = 0: round-to-nearest-even from the immediate, not MXCSR.RC (imm8 bit 2 clear).
 #define KES_FP16_RNE _MM_FROUND_TO_NEAREST_INT
@@ -64,6 +65,24 @@ void to_f32_f16c(const uint16_t* src, float* dst, size_t count) noexcept {
 
 #undef KES_FP16_RNE
 
+const Kernels kF16c = {"f16c", from_f32_f16c, to_f32_f16c};
+
+}  // namespace
+
+const Kernels* kernels_f16c() noexcept {
+    return kes_cpu_has(KES_CPU_F16C) ? &kF16c : nullptr;
+}
+
+}  // namespace fp16
+}  // namespace kes
+
+#else
+
+namespace kes {
+namespace fp16 {
+const Kernels* kernels_f16c() noexcept {
+    return nullptr;
+}
 }  // namespace fp16
 }  // namespace kes
 
