@@ -1,4 +1,5 @@
-// aipp_avx2.cpp — AVX2 row kernels, chosen by aipp_kernels.cpp only when kes_cpu_has(KES_CPU_AVX2).
+// aipp_avx2.cpp — the AVX2 row-kernel table, offered by kernels_avx2() only when
+// kes_cpu_has(KES_CPU_AVX2 | KES_CPU_F16C) (on other architectures, a stub).
 //
 // Compiled with -mavx2 -mfma -mf16c (aipp/CMakeLists.txt). Only intrinsics here (see aipp_simd.hpp).
 // Integer CSC uses exact 32-bit products, and the DTC uses separate sub/sub/mul, so the results are
@@ -12,6 +13,7 @@
 
 namespace kes {
 namespace aipp {
+namespace {
 
 uint32_t yuv420sp_csc_row_avx2(const uint8_t* yrow, const uint8_t* uvrow, uint32_t w, int swap_uv, const int32_t* m9,
                                const int32_t* ib, const int32_t* ob, uint8_t* out0, uint8_t* out1,
@@ -75,6 +77,24 @@ uint32_t dtc_row_f16_avx2(const uint8_t* src, uint32_t n, float mean, float min,
     return i;
 }
 
+const Kernels kAvx2 = {"avx2", yuv420sp_csc_row_avx2, dtc_row_f32_avx2, dtc_row_f16_avx2};
+
+}  // namespace
+
+const Kernels* kernels_avx2() noexcept {
+    return kes_cpu_has(KES_CPU_AVX2 | KES_CPU_F16C) ? &kAvx2 : nullptr;
+}
+
+}  // namespace aipp
+}  // namespace kes
+
+#else
+
+namespace kes {
+namespace aipp {
+const Kernels* kernels_avx2() noexcept {
+    return nullptr;
+}
 }  // namespace aipp
 }  // namespace kes
 

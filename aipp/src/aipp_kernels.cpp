@@ -5,30 +5,36 @@
 // values a CSC output can take, so the two agree bit for bit on every dtype (tests check it).
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "aipp_internal.hpp"
 #include "aipp_simd.hpp"
-#include "kes/cpu_dispatch.hpp"
 
 namespace kes {
 namespace aipp {
 namespace {
 
-// Chosen once: the AVX2 row kernels when the CPU has them (KES_CPU_DISABLE=avx2 forces the others).
-#if KES_SIMD_X86
-bool use_avx2() {
-    static const bool has = kes_cpu_has(KES_CPU_AVX2) != 0;
-    return has;
+// The scalar table does no leading elements: the callers' loops do every row, as the reference.
+uint32_t csc_row_none(const uint8_t*, const uint8_t*, uint32_t, int, const int32_t*, const int32_t*, const int32_t*,
+                      uint8_t*, uint8_t*, uint8_t*) noexcept {
+    return 0;
 }
-// The f16 row kernel also converts with F16C, which KES_CPU_DISABLE=f16c may turn off on its own.
-bool use_avx2_f16c() {
-    static const bool has = kes_cpu_has(KES_CPU_AVX2 | KES_CPU_F16C) != 0;
-    return has;
+uint32_t dtc_row_f32_none(const uint8_t*, uint32_t, float, float, float, float*) noexcept {
+    return 0;
 }
-#endif
+uint32_t dtc_row_f16_none(const uint8_t*, uint32_t, float, float, float, int, uint16_t*) noexcept {
+    return 0;
+}
+const Kernels kScalar = {"scalar", csc_row_none, dtc_row_f32_none, dtc_row_f16_none};
+
+const Kernels& pick() noexcept {
+    for (const Kernels* k : {kernels_avx2(), kernels_neon()})
+        if (k) return *k;
+    return kScalar;
+}
 
 inline float fp16_round(float v) {
     return kes_fp16_to_float(kes_fp16_from_float(v));
@@ -159,7 +165,7 @@ void fill_tables(const Plan& pl, Tables<T>* t) {
 }
 
 // CSC'd (or passed-through) channel values of one cropped source row into rows[c][0..crop_w).
-void convert_row(const Plan& pl, uint32_t sy, uint8_t* rows[3]) {
+void convert_row(const Plan& pl, const Kernels& K, uint32_t sy, uint8_t* rows[3]) {
     const kes_image& im = *pl.image;
     const uint8_t* base = static_cast<const uint8_t*>(im.data);
     const size_t ws = im.width_stride;
@@ -180,18 +186,11 @@ void convert_row(const Plan& pl, uint32_t sy, uint8_t* rows[3]) {
         // The chroma terms are shared by the two pixels of a 4:2:0 pair; the sum is the same integer
         // the reference forms, so the results are identical.
         uint32_t x0 = 0;
-#if KES_SIMD_X86
-        // crop_x is even for YUV420SP (validated, spec §3.2), which the kernel's pair layout needs.
-        if (use_avx2() && (pl.crop_x & 1u) == 0) {
-            x0 = yuv420sp_csc_row_avx2(yrow, uvrow + pl.crop_x, w, pl.swap_rb ? 1 : 0, &pl.m[0][0], pl.in_bias,
-                                       pl.out_bias, rows[0], rows[1], rows[2]);
-        }
-#elif KES_SIMD_ARM
+        // crop_x is even for YUV420SP (validated, spec §3.2), which the kernels' pair layout needs.
         if ((pl.crop_x & 1u) == 0) {
-            x0 = yuv420sp_csc_row_neon(yrow, uvrow + pl.crop_x, w, pl.swap_rb ? 1 : 0, &pl.m[0][0], pl.in_bias,
-                                       pl.out_bias, rows[0], rows[1], rows[2]);
+            x0 = K.yuv420sp_csc_row(yrow, uvrow + pl.crop_x, w, pl.swap_rb ? 1 : 0, &pl.m[0][0], pl.in_bias,
+                                    pl.out_bias, rows[0], rows[1], rows[2]);
         }
-#endif
         int32_t t[3] = {0, 0, 0};
         for (uint32_t x = x0; x < w; ++x) {
             const uint32_t sx = pl.crop_x + x;
@@ -247,9 +246,10 @@ void run_rows_typed(const Plan& pl, uint32_t row_begin, uint32_t row_end) {
     }
     uint8_t* rows[3] = {scratch, scratch + pl.crop_w, scratch + 2 * size_t{pl.crop_w}};
     T* out = reinterpret_cast<T*>(pl.out_base);
+    const Kernels& K = kernels_active();
     for (uint32_t y = row_begin; y < row_end; ++y) {
         const bool pad_row = y < pl.pad_t || y >= pl.pad_t + pl.crop_h;
-        if (!pad_row) convert_row(pl, pl.crop_y + (y - pl.pad_t), rows);
+        if (!pad_row) convert_row(pl, K, pl.crop_y + (y - pl.pad_t), rows);
         for (uint32_t c = 0; c < pl.channels; ++c) {
             T* o = out + c * pl.stride_c + y * pl.stride_h;
             const int64_t sw = pl.stride_w;
@@ -264,23 +264,13 @@ void run_rows_typed(const Plan& pl, uint32_t row_begin, uint32_t row_end) {
             T* mid = o + pl.pad_l * sw;
             if (sw == 1) {
                 uint32_t x = 0;
-#if KES_SIMD_X86
-                if (std::is_same<T, float>::value && !pl.board_exact && use_avx2()) {
-                    x = dtc_row_f32_avx2(src, pl.crop_w, static_cast<float>(pl.mean[c]), pl.min[c], pl.var[c],
-                                         reinterpret_cast<float*>(mid));
-                } else if (std::is_same<T, uint16_t>::value && use_avx2_f16c()) {
-                    x = dtc_row_f16_avx2(src, pl.crop_w, static_cast<float>(pl.mean[c]), pl.min[c], pl.var[c],
-                                         pl.board_exact ? 1 : 0, reinterpret_cast<uint16_t*>(mid));
-                }
-#elif KES_SIMD_ARM
                 if (std::is_same<T, float>::value && !pl.board_exact) {
-                    x = dtc_row_f32_neon(src, pl.crop_w, static_cast<float>(pl.mean[c]), pl.min[c], pl.var[c],
-                                         reinterpret_cast<float*>(mid));
+                    x = K.dtc_row_f32(src, pl.crop_w, static_cast<float>(pl.mean[c]), pl.min[c], pl.var[c],
+                                      reinterpret_cast<float*>(mid));
                 } else if (std::is_same<T, uint16_t>::value) {
-                    x = dtc_row_f16_neon(src, pl.crop_w, static_cast<float>(pl.mean[c]), pl.min[c], pl.var[c],
-                                         pl.board_exact ? 1 : 0, reinterpret_cast<uint16_t*>(mid));
+                    x = K.dtc_row_f16(src, pl.crop_w, static_cast<float>(pl.mean[c]), pl.min[c], pl.var[c],
+                                      pl.board_exact ? 1 : 0, reinterpret_cast<uint16_t*>(mid));
                 }
-#endif
                 for (; x < pl.crop_w; ++x) mid[x] = lut[src[x]];
             } else {
                 for (uint32_t x = 0; x < pl.crop_w; ++x) mid[x * sw] = lut[src[x]];
@@ -291,6 +281,15 @@ void run_rows_typed(const Plan& pl, uint32_t row_begin, uint32_t row_end) {
 }
 
 }  // namespace
+
+const Kernels& kernels_scalar() noexcept {
+    return kScalar;
+}
+
+const Kernels& kernels_active() noexcept {
+    static const Kernels& chosen = pick();  // thread-safe one-time init (C++11 magic static)
+    return chosen;
+}
 
 void run_rows_fast(const Plan& pl, uint32_t row_begin, uint32_t row_end) {
     switch (pl.dtype) {

@@ -1,8 +1,9 @@
-// aipp_neon.cpp — NEON row kernels for aarch64 (the boards' CPU), the twins of aipp_avx2.cpp.
+// aipp_neon.cpp — the NEON row-kernel table for aarch64 (the boards' CPU), the twin of aipp_avx2.cpp
+// (on other architectures, a stub).
 //
-// NEON is part of armv8-a, so no flags and no run-time check. Same exactness rules as the AVX2
-// file: 32-bit integer products for CSC, separate sub/sub/mul for the DTC (the build does not
-// contract to FMA: ISO C++ mode), so the bits match run_rows_scalar.
+// NEON is part of armv8-a, so no flags; kernels_neon() still asks kes_cpu_has() (KES_CPU_DISABLE). Same exactness rules
+// as the AVX2 file: 32-bit integer products for CSC, separate sub/sub/mul for the DTC (the build does not contract to
+// FMA: ISO C++ mode), so the bits match run_rows_scalar.
 #include "aipp_simd.hpp"
 #include "kes/cpu_dispatch.hpp"
 
@@ -12,6 +13,7 @@
 
 namespace kes {
 namespace aipp {
+namespace {
 
 uint32_t yuv420sp_csc_row_neon(const uint8_t* yrow, const uint8_t* uvrow, uint32_t w, int swap_uv, const int32_t* m9,
                                const int32_t* ib, const int32_t* ob, uint8_t* out0, uint8_t* out1,
@@ -80,6 +82,24 @@ uint32_t dtc_row_f16_neon(const uint8_t* src, uint32_t n, float mean, float min,
     return i;
 }
 
+const Kernels kNeon = {"neon", yuv420sp_csc_row_neon, dtc_row_f32_neon, dtc_row_f16_neon};
+
+}  // namespace
+
+const Kernels* kernels_neon() noexcept {
+    return kes_cpu_has(KES_CPU_NEON) ? &kNeon : nullptr;
+}
+
+}  // namespace aipp
+}  // namespace kes
+
+#else
+
+namespace kes {
+namespace aipp {
+const Kernels* kernels_neon() noexcept {
+    return nullptr;
+}
 }  // namespace aipp
 }  // namespace kes
 
