@@ -1,8 +1,8 @@
 # dvpp VPC unit (issue 3 §3): resize bit-exact with OpenCV 4.6, crop-and-paste, letterbox, batch crop,
 # colour conversion; JPEG encode from packed 4:2:2. Included by dvpp/CMakeLists.txt.
 list(APPEND dvpp_sources src/vpc_resize_avx2.cpp src/vpc_resize_neon.cpp src/vpc_paste.cpp src/vpc_color.cpp)
-# AVX2 kernels are called after kes_cpu_has(KES_CPU_AVX2) and empty on aarch64; the NEON ones need no
-# flags on armv8-a and are empty on x86.
+# The AVX2 kernel table is offered only when kes_cpu_has(KES_CPU_AVX2) and is empty on aarch64; the NEON
+# table needs no flags on armv8-a and is empty on x86 (vpc_internal.hpp, docs/ARCHITECTURE.md).
 kes_add_simd_source(src/vpc_resize_avx2.cpp X86 -mavx2 -mfma)
 list(APPEND dvpp_test_sources tests/test_vpc_reference.cpp tests/test_vpc_paste.cpp tests/test_vpc_color.cpp
      tests/test_vpc_simd.cpp)
@@ -26,7 +26,7 @@ function(dvpp_vpc_after_module)
                LIBS ${KES_OPENCV_IMGPROC_LIB} ${KES_OPENCV_CORE_LIB})
   target_include_directories(kes_dvpp_opencv_tests SYSTEM PRIVATE ${KES_OPENCV_INCLUDE_DIR})
   target_include_directories(kes_dvpp_opencv_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
-  # The same comparison with every SIMD kernel switched off (cpu.h): the scalar path must be exact too.
+  # The same comparison on the scalar kernel table (every SIMD feature switched off, cpu.h): exact too.
   add_test(NAME VpcOpenCv.ScalarPathBitExact
            COMMAND kes_dvpp_opencv_tests --gtest_filter=VpcOpenCv.Resize*:VpcOpenCv.Nv12*)
   set_tests_properties(VpcOpenCv.ScalarPathBitExact PROPERTIES ENVIRONMENT KES_CPU_DISABLE=all LABELS dvpp

@@ -12,15 +12,15 @@
 #include "vpc_internal.hpp"
 
 #if KES_SIMD_ARM
-#include <arm_neon.h>  // baseline armv8-a: no flags, chosen at run time by use_neon()
+#include <arm_neon.h>  // baseline armv8-a: no flags; in kernels_neon()'s table (vpc_resize_neon.cpp)
 #endif
 
 namespace kes {
 namespace vpc {
 namespace {
 
-constexpr int kShift = 16;
-constexpr int32_t kHalf = 1 << (kShift - 1);
+constexpr int kShift = kCscShift;
+constexpr int32_t kHalf = kCscHalf;
 
 int32_t fix(double v) {
     return int32_t(std::lround(v * (1 << kShift)));
@@ -28,13 +28,6 @@ int32_t fix(double v) {
 uint8_t clamp8(int32_t v) {
     return uint8_t(v < 0 ? 0 : v > 255 ? 255 : v);
 }
-
-// Coefficients of one matrix. Y = ky_r·R + ky_g·G + ky_b·B + y_off, Cb/Cr likewise (offset 128);
-// R = cy·(Y − y0) + r_v·(V − 128), G = cy·(Y − y0) + g_u·(U − 128) + g_v·(V − 128), B = cy·(Y − y0) + b_u·(U − 128).
-struct Matrix {
-    int32_t ky_r, ky_g, ky_b, ku_r, ku_g, ku_b, kv_r, kv_g, kv_b, y_off;
-    int32_t cy, r_v, g_u, g_v, b_u, y0;
-};
 
 Matrix make_matrix(int64_t which) {
     const bool bt709 = which == KES_VPC_CSC_BT709_WIDE || which == KES_VPC_CSC_BT709_NARROW;
@@ -92,11 +85,78 @@ bool is_rgb(int64_t f) {
     return f == KES_PIXEL_RGB888 || f == KES_PIXEL_BGR888;
 }
 
+void yuv_to_rgb(const Yuv420& s, const Matrix& m, uint8_t* dst, size_t dst_stride, bool bgr, uint32_t w, uint32_t h,
+                const Kernels& k) {
+    const int ri = bgr ? 2 : 0, bi = bgr ? 0 : 2;
+    for (uint32_t y = 0; y < h; ++y) {
+        const uint8_t* ys = s.y + size_t(y) * s.y_stride;
+        const uint8_t* us = s.u + size_t(y / 2) * s.c_stride;
+        const uint8_t* vs = s.v + size_t(y / 2) * s.c_stride;
+        uint8_t* d = dst + size_t(y) * dst_stride;
+        const uint32_t x0 = k.yuv_to_rgb_row ? k.yuv_to_rgb_row(ys, us, vs, s.c_step, m, d, bgr ? 1 : 0, w) : 0;
+        for (uint32_t x = x0; x < w; ++x) {
+            const int32_t yy = m.cy * (ys[x] - m.y0) + kHalf;
+            const int32_t u = us[size_t(x / 2) * s.c_step] - 128, v = vs[size_t(x / 2) * s.c_step] - 128;
+            d[3 * x + ri] = clamp8((yy + m.r_v * v) >> kShift);
+            d[3 * x + 1] = clamp8((yy + m.g_u * u + m.g_v * v) >> kShift);
+            d[3 * x + bi] = clamp8((yy + m.b_u * u) >> kShift);
+        }
+    }
+}
+
+// Luma per pixel; chroma of each 2×2 block from the block's rounded mean R, G, B (the mean colour,
+// then converted, as libyuv's ARGBToUV does).
+void rgb_to_yuv(const uint8_t* src, size_t src_stride, bool bgr, const Matrix& m, const Yuv420* d, uint8_t* y_only,
+                size_t y_only_stride, uint32_t w, uint32_t h) {
+    const int ri = bgr ? 2 : 0, bi = bgr ? 0 : 2;
+    for (uint32_t y = 0; y < h; ++y) {
+        const uint8_t* s = src + size_t(y) * src_stride;
+        uint8_t* yd = d ? d->y + size_t(y) * d->y_stride : y_only + size_t(y) * y_only_stride;
+        for (uint32_t x = 0; x < w; ++x) {
+            const int32_t r = s[3 * x + ri], g = s[3 * x + 1], b = s[3 * x + bi];
+            yd[x] = clamp8(((m.ky_r * r + m.ky_g * g + m.ky_b * b + kHalf) >> kShift) + m.y_off);
+        }
+    }
+    if (!d) return;
+    for (uint32_t cy = 0; cy < h / 2; ++cy) {
+        const uint8_t* s0 = src + size_t(2 * cy) * src_stride;
+        const uint8_t* s1 = s0 + src_stride;
+        uint8_t* ud = d->u + size_t(cy) * d->c_stride;
+        uint8_t* vd = d->v + size_t(cy) * d->c_stride;
+        for (uint32_t cx = 0; cx < w / 2; ++cx) {
+            int32_t rgb[3];
+            for (int c = 0; c < 3; ++c) {
+                const size_t a = size_t(6) * cx + size_t(c);
+                rgb[c] = (s0[a] + s0[a + 3] + s1[a] + s1[a + 3] + 2) >> 2;
+            }
+            const int32_t r = rgb[ri], g = rgb[1], b = rgb[bi];
+            ud[size_t(cx) * d->c_step] = clamp8(((m.ku_r * r + m.ku_g * g + m.ku_b * b + kHalf) >> kShift) + 128);
+            vd[size_t(cx) * d->c_step] = clamp8(((m.kv_r * r + m.kv_g * g + m.kv_b * b + kHalf) >> kShift) + 128);
+        }
+    }
+}
+
+void copy_yuv420(const Yuv420& s, const Yuv420& d, uint32_t w, uint32_t h) {
+    for (uint32_t y = 0; y < h; ++y) std::memcpy(d.y + size_t(y) * d.y_stride, s.y + size_t(y) * s.y_stride, w);
+    for (uint32_t y = 0; y < h / 2; ++y) {
+        const uint8_t* su = s.u + size_t(y) * s.c_stride;
+        const uint8_t* sv = s.v + size_t(y) * s.c_stride;
+        uint8_t* du = d.u + size_t(y) * d.c_stride;
+        uint8_t* dv = d.v + size_t(y) * d.c_stride;
+        for (uint32_t x = 0; x < w / 2; ++x) {
+            du[size_t(x) * d.c_step] = su[size_t(x) * s.c_step];
+            dv[size_t(x) * d.c_step] = sv[size_t(x) * s.c_step];
+        }
+    }
+}
+
+}  // namespace
+
 #if KES_SIMD_ARM
 // yuv_to_rgb's arithmetic for 16 pixels at a time in 32-bit lanes (the products do not fit 16 bits),
 // so the bits are the scalar loop's; vqmovn then vqmovun is clamp8. Returns the pixels done.
 uint32_t yuv_to_rgb_row_neon(const uint8_t* ys, const uint8_t* us, const uint8_t* vs, uint32_t c_step, const Matrix& m,
-                             uint8_t* d, bool bgr, uint32_t w) {
+                             uint8_t* d, int bgr, uint32_t w) {
     const int16x8_t bias = vdupq_n_s16(128), y0 = vdupq_n_s16(int16_t(m.y0));
     const int32x4_t half = vdupq_n_s32(kHalf);
     auto widen = [](int16x8_t v, int32x4_t out[2]) {
@@ -155,74 +215,13 @@ uint32_t yuv_to_rgb_row_neon(const uint8_t* ys, const uint8_t* us, const uint8_t
 }
 #endif
 
-void yuv_to_rgb(const Yuv420& s, const Matrix& m, uint8_t* dst, size_t dst_stride, bool bgr, uint32_t w, uint32_t h) {
-    const int ri = bgr ? 2 : 0, bi = bgr ? 0 : 2;
-    for (uint32_t y = 0; y < h; ++y) {
-        const uint8_t* ys = s.y + size_t(y) * s.y_stride;
-        const uint8_t* us = s.u + size_t(y / 2) * s.c_stride;
-        const uint8_t* vs = s.v + size_t(y / 2) * s.c_stride;
-        uint8_t* d = dst + size_t(y) * dst_stride;
-        uint32_t x0 = 0;
-#if KES_SIMD_ARM
-        if (use_neon()) x0 = yuv_to_rgb_row_neon(ys, us, vs, s.c_step, m, d, bgr, w);
-#endif
-        for (uint32_t x = x0; x < w; ++x) {
-            const int32_t yy = m.cy * (ys[x] - m.y0) + kHalf;
-            const int32_t u = us[size_t(x / 2) * s.c_step] - 128, v = vs[size_t(x / 2) * s.c_step] - 128;
-            d[3 * x + ri] = clamp8((yy + m.r_v * v) >> kShift);
-            d[3 * x + 1] = clamp8((yy + m.g_u * u + m.g_v * v) >> kShift);
-            d[3 * x + bi] = clamp8((yy + m.b_u * u) >> kShift);
-        }
-    }
+void yuv420_to_rgb(const kes_image& in, const kes_image& out, int64_t matrix, const Kernels& k) {
+    kes_image_plane out0;
+    check_sdk(kes_image_get_plane(&out, 0, &out0), "output plane");
+    yuv_to_rgb(yuv420_planes(in), make_matrix(matrix), out0.data, out0.stride,
+               enum_value(out.format) == KES_PIXEL_BGR888, out.width, out.height, k);
 }
 
-// Luma per pixel; chroma of each 2×2 block from the block's rounded mean R, G, B (the mean colour,
-// then converted, as libyuv's ARGBToUV does).
-void rgb_to_yuv(const uint8_t* src, size_t src_stride, bool bgr, const Matrix& m, const Yuv420* d, uint8_t* y_only,
-                size_t y_only_stride, uint32_t w, uint32_t h) {
-    const int ri = bgr ? 2 : 0, bi = bgr ? 0 : 2;
-    for (uint32_t y = 0; y < h; ++y) {
-        const uint8_t* s = src + size_t(y) * src_stride;
-        uint8_t* yd = d ? d->y + size_t(y) * d->y_stride : y_only + size_t(y) * y_only_stride;
-        for (uint32_t x = 0; x < w; ++x) {
-            const int32_t r = s[3 * x + ri], g = s[3 * x + 1], b = s[3 * x + bi];
-            yd[x] = clamp8(((m.ky_r * r + m.ky_g * g + m.ky_b * b + kHalf) >> kShift) + m.y_off);
-        }
-    }
-    if (!d) return;
-    for (uint32_t cy = 0; cy < h / 2; ++cy) {
-        const uint8_t* s0 = src + size_t(2 * cy) * src_stride;
-        const uint8_t* s1 = s0 + src_stride;
-        uint8_t* ud = d->u + size_t(cy) * d->c_stride;
-        uint8_t* vd = d->v + size_t(cy) * d->c_stride;
-        for (uint32_t cx = 0; cx < w / 2; ++cx) {
-            int32_t rgb[3];
-            for (int c = 0; c < 3; ++c) {
-                const size_t a = size_t(6) * cx + size_t(c);
-                rgb[c] = (s0[a] + s0[a + 3] + s1[a] + s1[a + 3] + 2) >> 2;
-            }
-            const int32_t r = rgb[ri], g = rgb[1], b = rgb[bi];
-            ud[size_t(cx) * d->c_step] = clamp8(((m.ku_r * r + m.ku_g * g + m.ku_b * b + kHalf) >> kShift) + 128);
-            vd[size_t(cx) * d->c_step] = clamp8(((m.kv_r * r + m.kv_g * g + m.kv_b * b + kHalf) >> kShift) + 128);
-        }
-    }
-}
-
-void copy_yuv420(const Yuv420& s, const Yuv420& d, uint32_t w, uint32_t h) {
-    for (uint32_t y = 0; y < h; ++y) std::memcpy(d.y + size_t(y) * d.y_stride, s.y + size_t(y) * s.y_stride, w);
-    for (uint32_t y = 0; y < h / 2; ++y) {
-        const uint8_t* su = s.u + size_t(y) * s.c_stride;
-        const uint8_t* sv = s.v + size_t(y) * s.c_stride;
-        uint8_t* du = d.u + size_t(y) * d.c_stride;
-        uint8_t* dv = d.v + size_t(y) * d.c_stride;
-        for (uint32_t x = 0; x < w / 2; ++x) {
-            du[size_t(x) * d.c_step] = su[size_t(x) * s.c_step];
-            dv[size_t(x) * d.c_step] = sv[size_t(x) * s.c_step];
-        }
-    }
-}
-
-}  // namespace
 }  // namespace vpc
 }  // namespace kes
 
@@ -277,7 +276,7 @@ extern "C" kes_status kes_vpc_convert_color(kes_dvpp_channel* channel, const kes
         if (kes::vpc::is_yuv420(inf)) {
             const kes::vpc::Yuv420 s = kes::vpc::yuv420_planes(*in);
             if (kes::vpc::is_rgb(of)) {
-                kes::vpc::yuv_to_rgb(s, m, out0.data, out0.stride, of == KES_PIXEL_BGR888, w, h);
+                kes::vpc::yuv420_to_rgb(*in, *out_image, mx);
             } else if (of == KES_PIXEL_YUV400) {
                 for (uint32_t y = 0; y < h; ++y)
                     std::memcpy(out0.data + size_t(y) * out0.stride, s.y + size_t(y) * s.y_stride, w);

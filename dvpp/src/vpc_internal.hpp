@@ -4,6 +4,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
+
+#include "kes/cpu_dispatch.hpp"
 
 #include "dvpp_internal.hpp"
 
@@ -22,19 +25,11 @@ enum class Filter { bilinear, nearest };
 // Resizes src (cn = 1..4 interleaved 8-bit channels) to dw × dh into dst, bit-exact with OpenCV 4.6
 // cv::resize on CV_8UC<cn> with INTER_LINEAR (including OpenCV's vectorised vertical pass, its scalar
 // tail and its 2× INTER_AREA shortcut) or INTER_NEAREST. Equal sizes copy, as cv::resize does.
+// k is the SIMD kernel table (below): tests pass each in turn, every other caller the active one.
+struct Kernels;
+const Kernels& kernels_active() noexcept;
 void resize_plane(const PlaneView& src, uint32_t cn, uint8_t* dst, size_t dst_stride, uint32_t dw, uint32_t dh,
-                  Filter filter);
-
-// Which SIMD kernels the VPC runs: chosen once from kes_cpu_features() (so KES_CPU_DISABLE applies),
-// and none at all while set_scalar_only(true) holds.
-bool use_avx2() noexcept;
-bool use_neon() noexcept;
-// Test hook: true makes every VPC pass take its plain C++ loop (also x86's baseline SSE2 step) from the
-// next call on, so one test process can compare each kernel with the scalar path bit for bit;
-// KES_CPU_DISABLE=all only switches the whole process, once. Not for concurrent use with running calls.
-void set_scalar_only(bool scalar_only) noexcept;
-// "avx2", "neon", "sse2" (x86 baseline only) or "scalar": the kernels the resize runs now, for reports.
-const char* simd_path() noexcept;
+                  Filter filter, const Kernels& k = kernels_active());
 
 // Tables of the horizontal bilinear pass for one cn-channel row: element i is
 // (s[ofs[i]]·w0 + s[ofs[i] + cn]·w1) >> 4 with (w0, w1) packed little-endian in wpair[i].
@@ -51,23 +46,6 @@ struct HTables {
     uint32_t cn;
 };
 
-// Runs the horizontal pass over `rows` (1 or 2) source rows src[r] into out[r], elements [0, t.n).
-// Returns how many leading elements it did (a multiple of 8; 0 for cn > 2 or without AVX2).
-size_t hresize_linear_avx2(const uint8_t* const* src, int rows, const HTables& t, int16_t* const* out);
-
-// OpenCV's vertical bilinear step, d[i] = sat8(((h0[i]·b0 >> 16) + (h1[i]·b1 >> 16) + 2) >> 2), for
-// the leading elements it can do 32 at a time; returns how many (0 without AVX2 in the build).
-size_t vresize_linear_avx2(const int16_t* h0, const int16_t* h1, int32_t b0, int32_t b1, uint8_t* d, size_t n);
-
-// NEON twins of the two passes above (0 off aarch64): each returns a multiple of 8 leading elements,
-// hresize 0 for cn > 2.
-size_t hresize_linear_neon(const uint8_t* const* src, int rows, const HTables& t, int16_t* const* out);
-size_t vresize_linear_neon(const int16_t* h0, const int16_t* h1, int32_t b0, int32_t b1, uint8_t* d, size_t n);
-
-// One output row of the exact 2× INTER_AREA shortcut from source rows s0, s1 (n = output width · cn):
-// the leading elements done (a multiple of 16; 0 for cn > 2 or without NEON).
-size_t area2_row_neon(const uint8_t* s0, const uint8_t* s1, uint32_t cn, uint8_t* d, size_t n);
-
 // Nearest-neighbour row as byte groups of 16: output byte j of a row copies source byte src_byte(j).
 // When a group's 16 source bytes all lie in the 32 bytes at base[g] (window[g] = 1), index[16g ..]
 // picks them with one table lookup; other groups are copied byte by byte from src_byte.
@@ -78,8 +56,56 @@ struct NearestTables {
     const uint8_t* window;     // per group
     size_t groups;             // whole groups of 16 output bytes
 };
-// Copies the whole groups of one row; returns the bytes done (16 · groups; 0 without NEON).
-size_t nearest_row_neon(const uint8_t* s, const NearestTables& t, uint8_t* d);
+
+// Fixed-point YUV → RGB coefficients of one colour matrix (vpc_color.cpp, 16-bit fractions):
+// Y = ky_r·R + ky_g·G + ky_b·B + y_off, Cb/Cr likewise (offset 128);
+// R = cy·(Y − y0) + r_v·(V − 128), G = cy·(Y − y0) + g_u·(U − 128) + g_v·(V − 128), B = cy·(Y − y0) + b_u·(U − 128).
+struct Matrix {
+    int32_t ky_r, ky_g, ky_b, ku_r, ku_g, ku_b, kv_r, kv_g, kv_b, y_off;
+    int32_t cy, r_v, g_u, g_v, b_u, y0;
+};
+constexpr int kCscShift = 16;
+constexpr int32_t kCscHalf = 1 << (kCscShift - 1);
+
+// The VPC's SIMD kernels: one table of function pointers per instruction set, chosen once on first
+// use from kes_cpu_has() (so KES_CPU_DISABLE applies), as every SIMD choice in Kestrel is
+// (docs/ARCHITECTURE.md "SIMD dispatch"). Each kernel does the leading part of one row and returns how
+// much it did; the caller's plain loop — the reference — finishes the row. nullptr: the table has no
+// kernel for that pass and the plain loop does the whole row (the scalar table is all nullptr).
+struct Kernels {
+    const char* name;  // "scalar", "sse2", "avx2" or "neon"
+    // The horizontal bilinear pass over `rows` (1 or 2) source rows src[r] into out[r], elements
+    // [0, t.n): the leading elements done (a multiple of 8; 0 for cn > 2).
+    size_t (*hresize_linear)(const uint8_t* const* src, int rows, const HTables& t, int16_t* const* out);
+    // OpenCV's vertical bilinear step, d[i] = sat8(((h0[i]·b0 >> 16) + (h1[i]·b1 >> 16) + 2) >> 2), for
+    // the leading elements it can do a vector at a time.
+    size_t (*vresize_linear)(const int16_t* h0, const int16_t* h1, int32_t b0, int32_t b1, uint8_t* d, size_t n);
+    // One output row of the exact 2× INTER_AREA shortcut from source rows s0, s1 (n = output width · cn):
+    // the leading elements done (a multiple of 16; 0 for cn > 2).
+    size_t (*area2_row)(const uint8_t* s0, const uint8_t* s1, uint32_t cn, uint8_t* d, size_t n);
+    // Copies the whole byte groups of one nearest-neighbour row (NearestTables, built only for a table
+    // with this kernel); returns the bytes done (16 · groups).
+    size_t (*nearest_row)(const uint8_t* s, const NearestTables& t, uint8_t* d);
+    // YUV 4:2:0 → RGB888/BGR888 (bgr ≠ 0) over one row of w pixels: ys the luma row, us/vs the chroma
+    // samples with element step c_step (1 for I420, 2 for NV12/NV21); the leading pixels done.
+    uint32_t (*yuv_to_rgb_row)(const uint8_t* ys, const uint8_t* us, const uint8_t* vs, uint32_t c_step,
+                               const Matrix& m, uint8_t* d, int bgr, uint32_t w);
+};
+
+const Kernels& kernels_scalar() noexcept;  // vpc_resize.cpp
+// nullptr when this build or this CPU lacks the instruction set.
+const Kernels* kernels_sse2() noexcept;  // vpc_resize.cpp: x86-64 baseline (see there for its gate)
+const Kernels* kernels_avx2() noexcept;  // vpc_resize_avx2.cpp
+const Kernels* kernels_neon() noexcept;  // vpc_resize_neon.cpp (+ the colour row in vpc_color.cpp)
+// The fastest table this CPU runs (decided once, thread-safe): what every VPC call uses.
+const Kernels& kernels_active() noexcept;
+// Every table usable on this CPU, scalar first: for tests that compare each with the scalar table.
+std::vector<const Kernels*> kernels_available();
+
+#if KES_SIMD_ARM
+uint32_t yuv_to_rgb_row_neon(const uint8_t* ys, const uint8_t* us, const uint8_t* vs, uint32_t c_step, const Matrix& m,
+                             uint8_t* d, int bgr, uint32_t w);  // vpc_color.cpp, in kernels_neon()'s table
+#endif
 
 // kes_vpc_interp argument → filter; 3/4 (TensorFlow-like) are KES_ERR_UNSUPPORTED.
 Filter filter_arg(const kes_vpc_interp& interp);
@@ -112,7 +138,11 @@ void check_nv_resize(const kes_board_profile& b, const kes_vpc_roi& roi, uint32_
 // area left/top/width/height even): luma as one plane, chroma as a plane of interleaved pairs (the
 // pairs under the ROI). No checks: callers validate first.
 void resize_nv_region(const kes_image& in, const kes_vpc_roi& roi, const kes_image& out, const kes_vpc_roi& area,
-                      Filter filter);
+                      Filter filter, const Kernels& k = kernels_active());
+
+// YUV 4:2:0 `in` (NV12, NV21 or I420) → `out` (RGB888 or BGR888) over out's width × height (even, at
+// most in's), with kes_vpc_csc_matrix `matrix`. No checks: kes_vpc_convert_color validates first.
+void yuv420_to_rgb(const kes_image& in, const kes_image& out, int64_t matrix, const Kernels& k = kernels_active());
 
 }  // namespace vpc
 }  // namespace kes

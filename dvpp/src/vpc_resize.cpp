@@ -16,9 +16,9 @@
 //     for 1, 3 and 4 channels, round-half-to-even of the mean for 2 channels.
 // Nearest: source index min(floor(d · (1 / (dst / src))), src − 1) per axis.
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <vector>
 
 #include "kes/cpu_dispatch.hpp"
@@ -27,7 +27,7 @@
 #include "vpc_internal.hpp"
 
 #if KES_SIMD_X86
-#include <emmintrin.h>  // SSE2: part of x86-64, no dispatch needed
+#include <emmintrin.h>  // SSE2: part of x86-64, no compiler flags
 #endif
 
 namespace kes {
@@ -50,16 +50,14 @@ Coord linear_coord(uint32_t d, double scale) {
     return {s, int16_t(std::lrint((1.f - f) * kCoefScale)), int16_t(std::lrint(f * kCoefScale))};
 }
 
-std::atomic<bool> g_scalar_only{false};
-
-void resize_area2(const PlaneView& src, uint32_t cn, uint8_t* dst, size_t dst_stride, uint32_t dw, uint32_t dh) {
+void resize_area2(const PlaneView& src, uint32_t cn, uint8_t* dst, size_t dst_stride, uint32_t dw, uint32_t dh,
+                  const Kernels& k) {
     const size_t n = size_t(dw) * cn;
-    const bool neon = use_neon();
     for (uint32_t y = 0; y < dh; ++y) {
         const uint8_t* s0 = src.data + size_t(2 * y) * src.stride;
         const uint8_t* s1 = s0 + src.stride;
         uint8_t* d = dst + size_t(y) * dst_stride;
-        for (size_t i = neon ? area2_row_neon(s0, s1, cn, d, n) : 0; i < n; ++i) {
+        for (size_t i = k.area2_row ? k.area2_row(s0, s1, cn, d, n) : 0; i < n; ++i) {
             const size_t a = (i / cn) * 2 * cn + i % cn, b = a + cn;
             const uint32_t sum = uint32_t(s0[a]) + s0[b] + s1[a] + s1[b];
             uint32_t v = (sum + 2) >> 2;
@@ -72,7 +70,8 @@ void resize_area2(const PlaneView& src, uint32_t cn, uint8_t* dst, size_t dst_st
 
 class LinearResizer {
 public:
-    LinearResizer(const PlaneView& src, uint32_t cn, uint32_t dw, uint32_t dh) : src_(src), cn_(cn), dw_(dw), dh_(dh) {
+    LinearResizer(const PlaneView& src, uint32_t cn, uint32_t dw, uint32_t dh, const Kernels& kernels)
+        : k_(kernels), src_(src), cn_(cn), dw_(dw), dh_(dh) {
         const size_t n = size_t(dw) * cn;
         ofs_.resize(n);
         wpair_.resize(n);
@@ -139,12 +138,7 @@ private:
         const uint8_t* s = src_.data + size_t(r) * src_.stride;
         int16_t* out = rows_[k].data();
         cached_[k] = r;
-        size_t i = 0;
-        if (use_avx2()) {
-            i = hresize_linear_avx2(&s, 1, tables_, &out);
-        } else if (use_neon()) {
-            i = hresize_linear_neon(&s, 1, tables_, &out);
-        }
+        const size_t i = k_.hresize_linear ? k_.hresize_linear(&s, 1, tables_, &out) : 0;
         scalar_tail(s, out, i);
         return k;
     }
@@ -155,12 +149,7 @@ private:
         int16_t* out[2] = {rows_[0].data(), rows_[1].data()};
         cached_[0] = r0;
         cached_[1] = r1;
-        size_t i = 0;
-        if (use_avx2()) {
-            i = hresize_linear_avx2(s, 2, tables_, out);
-        } else if (use_neon()) {
-            i = hresize_linear_neon(s, 2, tables_, out);
-        }
+        const size_t i = k_.hresize_linear ? k_.hresize_linear(s, 2, tables_, out) : 0;
         scalar_tail(s[0], out[0], i);
         scalar_tail(s[1], out[1], i);
     }
@@ -177,27 +166,8 @@ private:
 
     // h0/h1 hold OpenCV's v_pack(sum >> 4) (no saturation: a sum is at most 255 · 2048). v_mul_hi is
     // (a · b) >> 16, v_rshr_pack_u<2> is (v + 2) >> 2 saturated to 0..255.
-    static void vertical(const int16_t* h0, const int16_t* h1, int32_t b0, int32_t b1, uint8_t* d, size_t n) {
-        size_t i = 0;
-        if (use_avx2()) {
-            i = vresize_linear_avx2(h0, h1, b0, b1, d, n);
-        } else if (use_neon()) {
-            i = vresize_linear_neon(h0, h1, b0, b1, d, n);
-        }
-#if KES_SIMD_X86
-        const __m128i vb0 = _mm_set1_epi16(int16_t(b0)), vb1 = _mm_set1_epi16(int16_t(b1)), two = _mm_set1_epi16(2);
-        auto step = [&](size_t k) {
-            const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(h0 + k));
-            const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(h1 + k));
-            const __m128i v = _mm_add_epi16(_mm_mulhi_epi16(a, vb0), _mm_mulhi_epi16(b, vb1));
-            return _mm_srai_epi16(_mm_add_epi16(v, two), 2);
-        };
-        // SSE2 is part of x86-64 (no feature bit): only the test hook turns this step off.
-        if (!g_scalar_only.load(std::memory_order_relaxed)) {
-            for (; i + 16 <= n; i += 16)
-                _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), _mm_packus_epi16(step(i), step(i + 8)));
-        }
-#endif
+    void vertical(const int16_t* h0, const int16_t* h1, int32_t b0, int32_t b1, uint8_t* d, size_t n) const {
+        size_t i = k_.vresize_linear ? k_.vresize_linear(h0, h1, b0, b1, d, n) : 0;
         for (; i < n; ++i) {
             const int32_t v = ((h0[i] * b0) >> 16) + ((h1[i] * b1) >> 16);
             const int32_t r = (v + 2) >> 2;
@@ -205,6 +175,7 @@ private:
         }
     }
 
+    const Kernels& k_;
     PlaneView src_;
     uint32_t cn_, dw_, dh_;
     std::vector<int32_t> ofs_, wpair_;
@@ -215,16 +186,17 @@ private:
     int cached_[2] = {-1, -1};
 };
 
-void resize_nearest(const PlaneView& src, uint32_t cn, uint8_t* dst, size_t dst_stride, uint32_t dw, uint32_t dh) {
+void resize_nearest(const PlaneView& src, uint32_t cn, uint8_t* dst, size_t dst_stride, uint32_t dw, uint32_t dh,
+                    const Kernels& kernels) {
     const double ifx = 1.0 / (double(dw) / src.w), ify = 1.0 / (double(dh) / src.h);  // OpenCV's 1/fx, 1/fy
     std::vector<uint32_t> xs(dw);
     for (uint32_t x = 0; x < dw; ++x) xs[x] = std::min(uint32_t(std::floor(x * ifx)), src.w - 1) * cn;
-    const bool neon = use_neon();
+    const bool tabled = kernels.nearest_row != nullptr;
     const size_t out_bytes = size_t(dw) * cn, in_bytes = size_t(src.w) * cn;
     std::vector<uint32_t> src_byte, base;
     std::vector<uint8_t> index, window;
     NearestTables t{};
-    if (neon) {
+    if (tabled) {
         src_byte.resize(out_bytes);
         for (size_t j = 0; j < out_bytes; ++j) src_byte[j] = xs[j / cn] + uint32_t(j % cn);
         t.groups = out_bytes / 16;
@@ -251,8 +223,8 @@ void resize_nearest(const PlaneView& src, uint32_t cn, uint8_t* dst, size_t dst_
         const uint32_t sy = std::min(uint32_t(std::floor(y * ify)), src.h - 1);
         const uint8_t* s = src.data + size_t(sy) * src.stride;
         uint8_t* d = dst + size_t(y) * dst_stride;
-        if (neon) {
-            for (size_t j = nearest_row_neon(s, t, d); j < out_bytes; ++j) d[j] = s[src_byte[j]];
+        if (tabled) {
+            for (size_t j = kernels.nearest_row(s, t, d); j < out_bytes; ++j) d[j] = s[src_byte[j]];
         } else if (cn == 1) {
             for (uint32_t x = 0; x < dw; ++x) d[x] = s[xs[x]];
         } else if (cn == 2) {
@@ -266,57 +238,83 @@ void resize_nearest(const PlaneView& src, uint32_t cn, uint8_t* dst, size_t dst_
 }  // namespace
 
 void resize_plane(const PlaneView& src, uint32_t cn, uint8_t* dst, size_t dst_stride, uint32_t dw, uint32_t dh,
-                  Filter filter) {
+                  Filter filter, const Kernels& k) {
     if (src.w == dw && src.h == dh) {  // cv::resize copies
         for (uint32_t y = 0; y < dh; ++y)
             std::memcpy(dst + size_t(y) * dst_stride, src.data + size_t(y) * src.stride, size_t(dw) * cn);
         return;
     }
-    if (filter == Filter::nearest) return resize_nearest(src, cn, dst, dst_stride, dw, dh);
-    if (src.w == 2 * dw && src.h == 2 * dh) return resize_area2(src, cn, dst, dst_stride, dw, dh);
-    LinearResizer(src, cn, dw, dh).run(dst, dst_stride);
+    if (filter == Filter::nearest) return resize_nearest(src, cn, dst, dst_stride, dw, dh, k);
+    if (src.w == 2 * dw && src.h == 2 * dh) return resize_area2(src, cn, dst, dst_stride, dw, dh, k);
+    LinearResizer(src, cn, dw, dh, k).run(dst, dst_stride);
 }
 
-bool use_avx2() noexcept {
-    static const bool has = KES_SIMD_X86 && kes_cpu_has(KES_CPU_AVX2);
-    return has && !g_scalar_only.load(std::memory_order_relaxed);
+namespace {
+
+#if KES_SIMD_X86
+// The vertical step 16 elements at a time with x86-64's baseline SSE2.
+size_t vresize_linear_sse2(const int16_t* h0, const int16_t* h1, int32_t b0, int32_t b1, uint8_t* d, size_t n) {
+    const __m128i vb0 = _mm_set1_epi16(int16_t(b0)), vb1 = _mm_set1_epi16(int16_t(b1)), two = _mm_set1_epi16(2);
+    auto step = [&](size_t k) {
+        const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(h0 + k));
+        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(h1 + k));
+        const __m128i v = _mm_add_epi16(_mm_mulhi_epi16(a, vb0), _mm_mulhi_epi16(b, vb1));
+        return _mm_srai_epi16(_mm_add_epi16(v, two), 2);
+    };
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), _mm_packus_epi16(step(i), step(i + 8)));
+    return i;
 }
 
-bool use_neon() noexcept {
-    static const bool has = KES_SIMD_ARM && kes_cpu_has(KES_CPU_NEON);
-    return has && !g_scalar_only.load(std::memory_order_relaxed);
+const Kernels kSse2 = {"sse2", nullptr, vresize_linear_sse2, nullptr, nullptr, nullptr};
+#endif
+
+const Kernels kScalar = {"scalar", nullptr, nullptr, nullptr, nullptr, nullptr};
+
+const Kernels& pick() noexcept {
+    for (const Kernels* k : {kernels_avx2(), kernels_neon(), kernels_sse2()})
+        if (k) return *k;
+    return kScalar;
 }
 
-void set_scalar_only(bool scalar_only) noexcept {
-    g_scalar_only.store(scalar_only, std::memory_order_relaxed);
+}  // namespace
+
+const Kernels& kernels_scalar() noexcept {
+    return kScalar;
 }
 
-const char* simd_path() noexcept {
-    if (use_avx2()) return "avx2";
-    if (use_neon()) return "neon";
-    return KES_SIMD_X86 && !g_scalar_only.load(std::memory_order_relaxed) ? "sse2" : "scalar";
+// SSE2 has no feature bit of its own (every x86-64 has it): the table goes with SSE4.1, the oldest bit
+// cpu.h names, so that KES_CPU_DISABLE=all (or sse4.1) leaves the plain loops alone, as on every
+// other table.
+const Kernels* kernels_sse2() noexcept {
+#if KES_SIMD_X86
+    return kes_cpu_has(KES_CPU_SSE41) ? &kSse2 : nullptr;
+#else
+    return nullptr;
+#endif
+}
+
+const Kernels& kernels_active() noexcept {
+    static const Kernels& chosen = pick();  // thread-safe one-time init (C++11 magic static)
+    return chosen;
+}
+
+std::vector<const Kernels*> kernels_available() {
+    std::vector<const Kernels*> all{&kScalar};
+    for (const Kernels* k : {kernels_sse2(), kernels_avx2(), kernels_neon()})
+        if (k) all.push_back(k);
+    return all;
 }
 
 #if !KES_SIMD_X86
-size_t hresize_linear_avx2(const uint8_t* const*, int, const HTables&, int16_t* const*) {
-    return 0;
-}
-size_t vresize_linear_avx2(const int16_t*, const int16_t*, int32_t, int32_t, uint8_t*, size_t) {
-    return 0;
+const Kernels* kernels_avx2() noexcept {
+    return nullptr;
 }
 #endif
 #if !KES_SIMD_ARM
-size_t hresize_linear_neon(const uint8_t* const*, int, const HTables&, int16_t* const*) {
-    return 0;
-}
-size_t vresize_linear_neon(const int16_t*, const int16_t*, int32_t, int32_t, uint8_t*, size_t) {
-    return 0;
-}
-size_t area2_row_neon(const uint8_t*, const uint8_t*, uint32_t, uint8_t*, size_t) {
-    return 0;
-}
-size_t nearest_row_neon(const uint8_t*, const NearestTables&, uint8_t*) {
-    return 0;
+const Kernels* kernels_neon() noexcept {
+    return nullptr;
 }
 #endif
 
@@ -394,7 +392,7 @@ void check_nv_resize(const kes_board_profile& b, const kes_vpc_roi& r, uint32_t 
 }
 
 void resize_nv_region(const kes_image& in, const kes_vpc_roi& r, const kes_image& out, const kes_vpc_roi& area,
-                      Filter filter) {
+                      Filter filter, const Kernels& k) {
     kes_image_plane iy, ic, oy, oc;
     check_sdk(kes_image_get_plane(&in, 0, &iy), "input luma");
     check_sdk(kes_image_get_plane(&in, 1, &ic), "input chroma");
@@ -405,8 +403,8 @@ void resize_nv_region(const kes_image& in, const kes_vpc_roi& r, const kes_image
     const PlaneView ysrc{iy.data + size_t(r.top) * iy.stride + r.left, iy.stride, roi_width(r), roi_height(r)};
     const PlaneView csrc{ic.data + size_t(ct) * ic.stride + size_t(cl) * 2, ic.stride, cr - cl + 1, cb - ct + 1};
     const uint32_t dw = roi_width(area), dh = roi_height(area);
-    resize_plane(ysrc, 1, oy.data + size_t(area.top) * oy.stride + area.left, oy.stride, dw, dh, filter);
-    resize_plane(csrc, 2, oc.data + size_t(area.top / 2) * oc.stride + area.left, oc.stride, dw / 2, dh / 2, filter);
+    resize_plane(ysrc, 1, oy.data + size_t(area.top) * oy.stride + area.left, oy.stride, dw, dh, filter, k);
+    resize_plane(csrc, 2, oc.data + size_t(area.top / 2) * oc.stride + area.left, oc.stride, dw / 2, dh / 2, filter, k);
 }
 
 }  // namespace vpc

@@ -1,4 +1,5 @@
-// AVX2 horizontal pass of the bilinear resize (vpc_internal.hpp). Each element's two samples are
+// The VPC's AVX2 kernel table (vpc_internal.hpp): the bilinear passes; on other architectures
+// nothing (vpc_resize.cpp has the kernels_avx2() stub). The horizontal pass: Each element's two samples are
 // fetched with one small scalar load (2 bytes for 1 channel, 4 bytes = both pairs of a U/V pixel for 2
 // channels), widened to 16 bits and multiplied by both weights with vpmaddwd: the same exact 32-bit
 // sums as the scalar loop, then kept as sum >> 4 in 16 bits, all OpenCV's vertical step uses. Two
@@ -113,8 +114,6 @@ size_t hresize_c2(const uint8_t* const* src, const HTables& t, int16_t* const* o
     return i;
 }
 
-}  // namespace
-
 size_t vresize_linear_avx2(const int16_t* h0, const int16_t* h1, int32_t b0, int32_t b1, uint8_t* d, size_t n) {
     const __m256i vb0 = _mm256_set1_epi16(int16_t(b0)), vb1 = _mm256_set1_epi16(int16_t(b1));
     const __m256i two = _mm256_set1_epi16(2);
@@ -130,6 +129,18 @@ size_t vresize_linear_avx2(const int16_t* h0, const int16_t* h1, int32_t b0, int
         const __m256i packed = _mm256_packus_epi16(step(i), step(i + 16));
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i), _mm256_permute4x64_epi64(packed, 0xD8));
     }
+    if (i + 16 <= n) {  // one 16-element step in 128-bit registers, the same arithmetic
+        const __m128i vb0h = _mm256_castsi256_si128(vb0), vb1h = _mm256_castsi256_si128(vb1);
+        const __m128i twoh = _mm256_castsi256_si128(two);
+        auto half = [&](size_t k) {
+            const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(h0 + k));
+            const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(h1 + k));
+            const __m128i v = _mm_add_epi16(_mm_mulhi_epi16(a, vb0h), _mm_mulhi_epi16(b, vb1h));
+            return _mm_srai_epi16(_mm_add_epi16(v, twoh), 2);
+        };
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), _mm_packus_epi16(half(i), half(i + 8)));
+        i += 16;
+    }
     return i;
 }
 
@@ -137,6 +148,14 @@ size_t hresize_linear_avx2(const uint8_t* const* src, int rows, const HTables& t
     if (t.cn == 1) return rows == 2 ? hresize_c1<2>(src, t, out) : hresize_c1<1>(src, t, out);
     if (t.cn == 2) return rows == 2 ? hresize_c2<2>(src, t, out) : hresize_c2<1>(src, t, out);
     return 0;
+}
+
+const Kernels kAvx2 = {"avx2", hresize_linear_avx2, vresize_linear_avx2, nullptr, nullptr, nullptr};
+
+}  // namespace
+
+const Kernels* kernels_avx2() noexcept {
+    return kes_cpu_has(KES_CPU_AVX2) ? &kAvx2 : nullptr;
 }
 
 }  // namespace vpc

@@ -1,8 +1,8 @@
-// NEON kernels of the VPC resize (vpc_internal.hpp) for the boards' Cortex-A55/A73: the twins of
-// vpc_resize_avx2.cpp plus the 2× area shortcut and nearest-neighbour rows. Every lane does the
-// scalar path's integer arithmetic with the same widths, so the results are identical bit for bit.
-// NEON is part of armv8-a: no compiler flags; on other architectures this file compiles to nothing
-// (vpc_resize.cpp has the stubs).
+// The VPC's NEON kernel table (vpc_internal.hpp) for the boards' Cortex-A55/A73: the twins of
+// vpc_resize_avx2.cpp plus the 2× area shortcut and nearest-neighbour rows (and vpc_color.cpp's row). Every lane does
+// the scalar path's integer arithmetic with the same widths, so the results are identical bit for bit. NEON is part of
+// armv8-a: no compiler flags; on other architectures this file compiles to nothing (vpc_resize.cpp has the
+// kernels_neon() stub).
 #include <cstring>
 
 #include "kes/cpu_dispatch.hpp"
@@ -139,8 +139,6 @@ inline uint8x8_t mean4_half_even(uint16x8_t sum) {
     return vshrn_n_u16(vaddq_u16(vaddq_u16(sum, vdupq_n_u16(1)), odd), 2);
 }
 
-}  // namespace
-
 size_t hresize_linear_neon(const uint8_t* const* src, int rows, const HTables& t, int16_t* const* out) {
     if (t.cn == 1) return rows == 2 ? hresize_c1<2>(src, t, out) : hresize_c1<1>(src, t, out);
     if (t.cn == 2) return rows == 2 ? hresize_c2<2>(src, t, out) : hresize_c2<1>(src, t, out);
@@ -209,6 +207,15 @@ size_t nearest_row_neon(const uint8_t* s, const NearestTables& t, uint8_t* d) {
         }
     }
     return 16 * t.groups;
+}
+
+const Kernels kNeon = {"neon",         hresize_linear_neon, vresize_linear_neon,
+                       area2_row_neon, nearest_row_neon,    yuv_to_rgb_row_neon};
+
+}  // namespace
+
+const Kernels* kernels_neon() noexcept {
+    return kes_cpu_has(KES_CPU_NEON) ? &kNeon : nullptr;
 }
 
 }  // namespace vpc

@@ -1,8 +1,8 @@
-// The VPC's SIMD kernels (AVX2 and SSE2 on x86, NEON on aarch64) against its scalar path, bit for bit,
-// over a few hundred random shapes and scales: kes::vpc::set_scalar_only() switches paths inside one
-// process. The resize results are also checked against the plain per-pixel statement of OpenCV's
-// algorithm (test_vpc_reference.hpp), so a bug shared by both paths fails too. Under
-// KES_CPU_DISABLE=all both runs take the scalar path and only that comparison is left.
+// The VPC's SIMD kernel tables (SSE2 and AVX2 on x86, NEON on aarch64) against its scalar table, bit for
+// bit, over a few hundred random shapes and scales: each table this CPU runs (kes::vpc::kernels_available())
+// is passed to the internal calls directly, in one process. The resize results are also checked against
+// the plain per-pixel statement of OpenCV's algorithm (test_vpc_reference.hpp), so a bug shared by all
+// tables fails too. Under KES_CPU_DISABLE=all only the scalar table is left.
 #include <algorithm>
 #include <random>
 #include <string>
@@ -14,15 +14,6 @@
 using namespace kes_test;
 
 namespace {
-
-// Restores the dispatched path when a test ends, failed assertions included.
-class ScalarOnly {
-public:
-    explicit ScalarOnly(bool on) { kes::vpc::set_scalar_only(on); }
-    ~ScalarOnly() { kes::vpc::set_scalar_only(false); }
-    ScalarOnly(const ScalarOnly&) = delete;
-    ScalarOnly& operator=(const ScalarOnly&) = delete;
-};
 
 constexpr uint8_t kGuard = 0xA5;
 
@@ -89,11 +80,12 @@ Shape random_shape(std::mt19937& rng, int k) {
 
 // resize_plane from a padded, shifted source into a padded, shifted destination; every byte outside
 // the dw × dh pixels must keep its guard value.
-std::vector<uint8_t> resize_padded(const RefPlane& src, const Shape& s, kes::vpc::Filter f, size_t shift) {
+std::vector<uint8_t> resize_padded(const RefPlane& src, const Shape& s, kes::vpc::Filter f, size_t shift,
+                                   const kes::vpc::Kernels& k) {
     PaddedPlane in(s.sw, s.sh, s.cn, 7 + shift, shift);
     for (uint32_t y = 0; y < s.sh; ++y) std::memcpy(in.row(y), &src.px[size_t(y) * in.row_bytes], in.row_bytes);
     PaddedPlane out(s.dw, s.dh, s.cn, 5 + shift, 3 - shift % 3);
-    kes::vpc::resize_plane({in.row(0), in.stride, s.sw, s.sh}, s.cn, out.row(0), out.stride, s.dw, s.dh, f);
+    kes::vpc::resize_plane({in.row(0), in.stride, s.sw, s.sh}, s.cn, out.row(0), out.stride, s.dw, s.dh, f, k);
     std::vector<uint8_t> px;
     px.reserve(out.row_bytes * s.dh);
     for (uint32_t y = 0; y < s.dh; ++y) px.insert(px.end(), out.row(y), out.row(y) + out.row_bytes);
@@ -102,7 +94,7 @@ std::vector<uint8_t> resize_padded(const RefPlane& src, const Shape& s, kes::vpc
         const bool inside = i >= out.shift && (i - out.shift) % out.stride < out.row_bytes;
         if (!inside && out.buf[i] != kGuard) ++stray;
     }
-    EXPECT_EQ(stray, 0u) << "bytes written outside the output rows for " << s.str() << " on " << kes::vpc::simd_path();
+    EXPECT_EQ(stray, 0u) << "bytes written outside the output rows for " << s.str() << " on " << k.name;
     return px;
 }
 
@@ -110,27 +102,26 @@ std::vector<uint8_t> resize_padded(const RefPlane& src, const Shape& s, kes::vpc
 
 TEST(VpcSimd, ResizePlaneMatchesScalarPathOnRandomShapes) {
     std::mt19937 rng(20240611);
-    const std::string path = kes::vpc::simd_path();
-    RecordProperty("simd_path", path);
+    RecordProperty("simd_path", kes::vpc::kernels_active().name);
+    const kes::vpc::Kernels& scalar_k = kes::vpc::kernels_scalar();
     for (int k = 0; k < 240; ++k) {
         const Shape s = random_shape(rng, k);
         const RefPlane src = random_plane(s.sw, s.sh, s.cn, 1000 + uint32_t(k));
         for (kes::vpc::Filter f : {kes::vpc::Filter::bilinear, kes::vpc::Filter::nearest}) {
             const bool linear = f == kes::vpc::Filter::bilinear;
             const size_t shift = size_t(k) % 5;
-            const std::vector<uint8_t> fast = resize_padded(src, s, f, shift);
-            std::vector<uint8_t> scalar;
-            {
-                ScalarOnly only(true);
-                scalar = resize_padded(src, s, f, shift);
-            }
+            const std::vector<uint8_t> scalar = resize_padded(src, s, f, shift, scalar_k);
             const RefPlane want = linear ? ref_resize_linear(src, s.dw, s.dh) : ref_resize_nearest(src, s.dw, s.dh);
-            ASSERT_EQ(fast.size(), scalar.size());
-            const auto diff = std::mismatch(fast.begin(), fast.end(), scalar.begin());
-            ASSERT_TRUE(diff.first == fast.end())
-                << path << " vs scalar, " << (linear ? "bilinear " : "nearest ") << s.str() << ": byte "
-                << (diff.first - fast.begin()) << " is " << int(*diff.first) << ", scalar " << int(*diff.second);
             ASSERT_EQ(scalar, want.px) << "scalar vs reference, " << (linear ? "bilinear " : "nearest ") << s.str();
+            for (const kes::vpc::Kernels* table : kes::vpc::kernels_available()) {
+                if (table == &scalar_k) continue;
+                const std::vector<uint8_t> fast = resize_padded(src, s, f, shift, *table);
+                ASSERT_EQ(fast.size(), scalar.size());
+                const auto diff = std::mismatch(fast.begin(), fast.end(), scalar.begin());
+                ASSERT_TRUE(diff.first == fast.end())
+                    << table->name << " vs scalar, " << (linear ? "bilinear " : "nearest ") << s.str() << ": byte "
+                    << (diff.first - fast.begin()) << " is " << int(*diff.first) << ", scalar " << int(*diff.second);
+            }
         }
     }
 }
@@ -148,12 +139,13 @@ TEST(VpcSimd, VerticalKernelMatchesTheFormulaAtTheExtremes) {
             h1[i] = int16_t(trial % 4 == 1 ? 32640 : rng() % 32641);
         }
         const int32_t b0 = trial % 8 == 2 ? 0 : trial % 8 == 3 ? 2048 : int32_t(rng() % 2049), b1 = 2048 - b0;
-        size_t done = 0;
-        if (kes::vpc::use_avx2()) done = kes::vpc::vresize_linear_avx2(h0.data(), h1.data(), b0, b1, got.data(), n);
-        if (kes::vpc::use_neon()) done = kes::vpc::vresize_linear_neon(h0.data(), h1.data(), b0, b1, got.data(), n);
-        for (size_t i = 0; i < done; ++i) {
-            const int32_t v = (((h0[i] * b0) >> 16) + ((h1[i] * b1) >> 16) + 2) >> 2;
-            ASSERT_EQ(got[i], std::clamp(v, 0, 255)) << kes::vpc::simd_path() << " element " << i << " b0 " << b0;
+        for (const kes::vpc::Kernels* table : kes::vpc::kernels_available()) {
+            if (!table->vresize_linear) continue;
+            const size_t done = table->vresize_linear(h0.data(), h1.data(), b0, b1, got.data(), n);
+            for (size_t i = 0; i < done; ++i) {
+                const int32_t v = (((h0[i] * b0) >> 16) + ((h1[i] * b1) >> 16) + 2) >> 2;
+                ASSERT_EQ(got[i], std::clamp(v, 0, 255)) << table->name << " element " << i << " b0 " << b0;
+            }
         }
     }
 }
@@ -185,19 +177,21 @@ TEST(VpcSimd, Nv12AndNv21CropResizeMatchScalarPath) {
         const uint32_t ow = std::max<uint32_t>(16, uint32_t(rw * fx) & ~1u);
         const uint32_t oh = std::max<uint32_t>(16, uint32_t(rh * fy) & ~1u);
         for (kes_vpc_interp f : {KES_VPC_INTERP_BILINEAR, KES_VPC_INTERP_NEAREST}) {
+            // The public call runs the active table; the scalar table runs the same region resize.
             Image fast, scalar;
             ASSERT_EQ(kes_vpc_crop_resize(ch.get(), &in, &roi, ow, oh, f, nullptr, &fast), KES_OK) << kes_last_error();
-            {
-                ScalarOnly only(true);
-                ASSERT_EQ(kes_vpc_crop_resize(ch.get(), &in, &roi, ow, oh, f, nullptr, &scalar), KES_OK)
-                    << kes_last_error();
-            }
+            ASSERT_EQ(kes_image_alloc(&scalar, nullptr, fmt, ow, oh, 0, 0), KES_OK) << kes_last_error();
+            kes::vpc::resize_nv_region(
+                in, roi, scalar, kes_vpc_roi{0, 0, ow - 1, oh - 1},
+                f == KES_VPC_INTERP_NEAREST ? kes::vpc::Filter::nearest : kes::vpc::Filter::bilinear,
+                kes::vpc::kernels_scalar());
             for (uint32_t p = 0; p < 2; ++p)
                 for (uint32_t y = 0; y < (p ? oh / 2 : oh); ++y)
                     ASSERT_EQ(0, std::memcmp(fast.row(p, y), scalar.row(p, y), ow))
-                        << kes::vpc::simd_path() << " vs scalar, " << kes_pixel_format_name(fmt) << " " << w << "x" << h
-                        << " roi " << rw << "x" << rh << "+" << roi.left << "+" << roi.top << " -> " << ow << "x" << oh
-                        << (f == KES_VPC_INTERP_NEAREST ? " nearest" : " bilinear") << ", plane " << p << " row " << y;
+                        << kes::vpc::kernels_active().name << " vs scalar, " << kes_pixel_format_name(fmt) << " " << w
+                        << "x" << h << " roi " << rw << "x" << rh << "+" << roi.left << "+" << roi.top << " -> " << ow
+                        << "x" << oh << (f == KES_VPC_INTERP_NEAREST ? " nearest" : " bilinear") << ", plane " << p
+                        << " row " << y;
         }
     }
 }
@@ -226,15 +220,14 @@ TEST(VpcSimd, YuvToRgbMatchesScalarPath) {
         }
         const kes_pixel_format of = outs[(k / 3) % 2];
         const kes_vpc_csc_matrix m = mats[(k / 6) % 4];
+        // The public call runs the active table; the scalar table runs the same conversion.
         Image fast, scalar;
         ASSERT_EQ(kes_vpc_convert_color(ch.get(), &in, of, m, nullptr, &fast), KES_OK) << kes_last_error();
-        {
-            ScalarOnly only(true);
-            ASSERT_EQ(kes_vpc_convert_color(ch.get(), &in, of, m, nullptr, &scalar), KES_OK) << kes_last_error();
-        }
+        ASSERT_EQ(kes_image_alloc(&scalar, nullptr, of, w, h, 0, 0), KES_OK) << kes_last_error();
+        kes::vpc::yuv420_to_rgb(in, scalar, m, kes::vpc::kernels_scalar());
         for (uint32_t y = 0; y < h; ++y)
             ASSERT_EQ(0, std::memcmp(fast.row(0, y), scalar.row(0, y), size_t(w) * 3))
-                << kes::vpc::simd_path() << " vs scalar, " << kes_pixel_format_name(fmt) << " -> "
+                << kes::vpc::kernels_active().name << " vs scalar, " << kes_pixel_format_name(fmt) << " -> "
                 << kes_pixel_format_name(of) << " matrix " << int(m) << " " << w << "x" << h << " row " << y;
     }
 }
