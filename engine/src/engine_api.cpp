@@ -599,6 +599,14 @@ kes_status kes_model_context_set_image_size(kes_model_context* context, int64_t 
     return set_gear(__func__, context, [&](kes::ExecutorContext& c) { c.set_image_size(height, width); });
 }
 
+kes_status kes_model_context_set_dynamic_aipp(kes_model_context* context, size_t index,
+                                              const struct kes_aipp_dynamic* params) {
+    return set_gear(__func__, context, [&](kes::ExecutorContext& c) {
+        io(context->model, true, index);  // range check
+        c.set_dynamic_aipp(index, params);
+    });
+}
+
 static kes_status context_io_desc(const kes_model_context* context, bool input, size_t index, kes_tensor* out_desc) {
     KES_REQUIRE_NOT_NULL(context);
     KES_REQUIRE_NOT_NULL(out_desc);

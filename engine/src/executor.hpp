@@ -67,6 +67,10 @@ public:
     // The model's input/output counts are checked by the caller; tensors are the executor's to check.
     virtual void execute(const kes_tensor* inputs, kes_tensor* outputs) = 0;
     virtual void execute_images(const kes_model_input* inputs, kes_tensor* outputs) = 0;
+    // Borrows `params` (nullptr clears) for input `index` (in range): KES_ERR_INVALID_ARGUMENT for an
+    // input without dynamic AIPP. execute_images fails, naming kes_model_context_set_dynamic_aipp, for a
+    // dynamic-AIPP input without parameters.
+    virtual void set_dynamic_aipp(size_t index, const kes_aipp_dynamic* params) = 0;
     // Per-layer profile: where the backend has one (else KES_ERR_UNSUPPORTED).
     virtual void set_profiling(bool on) = 0;
     // Fills every field of `out` but struct_size, for layer `index` (in range).

@@ -2,9 +2,13 @@
 // --dynamic-image-size executes every gear exactly as a static conversion at that size does (the
 // independent path: shapes written, explicit pads), and graphs that folded a gear-specific shape are
 // refused at conversion, naming the gear. TFLite's SAME padding per gear: test_tflite_gears.cpp.
+// Dynamic AIPP (the run-time parameters of an aipp_mode: dynamic input) through kes_model_execute_images
+// gives what the aipp module's kes_aipp_dynamic_execute and kes_model_execute give.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -13,6 +17,7 @@
 #include "convert/convert.hpp"
 #include "convert/kom_writer.hpp"
 #include "kes/error.hpp"
+#include "kestrel/aipp.h"
 #include "kestrel/convert.h"
 #include "kestrel/engine.h"
 #include "test_kom_run.hpp"
@@ -260,4 +265,193 @@ TEST(DynamicImageSize, LoaderRefusesInconsistentGears) {
     grown.dynamic_image_sizes[0] = ir::ImageSize{1, 1000};
     EXPECT_EQ(load_status(grown, ir::WriteOptions{}), KES_ERR_CORRUPT_DATA);
     EXPECT_NE(std::string(kes_last_error()).find("plan reserves"), std::string::npos) << kes_last_error();
+}
+
+// ---- dynamic AIPP (aipp_mode dynamic): kes_model_context_set_dynamic_aipp + kes_model_execute_images ----
+
+namespace {
+
+// x [N,3,8,8] → Conv 4×3×3 pads 1 → Relu → "y", converted with `aipp` (an aipp_op text) on x.
+std::vector<uint8_t> conv_kom_with_aipp(const char* aipp, int64_t batch) {
+    OnnxGraphSpec s;
+    s.inputs.push_back(value_info("x", kFloat, {batch, 3, 8, 8}));
+    s.outputs.push_back(value_info("y", kFloat, {batch, 4, 8, 8}));
+    s.initializers.push_back(tensor_f32("w", {4, 3, 3, 3}, sine_input(4 * 27, 0.3f, 0.0f)));
+    s.initializers.push_back(tensor_f32("b", {4}, sine_input(4, 0.1f, 0.0f)));
+    s.nodes.push_back(node("Conv", {"x", "w", "b"}, {"c"}, {attr_ints("pads", {1, 1, 1, 1})}));
+    s.nodes.push_back(node("Relu", {"c"}, {"y"}));
+    const std::vector<uint8_t> onnx = onnx_model(s);
+    const std::string conf = std::string(KES_TEST_TMPDIR) + "/dynamic_aipp_" + std::to_string(getpid()) + ".cfg";
+    FILE* f = std::fopen(conf.c_str(), "w");
+    EXPECT_NE(f, nullptr);
+    std::fputs(aipp, f);
+    std::fclose(f);
+    kes_convert_options opt;
+    kes_convert_options_init(&opt);
+    opt.insert_op_conf = conf.c_str();
+    void* kom = nullptr;
+    size_t size = 0;
+    EXPECT_EQ(kes_convert_memory(onnx.data(), onnx.size(), &opt, &kom, &size, nullptr), KES_OK) << kes_last_error();
+    std::remove(conf.c_str());
+    std::vector<uint8_t> bytes(static_cast<uint8_t*>(kom), static_cast<uint8_t*>(kom) + size);
+    kes_convert_free(kom);
+    return bytes;
+}
+
+constexpr const char* kDynamicAipp =
+    "aipp_op {\n  aipp_mode: dynamic\n  related_input_rank: 0\n  max_src_image_size: 1536\n}\n";
+
+// Per-item parameters unlike each other: a crop of a 16×16 NV12 image (item 0), a padded 6×6 crop
+// (item 1), each with its own mean, min and var_reci.
+kes_aipp_dynamic* make_params(uint64_t batch) {
+    kes_aipp_dynamic* d = nullptr;
+    EXPECT_EQ(kes_aipp_dynamic_create(nullptr, batch, &d), KES_OK) << kes_last_error();
+    EXPECT_EQ(kes_aipp_dynamic_set_input_format(d, KES_AIPP_YUV420SP_U8), KES_OK) << kes_last_error();
+    EXPECT_EQ(kes_aipp_dynamic_set_src_image_size(d, 16, 16), KES_OK) << kes_last_error();
+    EXPECT_EQ(kes_aipp_dynamic_set_csc_params(d, 1, 298, 0, 409, 298, -100, -208, 298, 516, 0, 0, 0, 0, 16, 128, 128),
+              KES_OK)
+        << kes_last_error();
+    for (uint64_t k = 0; k < batch; ++k) {
+        if (k % 2 == 0) {
+            EXPECT_EQ(kes_aipp_dynamic_set_crop_params(d, 1, 2, 4, 8, 8, k), KES_OK) << kes_last_error();
+        } else {
+            EXPECT_EQ(kes_aipp_dynamic_set_crop_params(d, 1, 4, 2, 6, 6, k), KES_OK) << kes_last_error();
+            EXPECT_EQ(kes_aipp_dynamic_set_padding_params(d, 1, 1, 1, 1, 1, k), KES_OK) << kes_last_error();
+        }
+        const int16_t m = static_cast<int16_t>(100 + 10 * k);
+        EXPECT_EQ(kes_aipp_dynamic_set_dtc_pixel_mean(d, m, 110, 120, 0, k), KES_OK) << kes_last_error();
+        EXPECT_EQ(kes_aipp_dynamic_set_dtc_pixel_min(d, 0.5f, 0.25f, 0.0f, 0.0f, k), KES_OK) << kes_last_error();
+        EXPECT_EQ(kes_aipp_dynamic_set_pixel_var_reci(d, 0.0078125f, 0.01f, 0.02f, 1.0f, k), KES_OK)
+            << kes_last_error();
+    }
+    return d;
+}
+
+struct DynamicAippRun {
+    kes_model* model = nullptr;
+    kes_model_context* ctx = nullptr;
+    std::vector<std::vector<uint8_t>> pixels;
+    std::vector<kes_image> images;
+    kes_tensor dout{};
+
+    DynamicAippRun(const std::vector<uint8_t>& kom, uint32_t count) : pixels(count), images(count) {
+        EXPECT_EQ(kes_model_load_from_memory(kom.data(), kom.size(), &model), KES_OK) << kes_last_error();
+        EXPECT_EQ(kes_model_context_create(model, nullptr, 0, &ctx), KES_OK) << kes_last_error();
+        EXPECT_EQ(kes_model_context_output_desc(ctx, 0, &dout), KES_OK);
+        for (uint32_t k = 0; k < count; ++k) {
+            pixels[k].resize(16 * 16 * 3 / 2);
+            for (size_t i = 0; i < pixels[k].size(); ++i) pixels[k][i] = static_cast<uint8_t>(37 * i + 11 + 53 * k);
+            EXPECT_EQ(kes_image_wrap(&images[k], KES_PIXEL_NV12, 16, 16, 0, 0, pixels[k].data(), pixels[k].size()),
+                      KES_OK);
+        }
+    }
+    ~DynamicAippRun() {
+        kes_model_context_destroy(ctx);
+        kes_model_unload(model);
+    }
+    kes_status execute_images(std::vector<float>* y, uint32_t count) {
+        y->assign(dout.size / 4, -7.0f);
+        kes_tensor out;
+        kes_tensor_wrap(&out, dout.dtype, dout.layout, dout.ndim, dout.shape, y->data(), dout.size);
+        const kes_model_input in{nullptr, images.data(), count};
+        return kes_model_execute_images(ctx, &in, 1, &out, 1);
+    }
+};
+
+}  // namespace
+
+TEST(DynamicAipp, ExecuteImagesEqualsDynamicAippThenExecute) {
+    const std::vector<uint8_t> kom = conv_kom_with_aipp(kDynamicAipp, 2);
+    DynamicAippRun r(kom, 2);
+    const char* text = nullptr;
+    ASSERT_EQ(kes_model_input_aipp(r.model, 0, &text), KES_OK);
+    ASSERT_NE(text, nullptr);
+    EXPECT_NE(std::string(text).find("dynamic"), std::string::npos) << text;
+    kes_aipp_dynamic* params = make_params(2);
+    ASSERT_EQ(kes_model_context_set_dynamic_aipp(r.ctx, 0, params), KES_OK) << kes_last_error();
+    std::vector<float> got;
+    ASSERT_EQ(r.execute_images(&got, 2), KES_OK) << kes_last_error();
+
+    // The independent path: the aipp module into a tensor of the input's shape, then kes_model_execute.
+    kes_tensor din, x, out;
+    ASSERT_EQ(kes_model_context_input_desc(r.ctx, 0, &din), KES_OK);
+    std::vector<float> xs(din.size / 4);
+    kes_tensor_wrap(&x, din.dtype, KES_LAYOUT_NCHW, din.ndim, din.shape, xs.data(), din.size);
+    ASSERT_EQ(kes_aipp_dynamic_execute(params, nullptr, r.images.data(), 2, &x), KES_OK) << kes_last_error();
+    x.layout = din.layout;
+    std::vector<float> want(r.dout.size / 4, -9.0f);
+    kes_tensor_wrap(&out, r.dout.dtype, r.dout.layout, r.dout.ndim, r.dout.shape, want.data(), r.dout.size);
+    ASSERT_EQ(kes_model_execute(r.ctx, &x, 1, &out, 1), KES_OK) << kes_last_error();
+    EXPECT_EQ(got, want);
+
+    // Changing the parameters changes the next execution (they are borrowed, not copied).
+    ASSERT_EQ(kes_aipp_dynamic_set_dtc_pixel_mean(params, 0, 0, 0, 0, 1), KES_OK);
+    std::vector<float> changed;
+    ASSERT_EQ(r.execute_images(&changed, 2), KES_OK) << kes_last_error();
+    EXPECT_NE(changed, got);
+
+    // Asynchronously, the same.
+    ASSERT_EQ(kes_aipp_dynamic_set_dtc_pixel_mean(params, 110, 110, 120, 0, 1), KES_OK);
+    std::vector<float> queued(r.dout.size / 4);
+    kes_tensor qout;
+    kes_tensor_wrap(&qout, r.dout.dtype, r.dout.layout, r.dout.ndim, r.dout.shape, queued.data(), r.dout.size);
+    const kes_model_input in{nullptr, r.images.data(), 2};
+    ASSERT_EQ(kes_model_execute_images_async(r.ctx, &in, 1, &qout, 1, nullptr, nullptr), KES_OK) << kes_last_error();
+    EXPECT_EQ(kes_model_context_set_dynamic_aipp(r.ctx, 0, nullptr), KES_ERR_INVALID_ARGUMENT)
+        << "refused while work is queued";
+    ASSERT_EQ(kes_model_context_wait(r.ctx), KES_OK) << kes_last_error();
+    EXPECT_EQ(queued, got);
+    kes_aipp_dynamic_destroy(params);
+    ASSERT_EQ(kes_model_context_set_dynamic_aipp(r.ctx, 0, nullptr), KES_OK);
+}
+
+TEST(DynamicAipp, WithoutParametersTheErrorNamesTheCallToMake) {
+    const std::vector<uint8_t> kom = conv_kom_with_aipp(kDynamicAipp, 1);
+    DynamicAippRun r(kom, 1);
+    std::vector<float> y;
+    EXPECT_EQ(r.execute_images(&y, 1), KES_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(kes_last_error()).find("kes_model_context_set_dynamic_aipp"), std::string::npos)
+        << kes_last_error();
+    // Cleared parameters are no parameters.
+    kes_aipp_dynamic* params = make_params(1);
+    ASSERT_EQ(kes_model_context_set_dynamic_aipp(r.ctx, 0, params), KES_OK) << kes_last_error();
+    EXPECT_EQ(r.execute_images(&y, 1), KES_OK) << kes_last_error();
+    ASSERT_EQ(kes_model_context_set_dynamic_aipp(r.ctx, 0, nullptr), KES_OK);
+    EXPECT_EQ(r.execute_images(&y, 1), KES_ERR_INVALID_ARGUMENT);
+    kes_aipp_dynamic_destroy(params);
+}
+
+TEST(DynamicAipp, FewerBatchItemsThanImagesIsNamed) {
+    const std::vector<uint8_t> kom = conv_kom_with_aipp(kDynamicAipp, 2);
+    DynamicAippRun r(kom, 2);
+    kes_aipp_dynamic* params = make_params(1);
+    ASSERT_EQ(kes_model_context_set_dynamic_aipp(r.ctx, 0, params), KES_OK) << kes_last_error();
+    std::vector<float> y;
+    EXPECT_EQ(r.execute_images(&y, 2), KES_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(kes_last_error()).find("1 batch items"), std::string::npos) << kes_last_error();
+    kes_aipp_dynamic_destroy(params);
+}
+
+TEST(DynamicAipp, ImageLargerThanMaxSrcImageSizeIsNamed) {
+    const std::vector<uint8_t> kom = conv_kom_with_aipp(
+        "aipp_op {\n  aipp_mode: dynamic\n  related_input_rank: 0\n  max_src_image_size: 300\n}\n", 1);
+    DynamicAippRun r(kom, 1);
+    kes_aipp_dynamic* params = make_params(1);
+    ASSERT_EQ(kes_model_context_set_dynamic_aipp(r.ctx, 0, params), KES_OK) << kes_last_error();
+    std::vector<float> y;
+    EXPECT_EQ(r.execute_images(&y, 1), KES_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(kes_last_error()).find("max_src_image_size 300"), std::string::npos) << kes_last_error();
+    kes_aipp_dynamic_destroy(params);
+}
+
+TEST(DynamicAipp, InputsWithoutDynamicAippRefuseParameters) {
+    kes_aipp_dynamic* params = make_params(1);
+    const std::vector<uint8_t> static_kom =
+        conv_kom_with_aipp("aipp_op {\n  aipp_mode: static\n  input_format: YUV420SP_U8\n  csc_switch: true\n}\n", 1);
+    DynamicAippRun s(static_kom, 1);
+    EXPECT_EQ(kes_model_context_set_dynamic_aipp(s.ctx, 0, params), KES_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(kes_last_error()).find("static"), std::string::npos) << kes_last_error();
+    EXPECT_EQ(kes_model_context_set_dynamic_aipp(s.ctx, 1, params), KES_ERR_INVALID_ARGUMENT) << "out of range";
+    EXPECT_EQ(kes_model_context_set_dynamic_aipp(nullptr, 0, params), KES_ERR_INVALID_ARGUMENT);
+    kes_aipp_dynamic_destroy(params);
 }

@@ -18,8 +18,11 @@
  * AIPP (ATC --insert_op_conf): a model may carry the aipp_op text for an input (kes_model_input_aipp).
  * As on a board, where the inserted AIPP runs inside the model, kes_model_execute_images feeds such an
  * input DVPP images (NV12, ...): the engine runs the model's static AIPP (the aipp module, parsed when
- * the model loads) straight into its arena. kes_model_execute takes the AIPP output tensor instead, and
- * dynamic AIPP (aipp_mode dynamic) goes through kes_aipp_dynamic_execute and that call.
+ * the model loads) straight into its arena. kes_model_execute takes the AIPP output tensor instead.
+ * Dynamic AIPP (aipp_mode dynamic: the parameters come at run time, aclmdlSetInputAIPP on a board) takes
+ * images too, once the context has the parameters: kes_model_context_set_dynamic_aipp (a kes_aipp_dynamic
+ * of kestrel/aipp.h), then kes_model_execute_images. Both executors run it: the CPU through the aipp
+ * module, the NPU (a .om) through aclmdlCreateAIPP / aclmdlSetAIPP* / aclmdlSetInputAIPP.
  * Data-dependent shapes are bounded, so the static plan holds them. NonMaxSuppression (ONNX's
  * selected_indices is [num_selected, 3]) outputs int64 [B × C × min(max_output_boxes_per_class,
  * num_boxes), 3]: the selected [batch, class, box] rows first, in ONNX's order, then rows of -1 (still
@@ -61,6 +64,8 @@
 #include "kestrel/tensor.h"
 
 KES_BEGIN_DECLS
+
+struct kes_aipp_dynamic; /* kestrel/aipp.h: dynamic AIPP parameters (kes_model_context_set_dynamic_aipp) */
 
 typedef struct kes_model kes_model;                 /* opaque: a loaded, immutable model */
 typedef struct kes_model_context kes_model_context; /* opaque: one execution state (a work arena) */
@@ -217,6 +222,17 @@ KES_API void kes_model_context_destroy(kes_model_context* context); /* NULL is a
  * static }", so non-NULL always means "feed this input images" (kes_model_execute_images). */
 KES_API kes_status kes_model_input_aipp(const kes_model* model, size_t index, const char** out_config);
 
+/* Gives input `index` dynamic AIPP parameters (the aclmdlSetInputAIPP analog) for the context's next
+ * kes_model_execute_images calls: image k of the input uses batch item k of `params`. An input takes
+ * them when kes_model_input_aipp reports "aipp_mode : dynamic" for it. `params` is borrowed, not copied
+ * (nothing is allocated): it must stay valid until it is replaced, cleared (NULL) or the context is
+ * destroyed, and unchanged while an execution that uses it runs or is queued. Its batch size must be at
+ * least the input's batch at the gear of each execution (else that execution fails). Errors:
+ * KES_ERR_INVALID_ARGUMENT for an index out of range, an input without dynamic AIPP, or while
+ * asynchronous work is queued; KES_ERR_UNSUPPORTED in a build without the aipp module. */
+KES_API kes_status kes_model_context_set_dynamic_aipp(kes_model_context* context, size_t index,
+                                                      const struct kes_aipp_dynamic* params);
+
 /* The model's batch gears, ascending (*out_count 0 for a static batch). Copies at most `capacity`. */
 KES_API kes_status kes_model_batch_gears(const kes_model* model, int64_t* out_gears, size_t capacity,
                                          size_t* out_count);
@@ -256,15 +272,20 @@ typedef struct kes_model_input {
 } kes_model_input;
 
 /* As kes_model_execute, with each AIPP input (kes_model_input_aipp non-NULL) fed DVPP images through the
- * model's static AIPP: crop, colour conversion, padding and normalisation write the input tensor in
+ * model's static AIPP, or the dynamic AIPP parameters the context was given for it
+ * (kes_model_context_set_dynamic_aipp): crop, colour conversion, padding and normalisation write the input tensor in
  * the arena in the input's layout (an ND 4-d input, as ONNX inputs are unless converted with
  * --input-format, is NCHW — ATC's default — unless dim 3 is AIPP's channel count and dim 1 is not,
  * which is NHWC: BlazeFace [1,256,256,3]). The images must suit the
  * config (input_format, src_image_size, crop; the aipp module's rules name any mismatch). Errors:
  * KES_ERR_INVALID_ARGUMENT naming the input (a tensor for an AIPP input or the reverse, an image count
- * other than the batch, an image AIPP refuses), KES_ERR_UNSUPPORTED for dynamic AIPP or a build
- * without the aipp module. Allocates nothing, on any thread (AIPP spreads rows over the default
- * thread pool). */
+ * other than the batch, an image AIPP refuses, a dynamic-AIPP input without parameters — naming
+ * kes_model_context_set_dynamic_aipp — or with fewer batch items than images, an image larger than
+ * the input's max_src_image_size), KES_ERR_UNSUPPORTED for a build without the aipp module or, on the
+ * NPU, a runtime without the dynamic AIPP calls (named). On the NPU a dynamic-AIPP image is read as the
+ * board reads it: tightly packed at the parameters' src_image_size (0: the image's size), in the byte
+ * order of their input_format (NV12 for YUV420SP_U8). Allocates nothing, on any thread (AIPP spreads rows over the
+ * default thread pool). */
 KES_API kes_status kes_model_execute_images(kes_model_context* context, const kes_model_input* inputs,
                                             size_t input_count, kes_tensor* outputs, size_t output_count);
 

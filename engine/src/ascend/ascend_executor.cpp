@@ -201,6 +201,7 @@ public:
     void describe(bool input, size_t index, kes_tensor* out) const override;
     void execute(const kes_tensor* inputs, kes_tensor* outputs) override;
     void execute_images(const kes_model_input* inputs, kes_tensor* outputs) override;
+    void set_dynamic_aipp(size_t index, const kes_aipp_dynamic* params) override;
     void set_profiling(bool on) override {
         if (on)
             KES_FAIL(KES_ERR_UNSUPPORTED,
@@ -674,9 +675,15 @@ void AscendContext::run(kes_tensor* outputs) {
 void AscendContext::require_no_dynamic_aipp() const {
     if (model.aipp_index != SIZE_MAX)
         KES_FAIL(KES_ERR_UNSUPPORTED,
-                 "the model has dynamic AIPP (ascend_dynamic_aipp_data): Kestrel's AscendCL table has no "
-                 "aclmdlCreateAIPP / aclmdlSetInputAIPP yet, so it cannot run on the NPU; convert it with static "
-                 "AIPP (aipp_mode: static)");
+                 "the model has dynamic AIPP (ascend_dynamic_aipp_data): kes_model_context_set_dynamic_aipp runs "
+                 "it on the CPU executor (a .kom) only; Kestrel's AscendCL table has no aclmdlCreateAIPP / "
+                 "aclmdlSetInputAIPP yet, so on the NPU convert it with static AIPP (aipp_mode: static)");
+}
+
+void AscendContext::set_dynamic_aipp(size_t index, const kes_aipp_dynamic*) {
+    KES_REQUIRE(model.aipp_index != SIZE_MAX, "input %zu (%s) has no dynamic AIPP", index,
+                model.ins[index].name.c_str());
+    require_no_dynamic_aipp();
 }
 
 void AscendContext::execute(const kes_tensor* inputs, kes_tensor* outputs) {

@@ -355,7 +355,8 @@ public:
     void* observer_user = nullptr;
     std::vector<kes_tensor> observed;  // the node's outputs as the observer sees them, sized at creation
     std::vector<const char*> observed_names;
-    std::vector<const char*> span_names;  // per node, interned when profiling is turned on
+    std::vector<const char*> span_names;                // per node, interned when profiling is turned on
+    std::vector<const kes_aipp_dynamic*> dynamic_aipp;  // per graph input: borrowed, sized at creation
 
     ~CpuContext() override {
         kes_thread_pool_destroy(owned_pool);
@@ -408,6 +409,22 @@ public:
         run_and_copy_outputs(outputs);
     }
 
+    void set_dynamic_aipp(size_t index, const kes_aipp_dynamic* params) override {
+#ifdef KES_ENGINE_HAVE_AIPP
+        const ModelInfo& m = model->info;
+        const TensorInfo& ti = m.tensors[static_cast<size_t>(m.inputs[index])];
+        const InputAipp& a = model->aipp[index];
+        KES_REQUIRE(a.present && a.params.aipp_mode == KES_AIPP_MODE_DYNAMIC,
+                    "input %zu (%s) has no dynamic AIPP (%s): only an input converted with aipp_mode: dynamic "
+                    "takes kes_aipp_dynamic parameters",
+                    index, ti.name.c_str(), a.present ? "its AIPP is static" : "it has no AIPP");
+        dynamic_aipp[index] = params;
+#else
+        (void)index, (void)params;
+        KES_FAIL(KES_ERR_UNSUPPORTED, "dynamic AIPP: this build has no aipp module");
+#endif
+    }
+
     // AIPP inputs are written by the aipp module straight into the arena.
     void execute_images(const kes_model_input* inputs, kes_tensor* outputs) override {
         const CpuModel& model_ = *model;
@@ -424,6 +441,9 @@ public:
                 KES_REQUIRE(in.image_count == static_cast<uint64_t>(batch),
                             "inputs[%zu] (%s): %u images for a batch of %lld", i, ti.name.c_str(), in.image_count,
                             static_cast<long long>(batch));
+#ifdef KES_ENGINE_HAVE_AIPP
+                if (model_.aipp[i].params.aipp_mode == KES_AIPP_MODE_DYNAMIC) check_dynamic(i, ti, in);
+#endif
             } else {
                 KES_REQUIRE(in.tensor != nullptr && in.images == nullptr,
                             "inputs[%zu] (%s) has no AIPP: give a tensor (and no images)", i, ti.name.c_str());
@@ -440,10 +460,7 @@ public:
                 continue;
             }
 #ifdef KES_ENGINE_HAVE_AIPP
-            if (model_.aipp[i].params.aipp_mode == KES_AIPP_MODE_DYNAMIC)
-                KES_FAIL(KES_ERR_UNSUPPORTED,
-                         "inputs[%zu] (%s) has dynamic AIPP: run kes_aipp_dynamic_execute and kes_model_execute", i,
-                         ti.name.c_str());
+            const bool dynamic = model_.aipp[i].params.aipp_mode == KES_AIPP_MODE_DYNAMIC;
             kes_tensor tensor;
             kes::describe(ti, p.shapes[t], p.bytes[t], &tensor);
             // An ND input (ONNX's, unless converted with --input-format) is NCHW, ATC's default input_format,
@@ -454,8 +471,11 @@ public:
                 tensor.layout = tensor.shape[3] == c && tensor.shape[1] != c ? KES_LAYOUT_NHWC : KES_LAYOUT_NCHW;
             }
             tensor.data = dst;
-            if (kes_aipp_execute(&model_.aipp[i].params, nullptr, inputs[i].images, inputs[i].image_count, &tensor) !=
-                KES_OK)
+            const kes_status st = dynamic ? kes_aipp_dynamic_execute(dynamic_aipp[i], nullptr, inputs[i].images,
+                                                                     inputs[i].image_count, &tensor)
+                                          : kes_aipp_execute(&model_.aipp[i].params, nullptr, inputs[i].images,
+                                                             inputs[i].image_count, &tensor);
+            if (st != KES_OK)
                 KES_FAIL(kes_last_status(), "inputs[%zu] (%s): AIPP: %s", i, ti.name.c_str(), kes_last_error());
 #else
             KES_FAIL(KES_ERR_UNSUPPORTED,
@@ -503,6 +523,35 @@ public:
     }
 
 private:
+#ifdef KES_ENGINE_HAVE_AIPP
+    // A dynamic-AIPP input needs its parameters, enough batch items, and images within the model's
+    // max_src_image_size (the aipp_op's bound, as the board's input buffer is).
+    void check_dynamic(size_t i, const TensorInfo& ti, const kes_model_input& in) const {
+        const kes_aipp_dynamic* d = dynamic_aipp[i];
+        KES_REQUIRE(d != nullptr,
+                    "inputs[%zu] (%s) has dynamic AIPP and the context has no parameters for it: call "
+                    "kes_model_context_set_dynamic_aipp(context, %zu, params) first",
+                    i, ti.name.c_str(), i);
+        const uint64_t items = kes_aipp_dynamic_batch_size(d);
+        KES_REQUIRE(items >= in.image_count,
+                    "inputs[%zu] (%s): %u images, and its dynamic AIPP parameters have %llu batch items "
+                    "(kes_aipp_dynamic_create's batch_size must be at least the input's batch)",
+                    i, ti.name.c_str(), in.image_count, static_cast<unsigned long long>(items));
+        const uint64_t max_src = model->aipp[i].params.max_src_image_size;
+        for (uint32_t k = 0; k < in.image_count; ++k) {
+            const kes_image& im = in.images[k];
+            size_t bytes = 0;
+            KES_REQUIRE(kes_image_buffer_size(im.format, im.width_stride, im.height_stride, &bytes) == KES_OK,
+                        "inputs[%zu] (%s): image %u is not a valid image", i, ti.name.c_str(), k);
+            KES_REQUIRE(max_src == 0 || bytes <= max_src,
+                        "inputs[%zu] (%s): image %u is %zu bytes (%s, strides %u x %u), more than the input's "
+                        "max_src_image_size %llu",
+                        i, ti.name.c_str(), k, bytes, kes_pixel_format_name(im.format), im.width_stride,
+                        im.height_stride, static_cast<unsigned long long>(max_src));
+        }
+    }
+#endif
+
     void check_outputs(const kes_tensor* outputs) const {
         const ModelInfo& m = model->info;
         for (size_t i = 0; i < m.outputs.size(); ++i) {
@@ -588,6 +637,7 @@ std::unique_ptr<ExecutorContext> CpuModel::create_context(void* work_memory, siz
     ctx->node_ns.assign(info.nodes.size(), 0);
     ctx->observed.resize(info.max_node_outputs);
     ctx->observed_names.resize(info.max_node_outputs);
+    ctx->dynamic_aipp.assign(info.inputs.size(), nullptr);
     // Threads: a pool of its own when CPUs are pinned, else the shared pool (at most its size). A model
     // whose activations fit in kSerialArena runs on the calling thread unless threads are asked for: its
     // layers are too small to split, and its contexts then start no threads (the ONNX conformance
