@@ -13,6 +13,7 @@
 
 #include "ascend_test_env.hpp"
 #include "imod.hpp"
+#include "kestrel/aipp.h"
 #include "kestrel/backend.h"
 #include "kestrel/convert.h"
 #include "kestrel/engine.h"
@@ -296,6 +297,107 @@ TEST_P(AscendExecutor, StaticAippTakesTheImageBytesAndMatchesTheCpuExecutor) {
         EXPECT_EQ(kes_model_execute_images(npu.ctx, &in, 1, &out, 1), KES_ERR_INVALID_ARGUMENT);
         EXPECT_TRUE(has(kes_last_error(), "96 bytes per image")) << kes_last_error();
     }
+    expect_no_leak();
+}
+
+// Dynamic AIPP: a 16x16 NV12 image cropped to the model's 8x8 with per-item mean, min and var_reci.
+kes_aipp_dynamic* dynamic_params() {
+    kes_aipp_dynamic* d = nullptr;
+    EXPECT_EQ(kes_aipp_dynamic_create(nullptr, 1, &d), KES_OK) << kes_last_error();
+    EXPECT_EQ(kes_aipp_dynamic_set_input_format(d, KES_AIPP_YUV420SP_U8), KES_OK);
+    EXPECT_EQ(kes_aipp_dynamic_set_src_image_size(d, 16, 16), KES_OK);
+    EXPECT_EQ(kes_aipp_dynamic_set_csc_params(d, 1, 298, 0, 409, 298, -100, -208, 298, 516, 0, 0, 0, 0, 16, 128, 128),
+              KES_OK);
+    EXPECT_EQ(kes_aipp_dynamic_set_crop_params(d, 1, 4, 2, 6, 6, 0), KES_OK) << kes_last_error();
+    EXPECT_EQ(kes_aipp_dynamic_set_padding_params(d, 1, 1, 1, 1, 1, 0), KES_OK) << kes_last_error();
+    EXPECT_EQ(kes_aipp_dynamic_set_dtc_pixel_mean(d, 100, 110, 120, 0, 0), KES_OK);
+    EXPECT_EQ(kes_aipp_dynamic_set_dtc_pixel_min(d, 0.5f, 0.25f, 0.0f, 0.0f, 0), KES_OK);
+    EXPECT_EQ(kes_aipp_dynamic_set_pixel_var_reci(d, 0.0078125f, 0.01f, 0.02f, 1.0f, 0), KES_OK);
+    return d;
+}
+
+constexpr const char* kDynamicAippConf =
+    "aipp_op {\n  aipp_mode: dynamic\n  related_input_rank: 0\n  max_src_image_size: 1536\n}\n";
+
+TEST_P(AscendExecutor, DynamicAippMatchesTheCpuExecutor) {
+    const std::vector<uint8_t> kom = conv_kom(nullptr, nullptr, kDynamicAippConf);
+    std::vector<uint8_t> nv12(16 * 16 * 3 / 2);
+    for (size_t i = 0; i < nv12.size(); ++i) nv12[i] = static_cast<uint8_t>(37 * i + 11);
+    kes_image image;
+    ASSERT_EQ(kes_image_wrap(&image, KES_PIXEL_NV12, 16, 16, 0, 0, nv12.data(), nv12.size()), KES_OK);
+    kes_aipp_dynamic* params = dynamic_params();
+    auto run_images = [&](Loaded& r, kes_status want = KES_OK) {
+        kes_tensor dout, out;
+        EXPECT_EQ(kes_model_context_output_desc(r.ctx, 0, &dout), KES_OK);
+        std::vector<float> y(dout.size / 4, -7.0f);
+        kes_tensor_wrap(&out, dout.dtype, dout.layout, dout.ndim, dout.shape, y.data(), dout.size);
+        kes_model_input in{nullptr, &image, 1};
+        EXPECT_EQ(kes_model_execute_images(r.ctx, &in, 1, &out, 1), want) << kes_last_error();
+        r.error = kes_last_error();
+        return y;
+    };
+    {
+        Loaded cpu(kom), npu(pack(kom, soc()));
+        ASSERT_EQ(cpu.load, KES_OK) << cpu.error;
+        ASSERT_EQ(npu.load, KES_OK) << npu.error;
+        ASSERT_EQ(npu.create, KES_OK) << npu.error;
+        const char* text = nullptr;
+        ASSERT_EQ(kes_model_input_aipp(npu.model, 0, &text), KES_OK);
+        ASSERT_NE(text, nullptr);
+        EXPECT_TRUE(has(text, "dynamic") && has(text, "1536")) << text;
+        size_t inputs = 0;
+        kes_model_input_count(npu.model, &inputs);
+        EXPECT_EQ(inputs, 1u) << "ascend_dynamic_aipp_data is hidden";
+        // No parameters yet: the error names the call to make.
+        run_images(npu, KES_ERR_INVALID_ARGUMENT);
+        EXPECT_TRUE(has(npu.error, "kes_model_context_set_dynamic_aipp")) << npu.error;
+        ASSERT_EQ(kes_model_context_set_dynamic_aipp(cpu.ctx, 0, params), KES_OK) << kes_last_error();
+        ASSERT_EQ(kes_model_context_set_dynamic_aipp(npu.ctx, 0, params), KES_OK) << kes_last_error();
+        const std::vector<float> want = run_images(cpu);
+        EXPECT_EQ(run_images(npu), want);
+        EXPECT_EQ(run_images(npu), want) << "a second execution";
+        // A plain execution cannot fill the hidden input.
+        std::vector<float> x(nv12.size());
+        kes_status st = KES_OK;
+        kes_tensor din;
+        kes_model_context_input_desc(npu.ctx, 0, &din);
+        std::vector<uint8_t> raw(din.size);
+        kes_tensor in, out;
+        kes_tensor dout;
+        kes_model_context_output_desc(npu.ctx, 0, &dout);
+        std::vector<float> y(dout.size / 4);
+        kes_tensor_wrap(&in, din.dtype, din.layout, din.ndim, din.shape, raw.data(), din.size);
+        kes_tensor_wrap(&out, dout.dtype, dout.layout, dout.ndim, dout.shape, y.data(), dout.size);
+        st = kes_model_execute(npu.ctx, &in, 1, &out, 1);
+        EXPECT_EQ(st, KES_ERR_INVALID_ARGUMENT);
+        EXPECT_TRUE(has(kes_last_error(), "kes_model_context_set_dynamic_aipp")) << kes_last_error();
+    }
+    kes_aipp_dynamic_destroy(params);
+    expect_no_leak();
+}
+
+TEST_P(AscendExecutor, DynamicAippFailedSetInputAippNamesTheCallAndLeaksNothing) {
+    setenv("KES_SIM_FAIL", "aclmdlSetInputAIPP:1:100000", 1);
+    const std::vector<uint8_t> kom = conv_kom(nullptr, nullptr, kDynamicAippConf);
+    std::vector<uint8_t> nv12(16 * 16 * 3 / 2, 90);
+    kes_image image;
+    ASSERT_EQ(kes_image_wrap(&image, KES_PIXEL_NV12, 16, 16, 0, 0, nv12.data(), nv12.size()), KES_OK);
+    kes_aipp_dynamic* params = dynamic_params();
+    {
+        Loaded npu(pack(kom, soc()));
+        ASSERT_EQ(npu.load, KES_OK) << npu.error;
+        ASSERT_EQ(kes_model_context_set_dynamic_aipp(npu.ctx, 0, params), KES_OK) << kes_last_error();
+        kes_tensor dout, out;
+        kes_model_context_output_desc(npu.ctx, 0, &dout);
+        std::vector<float> y(dout.size / 4);
+        kes_tensor_wrap(&out, dout.dtype, dout.layout, dout.ndim, dout.shape, y.data(), dout.size);
+        kes_model_input in{nullptr, &image, 1};
+        EXPECT_NE(kes_model_execute_images(npu.ctx, &in, 1, &out, 1), KES_OK);
+        EXPECT_TRUE(has(kes_last_error(), "aclmdlSetInputAIPP") && has(kes_last_error(), "100000")) << kes_last_error();
+        EXPECT_EQ(kes_model_execute_images(npu.ctx, &in, 1, &out, 1), KES_OK) << "the next runs: " << kes_last_error();
+    }
+    unsetenv("KES_SIM_FAIL");
+    kes_aipp_dynamic_destroy(params);
     expect_no_leak();
 }
 

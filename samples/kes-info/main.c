@@ -126,6 +126,16 @@ static void print_tensor(const char* what, size_t i, const char* name, const kes
 }
 
 /* What a .kom file holds, through the public API (the model is verified as any load verifies it). */
+/* Whether an aipp_op text (kes_model_input_aipp) says "aipp_mode: dynamic": such an input takes its
+ * parameters at run time, so kes_model_execute_images needs kes_model_context_set_dynamic_aipp first. */
+static int aipp_is_dynamic(const char* text) {
+    const char* mode = strstr(text, "aipp_mode");
+    if (!mode) return 0;
+    const char* end = strchr(mode, '\n');
+    const char* dyn = strstr(mode, "dynamic");
+    return dyn && (!end || dyn < end);
+}
+
 static int describe_model(const char* path) {
     kes_model* model = NULL;
     if (kes_model_load_from_file(path, KES_MODEL_LOAD_MMAP, &model) != KES_OK) {
@@ -150,7 +160,12 @@ static int describe_model(const char* path) {
         kes_model_input_desc(model, i, &t);
         print_tensor("input ", i, name, &t);
         kes_model_input_aipp(model, i, &aipp);
-        if (aipp) printf("    AIPP inserted  (kes_model_execute_images feeds it images)\n");
+        if (aipp && aipp_is_dynamic(aipp))
+            printf(
+                "    AIPP dynamic   (kes_model_execute_images feeds it images, once "
+                "kes_model_context_set_dynamic_aipp gave the context its parameters)\n");
+        else if (aipp)
+            printf("    AIPP static    (kes_model_execute_images feeds it images)\n");
     }
     for (size_t i = 0; i < outputs; ++i) {
         const char* name = NULL;

@@ -225,6 +225,19 @@ std::string bind_all(const Library& lib, Api& api) {
     KES_REQ(aclmdlExecuteAsync);
     KES_REQ(aclmdlSetDynamicBatchSize);
     KES_REQ(aclmdlSetDynamicHWSize);
+    KES_OPT(aclmdlCreateAIPP);
+    KES_OPT(aclmdlDestroyAIPP);
+    KES_OPT(aclmdlSetAIPPInputFormat);
+    KES_OPT(aclmdlSetAIPPCscParams);
+    KES_OPT(aclmdlSetAIPPRbuvSwapSwitch);
+    KES_OPT(aclmdlSetAIPPAxSwapSwitch);
+    KES_OPT(aclmdlSetAIPPSrcImageSize);
+    KES_OPT(aclmdlSetAIPPCropParams);
+    KES_OPT(aclmdlSetAIPPPaddingParams);
+    KES_OPT(aclmdlSetAIPPDtcPixelMean);
+    KES_OPT(aclmdlSetAIPPDtcPixelMin);
+    KES_OPT(aclmdlSetAIPPPixelVarReci);
+    KES_OPT(aclmdlSetInputAIPP);
 #undef KES_REQ
 #undef KES_OPT
     return missing;

@@ -31,6 +31,7 @@ typedef void* aclrtStream;
 typedef struct aclmdlDesc aclmdlDesc;
 typedef struct aclmdlDataset aclmdlDataset;
 typedef struct aclDataBuffer aclDataBuffer;
+typedef struct aclmdlAIPP aclmdlAIPP;
 typedef struct aclmdlIODims {
     char name[128];
     size_t dimCount;
@@ -60,6 +61,36 @@ struct aclmdlDesc {
 struct aclmdlDataset {
     std::vector<aclDataBuffer*> buffers;
 };
+// aclmdlCreateAIPP's object: the dynamic AIPP parameters aclmdlSetAIPP* set, in the layout
+// aclmdlSetInputAIPP copies into the hidden input ascend_dynamic_aipp_data (spec §3.4: 64 bytes for the
+// batch-wide part + 96 per batch item, aclmdlGetAippDataSize; the field order inside is the simulator's).
+struct SimAippHead {
+    int32_t input_format = 0;  // aclAippInputFormat
+    int8_t csc_switch = 0, rbuv_swap = 0, ax_swap = 0, pad0 = 0;
+    int32_t src_w = 0, src_h = 0;
+    int16_t matrix[9] = {};
+    uint8_t output_bias[3] = {}, input_bias[3] = {};
+    uint64_t batch = 0;
+    uint32_t magic = 0;  // kSimAippMagic once aclmdlSetInputAIPP wrote it
+};
+struct SimAippItem {
+    int8_t crop_switch = 0, padding_switch = 0;
+    int32_t crop_start_w = 0, crop_start_h = 0, crop_w = 0, crop_h = 0;
+    int32_t top = 0, bottom = 0, left = 0, right = 0;
+    int16_t mean[4] = {};
+    float min[4] = {};
+    float var_reci[4] = {1.0f, 1.0f, 1.0f, 1.0f};
+};
+static_assert(sizeof(SimAippHead) <= 64 && sizeof(SimAippItem) <= 96, "AippDynamicPara sizes (spec §3.4)");
+constexpr uint32_t kSimAippMagic = 0x5041534bu;  // "KSAP"
+inline size_t sim_aipp_data_size(uint64_t batch) {
+    return 64 + 96 * static_cast<size_t>(batch);
+}
+struct aclmdlAIPP {
+    SimAippHead head;
+    std::vector<SimAippItem> items;
+};
+
 struct aclDataBuffer {
     void* data = nullptr;
     size_t size = 0;
@@ -160,6 +191,8 @@ struct Model {
     std::vector<int64_t> batch_gears;  // ascending
     std::vector<int64_t> image_gears;  // (h, w) pairs
     size_t hidden_index = SIZE_MAX;    // the ascend_mbatch_shape_data input, if dynamic
+    size_t aipp_index = SIZE_MAX;      // the ascend_dynamic_aipp_data input, if an input has dynamic AIPP
+    size_t aipp_input = SIZE_MAX;      // that graph input
     size_t graph_inputs = 0;
     // Static AIPP inputs (the .kom carries an aipp_op for them): as ATC makes them, the input is the raw
     // image buffer, UINT8, src_image_size_w x _h per batch item; the engine's AIPP runs at execution.
@@ -167,7 +200,8 @@ struct Model {
         bool on = false;
         int format = 0;  // kes_pixel_format
         uint32_t width = 0, height = 0, width_stride = 0;
-        size_t bytes = 0;  // per image
+        size_t bytes = 0;      // per image (dynamic: max_src_image_size)
+        bool dynamic = false;  // aipp_mode dynamic: format and size come from ascend_dynamic_aipp_data
     };
     std::vector<ImageInput> image_inputs;  // per graph input
 
@@ -196,6 +230,7 @@ struct Sim {
     std::set<aclmdlDesc*> descs;
     std::set<aclmdlDataset*> datasets;
     std::set<aclDataBuffer*> buffers;
+    std::set<aclmdlAIPP*> aipps;  // aclmdlCreateAIPP (ledger: release_models)
     std::map<uint32_t, std::unique_ptr<Model>> models;
     uint32_t next_model_id = 1;
     int open_depth = 0;  // nesting of DeviceWork scopes

@@ -24,6 +24,7 @@ namespace kes_sim {
 namespace {
 
 constexpr const char* kHiddenName = "ascend_mbatch_shape_data";
+constexpr const char* kAippName = "ascend_dynamic_aipp_data";
 
 std::string kes_error() {
     return kes_last_error();
@@ -66,7 +67,15 @@ bool image_input(kes_model* m, size_t i, const kes_tensor& t, Model::ImageInput*
     kes_aipp_params_init(&p);
     const bool got = kes_aipp_config_count(config) == 1 && kes_aipp_config_get(config, 0, &p) == KES_OK;
     kes_aipp_config_destroy(config);
-    if (!got || p.aipp_mode != KES_AIPP_MODE_STATIC || t.ndim != 4) return false;
+    if (!got || t.ndim != 4) return false;
+    if (p.aipp_mode == KES_AIPP_MODE_DYNAMIC) {
+        // ATC makes a dynamic-AIPP input a buffer of max_src_image_size bytes per batch item; what the
+        // image is (format, size) comes with the parameters in ascend_dynamic_aipp_data.
+        out->bytes = static_cast<size_t>(p.max_src_image_size);
+        out->dynamic = out->on = true;
+        return true;
+    }
+    if (p.aipp_mode != KES_AIPP_MODE_STATIC) return false;
     // An ND input (an ONNX model's) follows the engine's rule for AIPP inputs (engine.h,
     // kes_model_execute_images): NHWC when dim 3 is AIPP's channel count and dim 1 is not.
     const int64_t channels = p.input_format == KES_AIPP_YUV400_U8 ? 1 : 3;
@@ -129,6 +138,15 @@ void fill_io(kes_model* m, Model& out) {
         kes_model_input_name(m, i, &name);
         out.desc.inputs.push_back(describe(t, name, true));
         if (!image_input(m, i, t, &out.image_inputs[i])) continue;
+        if (out.image_inputs[i].dynamic) {
+            // One ascend_dynamic_aipp_data per model here (ATC's naming for several is UNCONFIRMED): a
+            // second dynamic-AIPP input stays the AIPP output tensor.
+            if (out.aipp_input != SIZE_MAX) {
+                out.image_inputs[i] = Model::ImageInput{};
+                continue;
+            }
+            out.aipp_input = i;
+        }
         SimIO& io = out.desc.inputs.back();
         io.dtype = 4;  // ACL_UINT8: the image bytes; the inserted AIPP makes the network's input
         const int64_t batch = out.batch_gears.empty() ? (t.ndim ? t.shape[0] : 1) : out.batch_gears.back();
@@ -150,6 +168,20 @@ void fill_io(kes_model* m, Model& out) {
         hidden.dims = {out.batch_gears.empty() ? 2 : 1};
         hidden.size = static_cast<size_t>(hidden.dims[0]) * 8;
         out.hidden_index = out.desc.inputs.size();
+        out.desc.inputs.push_back(hidden);
+    }
+    if (out.aipp_input != SIZE_MAX) {
+        // The hidden input of dynamic AIPP (ACL_DYNAMIC_AIPP_NAME), after the gears' one: sized as
+        // aclmdlGetAippDataSize says for the largest batch; aclmdlSetInputAIPP writes it.
+        const std::vector<int64_t>& dims = out.desc.inputs[out.aipp_input].dims;
+        int64_t batch = out.batch_gears.empty() ? (dims.empty() ? 1 : dims[0]) : out.batch_gears.back();
+        if (batch < 1) batch = 1;
+        SimIO hidden;
+        hidden.name = kAippName;
+        hidden.dtype = 4;  // ACL_UINT8
+        hidden.size = sim_aipp_data_size(static_cast<uint64_t>(batch));
+        hidden.dims = {static_cast<int64_t>(hidden.size)};
+        out.aipp_index = out.desc.inputs.size();
         out.desc.inputs.push_back(hidden);
     }
     out.desc.batch_gears = out.batch_gears;
@@ -192,6 +224,66 @@ aclError check_buffer(const char* call, const aclmdlDataset* ds, size_t index, s
     return kOk;
 }
 
+#ifdef SIM_HAVE_AIPP
+// The parameters in a hidden input, as the aipp module's dynamic object (the simulated NPU's AIPP).
+aclError decode_aipp(const uint8_t* data, const SimAippHead& h,
+                     std::unique_ptr<kes_aipp_dynamic, void (*)(kes_aipp_dynamic*)>* out) {
+    kes_aipp_dynamic* d = nullptr;
+    if (kes_aipp_dynamic_create(nullptr, h.batch, &d) != KES_OK)
+        return report(kRtModelExecute, "aclmdlExecute: dynamic AIPP: " + kes_error());
+    out->reset(d);
+    const int16_t* mx = h.matrix;
+    bool ok = kes_aipp_dynamic_set_input_format(d, static_cast<kes_aipp_input_format>(h.input_format)) == KES_OK &&
+              kes_aipp_dynamic_set_src_image_size(d, h.src_w, h.src_h) == KES_OK &&
+              kes_aipp_dynamic_set_rbuv_swap_switch(d, h.rbuv_swap) == KES_OK &&
+              kes_aipp_dynamic_set_ax_swap_switch(d, h.ax_swap) == KES_OK &&
+              (!h.csc_switch ||
+               kes_aipp_dynamic_set_csc_params(d, h.csc_switch, mx[0], mx[1], mx[2], mx[3], mx[4], mx[5], mx[6], mx[7],
+                                               mx[8], h.output_bias[0], h.output_bias[1], h.output_bias[2],
+                                               h.input_bias[0], h.input_bias[1], h.input_bias[2]) == KES_OK);
+    for (uint64_t k = 0; ok && k < h.batch; ++k) {
+        SimAippItem it;
+        std::memcpy(&it, data + 64 + 96 * k, sizeof it);
+        ok = kes_aipp_dynamic_set_crop_params(d, it.crop_switch, it.crop_start_w, it.crop_start_h, it.crop_w, it.crop_h,
+                                              k) == KES_OK &&
+             kes_aipp_dynamic_set_padding_params(d, it.padding_switch, it.top, it.bottom, it.left, it.right, k) ==
+                 KES_OK &&
+             kes_aipp_dynamic_set_dtc_pixel_mean(d, it.mean[0], it.mean[1], it.mean[2], it.mean[3], k) == KES_OK &&
+             kes_aipp_dynamic_set_dtc_pixel_min(d, it.min[0], it.min[1], it.min[2], it.min[3], k) == KES_OK &&
+             kes_aipp_dynamic_set_pixel_var_reci(d, it.var_reci[0], it.var_reci[1], it.var_reci[2], it.var_reci[3],
+                                                 k) == KES_OK;
+    }
+    if (!ok) return report(kRtModelExecute, "aclmdlExecute: dynamic AIPP parameters: " + kes_error());
+    return kOk;
+}
+
+// The image a dynamic-AIPP input holds per batch item: tightly packed at src_image_size, in the byte
+// order of input_format (spec §3.2).
+aclError dynamic_view(const SimAippHead& h, Model::ImageInput* v) {
+    v->width = static_cast<uint32_t>(h.src_w);
+    v->height = static_cast<uint32_t>(h.src_h);
+    const size_t area = size_t{v->width} * v->height;
+    switch (h.input_format) {
+        case KES_AIPP_YUV420SP_U8:
+            v->format = KES_PIXEL_NV12, v->width_stride = v->width, v->bytes = area * 3 / 2;
+            break;
+        case KES_AIPP_RGB888_U8:
+            v->format = KES_PIXEL_RGB888, v->width_stride = 3 * v->width, v->bytes = area * 3;
+            break;
+        case KES_AIPP_YUV400_U8: v->format = KES_PIXEL_YUV400, v->width_stride = v->width, v->bytes = area; break;
+        case KES_AIPP_XRGB8888_U8:
+            v->format = KES_PIXEL_ARGB8888, v->width_stride = 4 * v->width, v->bytes = area * 4;
+            break;
+        default:
+            return report(kRtModelExecute, "aclmdlExecute: dynamic AIPP input_format " +
+                                               std::to_string(h.input_format) + " is not simulated");
+    }
+    if (area == 0)
+        return report(kRtModelExecute, "aclmdlExecute: dynamic AIPP src_image_size is 0 (aclmdlSetAIPPSrcImageSize)");
+    return kOk;
+}
+#endif
+
 // Runs one execution; the caller holds the lock and has validated the ids. Device work scope inside.
 aclError execute(uint32_t id, const aclmdlDataset* input, aclmdlDataset* output) {
     Model* m = find_model(id);
@@ -214,6 +306,24 @@ aclError execute(uint32_t id, const aclmdlDataset* input, aclmdlDataset* output)
                               kes_error());
         }
     }
+#ifdef SIM_HAVE_AIPP
+    // Dynamic AIPP: the parameters aclmdlSetInputAIPP left in the hidden input, for the engine's AIPP.
+    std::unique_ptr<kes_aipp_dynamic, void (*)(kes_aipp_dynamic*)> dynamic(nullptr, kes_aipp_dynamic_destroy);
+    SimAippHead head;
+    if (m->aipp_index != SIZE_MAX) {
+        aclDataBuffer* ab = nullptr;
+        if (aclError e =
+                check_buffer("aclmdlExecute", input, m->aipp_index, m->desc.inputs[m->aipp_index].size, "input", &ab)) {
+            return e;
+        }
+        std::memcpy(&head, ab->data, sizeof head);
+        if (head.magic != kSimAippMagic || head.batch == 0)
+            return report(kRtModelExecute,
+                          "aclmdlExecute: ascend_dynamic_aipp_data holds no parameters (call aclmdlSetInputAIPP on "
+                          "this dataset)");
+        if (aclError e = decode_aipp(static_cast<const uint8_t*>(ab->data), head, &dynamic)) return e;
+    }
+#endif
     std::vector<kes_tensor> ins(m->graph_inputs), outs(m->desc.outputs.size());
     std::vector<kes_model_input> image_ins(m->graph_inputs);
     std::vector<std::vector<kes_image>> images(m->graph_inputs);
@@ -230,10 +340,29 @@ aclError execute(uint32_t id, const aclmdlDataset* input, aclmdlDataset* output)
                     check_buffer("aclmdlExecute", input, i, im.bytes * static_cast<size_t>(batch), "input", &b))
                 return e;
             images[i].resize(static_cast<size_t>(batch));
+            Model::ImageInput view = im;
+#ifdef SIM_HAVE_AIPP
+            if (im.dynamic) {
+                if (head.batch < static_cast<uint64_t>(batch))
+                    return report(kRtModelExecute, "aclmdlExecute: aclmdlCreateAIPP's batch " +
+                                                       std::to_string(head.batch) + " is smaller than the input's " +
+                                                       std::to_string(batch));
+                if (aclError e = dynamic_view(head, &view)) return e;
+                if (view.bytes > im.bytes)
+                    return report(kRtModelExecute, "aclmdlExecute: a " + std::to_string(view.width) + "x" +
+                                                       std::to_string(view.height) + " source image is " +
+                                                       std::to_string(view.bytes) +
+                                                       " bytes, more than the model's "
+                                                       "max_src_image_size " +
+                                                       std::to_string(im.bytes));
+                kes_model_context_set_dynamic_aipp(m->context, i, dynamic.get());
+            }
+#endif
             for (int64_t k = 0; k < batch; ++k) {
                 kes_image& img = images[i][static_cast<size_t>(k)];
-                if (kes_image_wrap(&img, static_cast<kes_pixel_format>(im.format), im.width, im.height, im.width_stride,
-                                   im.height, static_cast<uint8_t*>(b->data) + k * im.bytes, im.bytes) != KES_OK) {
+                if (kes_image_wrap(&img, static_cast<kes_pixel_format>(view.format), view.width, view.height,
+                                   view.width_stride, view.height, static_cast<uint8_t*>(b->data) + k * im.bytes,
+                                   view.bytes) != KES_OK) {
                     return report(kInvalidParam,
                                   "aclmdlExecute: image input " + std::to_string(i) + ": " + kes_error());
                 }
@@ -259,6 +388,7 @@ aclError execute(uint32_t id, const aclmdlDataset* input, aclmdlDataset* output)
     const kes_status st =
         any_images ? kes_model_execute_images(m->context, image_ins.data(), image_ins.size(), outs.data(), outs.size())
                    : kes_model_execute(m->context, ins.data(), ins.size(), outs.data(), outs.size());
+    if (m->aipp_input != SIZE_MAX) kes_model_context_set_dynamic_aipp(m->context, m->aipp_input, nullptr);
     if (st != KES_OK) {
         return report(kRtModelExecute, "aclmdlExecute: the model failed: " + kes_error());
     }
@@ -288,6 +418,11 @@ aclError check_datasets(const char* call, Model* m, const aclmdlDataset* input, 
 void release_models(std::vector<std::string>* leaks) {
     Sim& s = sim();
     for (auto& m : s.models) leaks->push_back("model " + std::to_string(m.first) + " (never aclmdlUnload-ed)");
+    for (aclmdlAIPP* a : s.aipps) {
+        leaks->push_back("dynamic AIPP parameters " + hex(a) + " (aclmdlCreateAIPP)");
+        delete a;
+    }
+    s.aipps.clear();
     DeviceWork work;
     s.models.clear();
 }
@@ -653,5 +788,188 @@ SIM_API aclError aclmdlGetDynamicHW(const aclmdlDesc* modelDesc, size_t index, a
         hw->hw[g][0] = static_cast<uint64_t>(modelDesc->image_gears[2 * g]);
         hw->hw[g][1] = static_cast<uint64_t>(modelDesc->image_gears[2 * g + 1]);
     }
+    return kOk;
+}
+
+// ---- dynamic AIPP (spec §3.4) ---------------------------------------------------------------------
+
+namespace {
+aclmdlAIPP* live_aipp(const aclmdlAIPP* p) {
+    auto* a = const_cast<aclmdlAIPP*>(p);
+    return a && sim().aipps.count(a) ? a : nullptr;
+}
+aclError aipp_arg(const char* call, const aclmdlAIPP* p, aclmdlAIPP** out) {
+    *out = live_aipp(p);
+    return *out ? kOk : report(kInvalidParam, std::string(call) + ": not a live aclmdlAIPP (aclmdlCreateAIPP)");
+}
+aclError aipp_item(const char* call, const aclmdlAIPP* p, uint64_t batch_index, SimAippItem** out) {
+    aclmdlAIPP* a = nullptr;
+    if (aclError e = aipp_arg(call, p, &a)) return e;
+    if (batch_index >= a->items.size()) {
+        return report(kInvalidParam, std::string(call) + ": batchIndex " + std::to_string(batch_index) +
+                                         " out of range (aclmdlCreateAIPP's batch " + std::to_string(a->items.size()) +
+                                         ")");
+    }
+    *out = &a->items[batch_index];
+    return kOk;
+}
+}  // namespace
+
+SIM_API aclmdlAIPP* aclmdlCreateAIPP(uint64_t batchSize) {
+    SIM_LOCK;
+    if (enter(__func__, kNeedInit) != kOk) return nullptr;
+    if (batchSize == 0) {
+        report(kInvalidParam, "aclmdlCreateAIPP: batchSize is 0");
+        return nullptr;
+    }
+    auto* a = new aclmdlAIPP;
+    a->head.batch = batchSize;
+    a->items.resize(batchSize);
+    sim().aipps.insert(a);
+    return a;
+}
+
+SIM_API aclError aclmdlDestroyAIPP(const aclmdlAIPP* aippParmsSet) {
+    SIM_ENTER(kNeedInit);
+    aclmdlAIPP* a = nullptr;
+    if (aclError e = aipp_arg(__func__, aippParmsSet, &a)) return e;
+    sim().aipps.erase(a);
+    delete a;
+    return kOk;
+}
+
+SIM_API aclError aclmdlSetAIPPInputFormat(aclmdlAIPP* aippParmsSet, int32_t inputFormat) {
+    SIM_ENTER(kNeedInit);
+    aclmdlAIPP* a = nullptr;
+    if (aclError e = aipp_arg(__func__, aippParmsSet, &a)) return e;
+    a->head.input_format = inputFormat;
+    return kOk;
+}
+
+SIM_API aclError aclmdlSetAIPPCscParams(aclmdlAIPP* aippParmsSet, int8_t cscSwitch, int16_t r0c0, int16_t r0c1,
+                                        int16_t r0c2, int16_t r1c0, int16_t r1c1, int16_t r1c2, int16_t r2c0,
+                                        int16_t r2c1, int16_t r2c2, uint8_t outBias0, uint8_t outBias1,
+                                        uint8_t outBias2, uint8_t inBias0, uint8_t inBias1, uint8_t inBias2) {
+    SIM_ENTER(kNeedInit);
+    aclmdlAIPP* a = nullptr;
+    if (aclError e = aipp_arg(__func__, aippParmsSet, &a)) return e;
+    const int16_t m[9] = {r0c0, r0c1, r0c2, r1c0, r1c1, r1c2, r2c0, r2c1, r2c2};
+    a->head.csc_switch = cscSwitch;
+    std::memcpy(a->head.matrix, m, sizeof m);
+    const uint8_t ob[3] = {outBias0, outBias1, outBias2}, ib[3] = {inBias0, inBias1, inBias2};
+    std::memcpy(a->head.output_bias, ob, 3);
+    std::memcpy(a->head.input_bias, ib, 3);
+    return kOk;
+}
+
+SIM_API aclError aclmdlSetAIPPRbuvSwapSwitch(aclmdlAIPP* aippParmsSet, int8_t rbuvSwapSwitch) {
+    SIM_ENTER(kNeedInit);
+    aclmdlAIPP* a = nullptr;
+    if (aclError e = aipp_arg(__func__, aippParmsSet, &a)) return e;
+    a->head.rbuv_swap = rbuvSwapSwitch;
+    return kOk;
+}
+
+SIM_API aclError aclmdlSetAIPPAxSwapSwitch(aclmdlAIPP* aippParmsSet, int8_t axSwapSwitch) {
+    SIM_ENTER(kNeedInit);
+    aclmdlAIPP* a = nullptr;
+    if (aclError e = aipp_arg(__func__, aippParmsSet, &a)) return e;
+    a->head.ax_swap = axSwapSwitch;
+    return kOk;
+}
+
+SIM_API aclError aclmdlSetAIPPSrcImageSize(aclmdlAIPP* aippParmsSet, int32_t srcImageSizeW, int32_t srcImageSizeH) {
+    SIM_ENTER(kNeedInit);
+    aclmdlAIPP* a = nullptr;
+    if (aclError e = aipp_arg(__func__, aippParmsSet, &a)) return e;
+    a->head.src_w = srcImageSizeW;
+    a->head.src_h = srcImageSizeH;
+    return kOk;
+}
+
+SIM_API aclError aclmdlSetAIPPCropParams(aclmdlAIPP* aippParmsSet, int8_t cropSwitch, int32_t cropStartPosW,
+                                         int32_t cropStartPosH, int32_t cropSizeW, int32_t cropSizeH,
+                                         uint64_t batchIndex) {
+    SIM_ENTER(kNeedInit);
+    SimAippItem* it = nullptr;
+    if (aclError e = aipp_item(__func__, aippParmsSet, batchIndex, &it)) return e;
+    it->crop_switch = cropSwitch;
+    it->crop_start_w = cropStartPosW, it->crop_start_h = cropStartPosH;
+    it->crop_w = cropSizeW, it->crop_h = cropSizeH;
+    return kOk;
+}
+
+SIM_API aclError aclmdlSetAIPPPaddingParams(aclmdlAIPP* aippParmsSet, int8_t paddingSwitch, int32_t paddingSizeTop,
+                                            int32_t paddingSizeBottom, int32_t paddingSizeLeft,
+                                            int32_t paddingSizeRight, uint64_t batchIndex) {
+    SIM_ENTER(kNeedInit);
+    SimAippItem* it = nullptr;
+    if (aclError e = aipp_item(__func__, aippParmsSet, batchIndex, &it)) return e;
+    it->padding_switch = paddingSwitch;
+    it->top = paddingSizeTop, it->bottom = paddingSizeBottom;
+    it->left = paddingSizeLeft, it->right = paddingSizeRight;
+    return kOk;
+}
+
+SIM_API aclError aclmdlSetAIPPDtcPixelMean(aclmdlAIPP* aippParmsSet, int16_t c0, int16_t c1, int16_t c2, int16_t c3,
+                                           uint64_t batchIndex) {
+    SIM_ENTER(kNeedInit);
+    SimAippItem* it = nullptr;
+    if (aclError e = aipp_item(__func__, aippParmsSet, batchIndex, &it)) return e;
+    const int16_t v[4] = {c0, c1, c2, c3};
+    std::memcpy(it->mean, v, sizeof v);
+    return kOk;
+}
+
+SIM_API aclError aclmdlSetAIPPDtcPixelMin(aclmdlAIPP* aippParmsSet, float c0, float c1, float c2, float c3,
+                                          uint64_t batchIndex) {
+    SIM_ENTER(kNeedInit);
+    SimAippItem* it = nullptr;
+    if (aclError e = aipp_item(__func__, aippParmsSet, batchIndex, &it)) return e;
+    const float v[4] = {c0, c1, c2, c3};
+    std::memcpy(it->min, v, sizeof v);
+    return kOk;
+}
+
+SIM_API aclError aclmdlSetAIPPPixelVarReci(aclmdlAIPP* aippParmsSet, float c0, float c1, float c2, float c3,
+                                           uint64_t batchIndex) {
+    SIM_ENTER(kNeedInit);
+    SimAippItem* it = nullptr;
+    if (aclError e = aipp_item(__func__, aippParmsSet, batchIndex, &it)) return e;
+    const float v[4] = {c0, c1, c2, c3};
+    std::memcpy(it->var_reci, v, sizeof v);
+    return kOk;
+}
+
+// Copies the parameters into the hidden input, as the runtime does: the aclmdlAIPP may go at once.
+SIM_API aclError aclmdlSetInputAIPP(uint32_t modelId, aclmdlDataset* dataset, size_t index,
+                                    const aclmdlAIPP* aippParmsSet) {
+    SIM_ENTER(kNeedContext);
+    Model* m = find_model(modelId);
+    if (!m) return report(kInvalidModelId, "aclmdlSetInputAIPP: no model " + std::to_string(modelId));
+    if (m->aipp_index == SIZE_MAX)
+        return report(kInvalidParam, "aclmdlSetInputAIPP: the model has no dynamic AIPP (no ascend_dynamic_aipp_data)");
+    if (!valid_dataset(dataset)) return report(kInvalidParam, "aclmdlSetInputAIPP: not a live dataset");
+    if (index != m->aipp_index) {
+        return report(kInvalidParam, "aclmdlSetInputAIPP: index " + std::to_string(index) +
+                                         " is not ascend_dynamic_aipp_data (index " + std::to_string(m->aipp_index) +
+                                         ")");
+    }
+    aclmdlAIPP* a = nullptr;
+    if (aclError e = aipp_arg(__func__, aippParmsSet, &a)) return e;
+    const size_t need = sim_aipp_data_size(a->head.batch);
+    if (need > m->desc.inputs[index].size) {
+        return report(kInvalidParam, "aclmdlSetInputAIPP: aclmdlCreateAIPP's batch " + std::to_string(a->head.batch) +
+                                         " is larger than the model's");
+    }
+    aclDataBuffer* b = nullptr;
+    if (aclError e = check_buffer(__func__, dataset, index, m->desc.inputs[index].size, "input", &b)) return e;
+    SimAippHead head = a->head;
+    head.magic = kSimAippMagic;
+    DeviceWork work;
+    auto* dst = static_cast<uint8_t*>(b->data);
+    std::memset(dst, 0, m->desc.inputs[index].size);
+    std::memcpy(dst, &head, sizeof head);
+    for (size_t k = 0; k < a->items.size(); ++k) std::memcpy(dst + 64 + 96 * k, &a->items[k], sizeof(SimAippItem));
     return kOk;
 }

@@ -21,6 +21,9 @@
 #include "kes/error.hpp"
 #include "kestrel/backend.h"
 #include "kestrel/memory.h"
+#ifdef KES_ENGINE_HAVE_AIPP
+#include "kestrel/aipp.h"
+#endif
 
 namespace kes {
 namespace {
@@ -164,7 +167,8 @@ struct Io {
     std::vector<int64_t> dims;  // aclmdlGet*Dims, -1 on dynamic axes
     kes_dtype dtype = KES_F32;
     kes_layout layout = KES_LAYOUT_ND;
-    bool image = false;  // a static-AIPP input (UINT8): fed raw image bytes
+    bool image = false;         // an AIPP input (UINT8): fed raw image bytes
+    bool dynamic_aipp = false;  // its AIPP takes run-time parameters (ascend_dynamic_aipp_data)
 };
 
 void fill_tensor(const Io& io, const std::vector<int64_t>& shape, size_t bytes, kes_tensor* out) {
@@ -224,13 +228,14 @@ private:
     acl::Stream stream = nullptr;
     acl::Dataset* in_ds = nullptr;
     acl::Dataset* out_ds = nullptr;
-    std::vector<acl::DataBuffer*> buffers;    // every one created, for the destructor
-    std::vector<void*> in_dev, out_dev;       // per runtime input / output
-    std::vector<void*> owned;                 // kes_mem_alloc'd device buffers (none with caller work)
-    Gear gear;                                // selected (0: the largest)
-    bool gear_applied = false;                // the hidden input holds `gear`
-    bool stream_dirty = false;                // a sync failed: work may still be queued
-    std::vector<kes_tensor> in_cur, out_cur;  // the app's tensors at the selected gear
+    std::vector<acl::DataBuffer*> buffers;              // every one created, for the destructor
+    std::vector<void*> in_dev, out_dev;                 // per runtime input / output
+    std::vector<void*> owned;                           // kes_mem_alloc'd device buffers (none with caller work)
+    Gear gear;                                          // selected (0: the largest)
+    bool gear_applied = false;                          // the hidden input holds `gear`
+    bool stream_dirty = false;                          // a sync failed: work may still be queued
+    std::vector<kes_tensor> in_cur, out_cur;            // the app's tensors at the selected gear
+    std::vector<const kes_aipp_dynamic*> dynamic_aipp;  // per input: borrowed (set_dynamic_aipp)
 
     void add_buffer(acl::Dataset* ds, void* device, size_t bytes);
     void refresh_shapes();
@@ -239,6 +244,8 @@ private:
     void run(kes_tensor* outputs);
     void drain() noexcept;
     void require_no_dynamic_aipp() const;
+    void check_dynamic_images(size_t i, const kes_model_input& in, size_t per_image) const;
+    void set_input_aipp(size_t i, const kes_model_input& in);
 };
 
 class AscendModel final : public Executor {
@@ -255,7 +262,8 @@ public:
     std::vector<Io> ins, outs;                        // the app's view (hidden inputs left out)
     std::vector<size_t> acl_in_bytes, acl_out_bytes;  // every runtime input / output, hidden ones included
     size_t dynamic_index = SIZE_MAX;                  // ascend_mbatch_shape_data
-    size_t aipp_index = SIZE_MAX;                     // ascend_dynamic_aipp_data (dynamic AIPP: not supported)
+    size_t aipp_index = SIZE_MAX;                     // ascend_dynamic_aipp_data
+    std::string dynamic_aipp_text;                    // what kes_model_input_aipp reports for that input
     std::vector<int64_t> batches;
     std::vector<std::pair<int64_t, int64_t>> sizes;
     std::vector<IoDesc> in_descs, out_descs;
@@ -287,7 +295,9 @@ public:
     // The aipp_op text was compiled into the .om and the runtime does not give it back; an input that
     // takes images (static AIPP) reports the mode, so an app knows to feed it images (face-search
     // does: the same code then runs a .kom on the CPU and a .om on the NPU).
+    // A dynamic-AIPP input reports its mode and max_src_image_size (its bytes per batch item).
     const char* input_aipp(size_t index) const override {
+        if (ins[index].dynamic_aipp) return dynamic_aipp_text.c_str();
         return ins[index].image ? "aipp_op {\n    aipp_mode : static\n}\n" : nullptr;
     }
     void metadata(kes_model_metadata* out) const override {
@@ -423,6 +433,20 @@ void AscendModel::describe_io(const OptionalMdl& opt) {
         std::stable_sort(sizes.begin(), sizes.end(),
                          [](const auto& a, const auto& b) { return a.first * a.second < b.first * b.second; });
     }
+    if (aipp_index != SIZE_MAX) {
+        // The hidden input carries the parameters of the model's one image input (ATC's naming when
+        // several inputs have dynamic AIPP is UNCONFIRMED: such a model is refused at set_dynamic_aipp).
+        Io* only = nullptr;
+        size_t images = 0;
+        for (Io& io : ins)
+            if (io.image) only = &io, ++images;
+        if (images == 1) {
+            only->dynamic_aipp = true;
+            const int64_t batch = std::max<int64_t>(1, max_batch() ? max_batch() : only->dims[0]);
+            dynamic_aipp_text = "aipp_op {\n    aipp_mode : dynamic\n    max_src_image_size : " +
+                                std::to_string(only->bytes / static_cast<size_t>(batch)) + "\n}\n";
+        }
+    }
     for (bool input : {true, false}) {
         for (const Io& io : input ? ins : outs) {
             IoDesc d;
@@ -537,6 +561,7 @@ void AscendContext::create(void* work, size_t work_size) {
     acl::check("aclrtCreateStream", api->aclrtCreateStream(&stream));
     in_cur.resize(model.ins.size());
     out_cur.resize(model.outs.size());
+    dynamic_aipp.assign(model.ins.size(), nullptr);
     refresh_shapes();
 }
 
@@ -672,18 +697,167 @@ void AscendContext::run(kes_tensor* outputs) {
     }
 }
 
+// kes_model_execute cannot feed a dynamic-AIPP model: its hidden input needs the parameters.
 void AscendContext::require_no_dynamic_aipp() const {
     if (model.aipp_index != SIZE_MAX)
-        KES_FAIL(KES_ERR_UNSUPPORTED,
-                 "the model has dynamic AIPP (ascend_dynamic_aipp_data): kes_model_context_set_dynamic_aipp runs "
-                 "it on the CPU executor (a .kom) only; Kestrel's AscendCL table has no aclmdlCreateAIPP / "
-                 "aclmdlSetInputAIPP yet, so on the NPU convert it with static AIPP (aipp_mode: static)");
+        KES_FAIL(KES_ERR_INVALID_ARGUMENT,
+                 "the model has dynamic AIPP (ascend_dynamic_aipp_data): give its parameters with "
+                 "kes_model_context_set_dynamic_aipp and its images with kes_model_execute_images");
 }
 
-void AscendContext::set_dynamic_aipp(size_t index, const kes_aipp_dynamic*) {
-    KES_REQUIRE(model.aipp_index != SIZE_MAX, "input %zu (%s) has no dynamic AIPP", index,
-                model.ins[index].name.c_str());
-    require_no_dynamic_aipp();
+// The dynamic AIPP calls are optional in the table (older runtimes): name what is missing.
+void require_dynamic_aipp_symbols(const acl::Api& a) {
+    const std::pair<bool, const char*> needed[] = {
+        {a.aclmdlCreateAIPP != nullptr, "aclmdlCreateAIPP"},
+        {a.aclmdlDestroyAIPP != nullptr, "aclmdlDestroyAIPP"},
+        {a.aclmdlSetAIPPInputFormat != nullptr, "aclmdlSetAIPPInputFormat"},
+        {a.aclmdlSetAIPPCscParams != nullptr, "aclmdlSetAIPPCscParams"},
+        {a.aclmdlSetAIPPRbuvSwapSwitch != nullptr, "aclmdlSetAIPPRbuvSwapSwitch"},
+        {a.aclmdlSetAIPPAxSwapSwitch != nullptr, "aclmdlSetAIPPAxSwapSwitch"},
+        {a.aclmdlSetAIPPSrcImageSize != nullptr, "aclmdlSetAIPPSrcImageSize"},
+        {a.aclmdlSetAIPPCropParams != nullptr, "aclmdlSetAIPPCropParams"},
+        {a.aclmdlSetAIPPPaddingParams != nullptr, "aclmdlSetAIPPPaddingParams"},
+        {a.aclmdlSetAIPPDtcPixelMean != nullptr, "aclmdlSetAIPPDtcPixelMean"},
+        {a.aclmdlSetAIPPDtcPixelMin != nullptr, "aclmdlSetAIPPDtcPixelMin"},
+        {a.aclmdlSetAIPPPixelVarReci != nullptr, "aclmdlSetAIPPPixelVarReci"},
+        {a.aclmdlSetInputAIPP != nullptr, "aclmdlSetInputAIPP"},
+    };
+    for (const auto& [present, name] : needed)
+        if (!present)
+            KES_FAIL(KES_ERR_UNSUPPORTED,
+                     "dynamic AIPP on the NPU needs aclmdlCreateAIPP, aclmdlDestroyAIPP, the aclmdlSetAIPP* setters "
+                     "and aclmdlSetInputAIPP, and this AscendCL (%s) has no %s: update CANN, run the model's .kom "
+                     "on the CPU, or convert it with static AIPP",
+                     acl::runtime_info().library.c_str(), name);
+}
+
+void AscendContext::set_dynamic_aipp(size_t index, const kes_aipp_dynamic* params) {
+    const Io& io = model.ins[index];
+    if (!io.dynamic_aipp && io.image && model.aipp_index != SIZE_MAX)
+        KES_FAIL(KES_ERR_UNSUPPORTED,
+                 "input %zu (%s): the model has several image inputs and one ascend_dynamic_aipp_data; Kestrel "
+                 "cannot tell which input it belongs to",
+                 index, io.name.c_str());
+    KES_REQUIRE(io.dynamic_aipp, "input %zu (%s) has no dynamic AIPP (%s)", index, io.name.c_str(),
+                io.image ? "its AIPP is static" : "it has no AIPP");
+#ifdef KES_ENGINE_HAVE_AIPP
+    if (params) require_dynamic_aipp_symbols(*api);
+    dynamic_aipp[index] = params;
+#else
+    (void)params;
+    KES_FAIL(KES_ERR_UNSUPPORTED, "dynamic AIPP: this build has no aipp module");
+#endif
+}
+
+// The parameters, the images (tightly packed at src_image_size, as the board reads them) and the batch.
+void AscendContext::check_dynamic_images(size_t i, const kes_model_input& in, size_t per_image) const {
+#ifdef KES_ENGINE_HAVE_AIPP
+    const Io& io = model.ins[i];
+    const kes_aipp_dynamic* d = dynamic_aipp[i];
+    KES_REQUIRE(d != nullptr,
+                "inputs[%zu] (%s) has dynamic AIPP and the context has no parameters for it: call "
+                "kes_model_context_set_dynamic_aipp(context, %zu, params) first",
+                i, io.name.c_str(), i);
+    const uint64_t items = kes_aipp_dynamic_batch_size(d);
+    KES_REQUIRE(items >= in.image_count,
+                "inputs[%zu] (%s): %u images, and its dynamic AIPP parameters have %llu batch items "
+                "(kes_aipp_dynamic_create's batch_size must be at least the input's batch)",
+                i, io.name.c_str(), in.image_count, static_cast<unsigned long long>(items));
+    kes_aipp_params p;
+    p.struct_size = sizeof p;
+    KES_REQUIRE(kes_aipp_dynamic_get_params(d, 0, &p) == KES_OK, "inputs[%zu] (%s): %s", i, io.name.c_str(),
+                kes_last_error());
+    for (uint32_t k = 0; k < in.image_count; ++k) {
+        const kes_image& im = in.images[k];
+        size_t bytes = 0;
+        KES_REQUIRE(
+            im.data != nullptr && kes_image_buffer_size(im.format, im.width_stride, im.height_stride, &bytes) == KES_OK,
+            "inputs[%zu] (%s): image %u is not a valid image", i, io.name.c_str(), k);
+        KES_REQUIRE(bytes <= per_image && im.size >= bytes,
+                    "inputs[%zu] (%s): image %u is %zu bytes, more than the input's max_src_image_size %zu", i,
+                    io.name.c_str(), k, bytes, per_image);
+        const uint32_t w = p.src_image_size_w ? p.src_image_size_w : im.width;
+        const uint32_t h = p.src_image_size_h ? p.src_image_size_h : im.height;
+        const uint32_t bpp =
+            im.format == KES_PIXEL_RGB888 || im.format == KES_PIXEL_BGR888                                ? 3
+            : im.format == KES_PIXEL_NV12 || im.format == KES_PIXEL_NV21 || im.format == KES_PIXEL_YUV400 ? 1
+                                                                                                          : 4;
+        size_t tight = 0;
+        KES_REQUIRE(kes_image_buffer_size(im.format, w * bpp, h, &tight) == KES_OK && tight == bytes,
+                    "inputs[%zu] (%s): image %u is %s %ux%u with strides %u x %u; the NPU reads a tightly packed "
+                    "src_image_size image (%ux%u): set src_image_size to the strides",
+                    i, io.name.c_str(), k, kes_pixel_format_name(im.format), im.width, im.height, im.width_stride,
+                    im.height_stride, w, h);
+    }
+#else
+    (void)in, (void)per_image;
+    KES_FAIL(KES_ERR_UNSUPPORTED, "inputs[%zu]: dynamic AIPP: this build has no aipp module", i);
+#endif
+}
+
+// aclmdlCreateAIPP for the images, every batch item's parameters through the setters, then
+// aclmdlSetInputAIPP into the hidden input (the runtime copies them: the object goes at once).
+void AscendContext::set_input_aipp(size_t i, const kes_model_input& in) {
+#ifdef KES_ENGINE_HAVE_AIPP
+    require_dynamic_aipp_symbols(*api);
+    const kes_aipp_dynamic* d = dynamic_aipp[i];
+    acl::MdlAipp* a = api->aclmdlCreateAIPP(in.image_count);
+    if (!a) acl::fail_call("aclmdlCreateAIPP", acl::kBadAlloc);
+    struct Destroy {
+        const acl::Api* api;
+        acl::MdlAipp* a;
+        ~Destroy() { api->aclmdlDestroyAIPP(a); }
+    } destroy{api, a};
+    for (uint32_t k = 0; k < in.image_count; ++k) {
+        kes_aipp_params p;
+        p.struct_size = sizeof p;
+        KES_REQUIRE(kes_aipp_dynamic_get_params(d, k, &p) == KES_OK, "inputs[%zu]: %s", i, kes_last_error());
+        if (k == 0) {
+            // csc_switch without a matrix is ATC's default table (spec §3.3), which the runtime needs spelled out.
+            if (p.csc_switch && !p.matrix_set)
+                kes_aipp_params_set_csc(&p, p.input_format == KES_AIPP_YUV420SP_U8 ? KES_AIPP_CSC_YUV2BGR_BT601_NARROW
+                                                                                   : KES_AIPP_CSC_RGB2YUV_BT601_NARROW);
+            const uint32_t w = p.src_image_size_w ? p.src_image_size_w : in.images[0].width;
+            const uint32_t h = p.src_image_size_h ? p.src_image_size_h : in.images[0].height;
+            const auto& m = p.matrix;
+            const auto i16 = [](int32_t v) { return static_cast<int16_t>(v); };
+            const auto u8 = [](int32_t v) { return static_cast<uint8_t>(v); };
+            acl::check("aclmdlSetAIPPInputFormat", api->aclmdlSetAIPPInputFormat(a, p.input_format));
+            acl::check("aclmdlSetAIPPSrcImageSize",
+                       api->aclmdlSetAIPPSrcImageSize(a, static_cast<int32_t>(w), static_cast<int32_t>(h)));
+            acl::check("aclmdlSetAIPPCscParams",
+                       api->aclmdlSetAIPPCscParams(a, static_cast<int8_t>(p.csc_switch), i16(m[0][0]), i16(m[0][1]),
+                                                   i16(m[0][2]), i16(m[1][0]), i16(m[1][1]), i16(m[1][2]), i16(m[2][0]),
+                                                   i16(m[2][1]), i16(m[2][2]), u8(p.output_bias[0]),
+                                                   u8(p.output_bias[1]), u8(p.output_bias[2]), u8(p.input_bias[0]),
+                                                   u8(p.input_bias[1]), u8(p.input_bias[2])));
+            acl::check("aclmdlSetAIPPRbuvSwapSwitch",
+                       api->aclmdlSetAIPPRbuvSwapSwitch(a, static_cast<int8_t>(p.rbuv_swap_switch)));
+            acl::check("aclmdlSetAIPPAxSwapSwitch",
+                       api->aclmdlSetAIPPAxSwapSwitch(a, static_cast<int8_t>(p.ax_swap_switch)));
+        }
+        const auto s32 = [](uint32_t v) { return static_cast<int32_t>(v); };
+        acl::check("aclmdlSetAIPPCropParams",
+                   api->aclmdlSetAIPPCropParams(a, static_cast<int8_t>(p.crop), s32(p.load_start_pos_w),
+                                                s32(p.load_start_pos_h), s32(p.crop_size_w), s32(p.crop_size_h), k));
+        acl::check("aclmdlSetAIPPPaddingParams",
+                   api->aclmdlSetAIPPPaddingParams(a, static_cast<int8_t>(p.padding), s32(p.top_padding_size),
+                                                   s32(p.bottom_padding_size), s32(p.left_padding_size),
+                                                   s32(p.right_padding_size), k));
+        acl::check("aclmdlSetAIPPDtcPixelMean", api->aclmdlSetAIPPDtcPixelMean(a, static_cast<int16_t>(p.mean_chn[0]),
+                                                                               static_cast<int16_t>(p.mean_chn[1]),
+                                                                               static_cast<int16_t>(p.mean_chn[2]),
+                                                                               static_cast<int16_t>(p.mean_chn[3]), k));
+        acl::check("aclmdlSetAIPPDtcPixelMin",
+                   api->aclmdlSetAIPPDtcPixelMin(a, p.min_chn[0], p.min_chn[1], p.min_chn[2], p.min_chn[3], k));
+        acl::check("aclmdlSetAIPPPixelVarReci",
+                   api->aclmdlSetAIPPPixelVarReci(a, p.var_reci_chn[0], p.var_reci_chn[1], p.var_reci_chn[2],
+                                                  p.var_reci_chn[3], k));
+    }
+    acl::check("aclmdlSetInputAIPP", api->aclmdlSetInputAIPP(model.id, in_ds, model.aipp_index, a));
+#else
+    (void)i, (void)in;
+#endif
 }
 
 void AscendContext::execute(const kes_tensor* inputs, kes_tensor* outputs) {
@@ -721,6 +895,10 @@ void AscendContext::execute_images(const kes_model_input* inputs, kes_tensor* ou
         const size_t per_image = static_cast<size_t>(in_cur[i].shape[1]);
         KES_REQUIRE(in.image_count == static_cast<uint64_t>(batch), "inputs[%zu] (%s): %u images for a batch of %lld",
                     i, io.name.c_str(), in.image_count, static_cast<long long>(batch));
+        if (io.dynamic_aipp) {
+            check_dynamic_images(i, in, per_image);
+            continue;
+        }
         for (uint32_t k = 0; k < in.image_count; ++k) {
             const kes_image& im = in.images[k];
             size_t bytes = 0;
@@ -735,7 +913,6 @@ void AscendContext::execute_images(const kes_model_input* inputs, kes_tensor* ou
         }
     }
     for (size_t i = 0; i < model.outs.size(); ++i) check_tensor("outputs", i, model.outs[i], out_cur[i], outputs[i]);
-    require_no_dynamic_aipp();
     acl::ScopedContext bind;
     drain();
     apply_gear();
@@ -766,6 +943,20 @@ void AscendContext::execute_images(const kes_model_input* inputs, kes_tensor* ou
         // Ascend samples feed a VPC output to a static-AIPP model. Otherwise the bytes are copied in,
         // host-to-device or device-to-device by where each image lives.
         const size_t per_image = static_cast<size_t>(in_cur[i].shape[1]);
+        if (io.dynamic_aipp) {
+            // Each image's bytes at the start of its item's max_src_image_size slot; the parameters say
+            // how many are read.
+            for (uint32_t k = 0; k < inputs[i].image_count; ++k) {
+                const kes_image& im = inputs[i].images[k];
+                size_t bytes = 0;
+                kes_image_buffer_size(im.format, im.width_stride, im.height_stride, &bytes);
+                const int32_t kind = kes_image_memory(&im) == KES_MEM_HOST ? acl::kMemcpyH2D : acl::kMemcpyD2D;
+                acl::check("aclrtMemcpy",
+                           api->aclrtMemcpy(dst + k * per_image, cap - k * per_image, im.data, bytes, kind));
+            }
+            set_input_aipp(i, inputs[i]);
+            continue;
+        }
         const kes_image& first = inputs[i].images[0];
         const bool on_device = kes_image_memory(&first) != KES_MEM_HOST;
         if (inputs[i].image_count == 1 && on_device && api->aclUpdateDataBuffer) {

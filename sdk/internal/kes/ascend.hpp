@@ -31,6 +31,7 @@ using Stream = void*;   // aclrtStream
 struct MdlDesc;         // aclmdlDesc (opaque)
 struct Dataset;         // aclmdlDataset (opaque)
 struct DataBuffer;      // aclDataBuffer (opaque)
+struct MdlAipp;         // aclmdlAIPP (opaque): dynamic AIPP parameters of every batch item
 
 constexpr size_t kMaxDims = 128;        // ACL_MAX_DIM_CNT
 constexpr size_t kMaxTensorName = 128;  // ACL_MAX_TENSOR_NAME_LEN
@@ -133,6 +134,26 @@ struct Api {
     Error (*aclmdlExecuteAsync)(uint32_t model_id, const Dataset* input, Dataset* output, Stream stream);
     Error (*aclmdlSetDynamicBatchSize)(uint32_t model_id, Dataset* dataset, size_t index, uint64_t batch);
     Error (*aclmdlSetDynamicHWSize)(uint32_t model_id, Dataset* dataset, size_t index, uint64_t height, uint64_t width);
+    // acl_mdl.h, dynamic AIPP: all optional (a runtime without them runs every other model)
+    MdlAipp* (*aclmdlCreateAIPP)(uint64_t batch_size);
+    Error (*aclmdlDestroyAIPP)(const MdlAipp* aipp);
+    Error (*aclmdlSetAIPPInputFormat)(MdlAipp* aipp, int32_t input_format);  // aclAippInputFormat
+    Error (*aclmdlSetAIPPCscParams)(MdlAipp* aipp, int8_t csc_switch, int16_t r0c0, int16_t r0c1, int16_t r0c2,
+                                    int16_t r1c0, int16_t r1c1, int16_t r1c2, int16_t r2c0, int16_t r2c1, int16_t r2c2,
+                                    uint8_t output_bias0, uint8_t output_bias1, uint8_t output_bias2,
+                                    uint8_t input_bias0, uint8_t input_bias1, uint8_t input_bias2);
+    Error (*aclmdlSetAIPPRbuvSwapSwitch)(MdlAipp* aipp, int8_t on);
+    Error (*aclmdlSetAIPPAxSwapSwitch)(MdlAipp* aipp, int8_t on);
+    Error (*aclmdlSetAIPPSrcImageSize)(MdlAipp* aipp, int32_t width, int32_t height);
+    Error (*aclmdlSetAIPPCropParams)(MdlAipp* aipp, int8_t crop_switch, int32_t start_w, int32_t start_h, int32_t width,
+                                     int32_t height, uint64_t batch_index);
+    Error (*aclmdlSetAIPPPaddingParams)(MdlAipp* aipp, int8_t padding_switch, int32_t top, int32_t bottom, int32_t left,
+                                        int32_t right, uint64_t batch_index);
+    Error (*aclmdlSetAIPPDtcPixelMean)(MdlAipp* aipp, int16_t c0, int16_t c1, int16_t c2, int16_t c3,
+                                       uint64_t batch_index);
+    Error (*aclmdlSetAIPPDtcPixelMin)(MdlAipp* aipp, float c0, float c1, float c2, float c3, uint64_t batch_index);
+    Error (*aclmdlSetAIPPPixelVarReci)(MdlAipp* aipp, float c0, float c1, float c2, float c3, uint64_t batch_index);
+    Error (*aclmdlSetInputAIPP)(uint32_t model_id, Dataset* dataset, size_t index, const MdlAipp* aipp);
 };
 
 // What the loaded runtime reported at initialisation.
