@@ -219,7 +219,9 @@ KES_API void kes_model_context_destroy(kes_model_context* context); /* NULL is a
 /* The aipp_op configuration text converted into the model for input `index`, or *out_config = NULL
  * when that input has none. The string lives as long as the model. A .om (the NPU) compiles its AIPP
  * in and does not give the text back: an input that takes images reports "aipp_op { aipp_mode :
- * static }", so non-NULL always means "feed this input images" (kes_model_execute_images). */
+ * static }", or "aipp_mode : dynamic" with its max_src_image_size when the model has dynamic AIPP, so
+ * non-NULL always means "feed this input images" (kes_model_execute_images; dynamic: after
+ * kes_model_context_set_dynamic_aipp). */
 KES_API kes_status kes_model_input_aipp(const kes_model* model, size_t index, const char** out_config);
 
 /* Gives input `index` dynamic AIPP parameters (the aclmdlSetInputAIPP analog) for the context's next

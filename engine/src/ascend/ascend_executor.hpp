@@ -16,8 +16,12 @@
 //     sdk's table does not carry them).
 //   - An input of dtype UINT8 on a .om is a static-AIPP input (ATC's --insert_op_conf makes the input
 //     the raw image buffer): kes_model_execute_images feeds it the images' bytes, AIPP runs inside the
-//     model on the NPU. Its descriptor is [batch, bytes per image] U8 ND. kes_model_input_aipp returns
-//     NULL for a .om: the aipp_op text is compiled into the model and AscendCL does not return it.
+//     model on the NPU. Its descriptor is [batch, bytes per image] U8 ND. The aipp_op text is compiled
+//     into the model and AscendCL does not return it: kes_model_input_aipp reports the mode only.
+//   - Dynamic AIPP (a hidden ascend_dynamic_aipp_data input): the image input takes the images' bytes
+//     (max_src_image_size per item) and the parameters of kes_model_context_set_dynamic_aipp go through
+//     aclmdlCreateAIPP, the aclmdlSetAIPP* setters and aclmdlSetInputAIPP at every execution (optional
+//     symbols: a runtime without them gives KES_ERR_UNSUPPORTED naming them).
 //   - Contexts: one stream, device buffers for every input and output (hidden ones included) and the
 //     two datasets, made once; a context's work memory, when the caller gives it, holds those device
 //     buffers (kes_model_context_io_bytes is not public: the size asked is in the error message).
