@@ -9,12 +9,14 @@
 //     16384 (310B). The check runs when the work is queued, so the code comes from the *Async call
 //     (UNCONFIRMED: a board may report it at aclrtSynchronizeStream instead; handle both);
 //   - EXIF orientation (spec §2.4: applied automatically): tag 0x0112 of IFD0 in the first APP1 Exif
-//     segment, little- or big-endian TIFF, values 1..8 (anything else: 1). The decoded planes are mirrored
-//     / rotated (each plane as a picture of its own size), so a rotation by 90/270 swaps the output's
-//     width and height and transposes its chroma subsampling (4:2:2 becomes 4:4:0). The orientation is
-//     applied before the 310B's even rounding and the strides; acldvppJpegPredictDecSize counts the
-//     oriented size (spec: it swaps w/h); acldvppJpegGetImageInfo(V2) reports the coded size
-//     (UNCONFIRMED: the spec says nothing of it);
+//     segment, little- or big-endian TIFF, values 1..8 (anything else: 1). The visible coded picture
+//     (not TurboJPEG's luma plane, padded to whole chroma samples) is mirrored / rotated, so a rotation
+//     by 90/270 swaps the output's width and height and transposes its chroma subsampling (4:2:2 becomes
+//     4:4:0); chroma is oriented at full resolution and subsampled after (write_semi_planar). The
+//     orientation is applied before the 310B's even rounding and the strides (the rounding drops the
+//     oriented picture's last column / row); acldvppJpegPredictDecSize counts the oriented size (spec: it
+//     swaps w/h); acldvppJpegGetImageInfo(V2) reports the coded size (UNCONFIRMED: the spec says nothing
+//     of it);
 //   - output formats (spec §2.4's table): NV12/NV21 from every source; YUV/YVU444SP (5, 6) from 4:4:4,
 //     YUV/YVU422SP (3, 4) from 4:2:2, YUV/YVU440SP (1000, 1001) from 4:4:0, anything else 100000;
 //     PIXEL_FORMAT_UNKNOWN (10000) resolves to the VU-ordered form of the coded subsampling (NV21 for
@@ -27,10 +29,12 @@
 //     the 4:2:0 output only (spec: "for 420 output"); the other outputs keep odd sizes (their chroma then
 //     holds ceil(w/ox) x ceil(h/oy) pairs). At the stream sync the decoder writes the picture and sets
 //     the output description's width, height, widthStride, heightStride and format (read them back,
-//     spec §2.4); the buffer's size stays. The semi-planar form of the source's own subsampling holds
-//     TurboJPEG's chroma planes unchanged; grey sources get chroma 0x80; a coarser output's chroma is
-//     the rounded mean of the source samples covering each output sample (write_semi_planar: the rule
-//     Kestrel's CPU JPEGD documents; UNCONFIRMED against a board).
+//     spec §2.4); the buffer's size stays. Unoriented, the semi-planar form of the source's own
+//     subsampling holds TurboJPEG's chroma planes unchanged; grey sources get chroma 0x80; a coarser
+//     output's chroma is the rounded mean of the source samples covering each output sample; an
+//     oriented picture's chroma is brought to full resolution (replicated), oriented, then subsampled by
+//     the rounded mean of the covering samples (write_semi_planar: the rule Kestrel's CPU JPEGD
+//     documents; UNCONFIRMED against a board, odd-sized rotated pictures above all).
 // JPEGE (acldvppJpegEncodeAsync): NV12/NV21 input, even width/height 32 .. 8192 (310) / 16384 (310B),
 //   widthStride a multiple of 16 >= width, heightStride even >= height; output in DVPP memory, *size =
 //   its capacity; at the sync the baseline Huffman 4:2:0 JPEG is written and *size set to its bytes (a
@@ -273,8 +277,10 @@ aclError check_decodable(const std::string& call, const JpegInfo& info) {
     return kOk;
 }
 
-// The decoded picture: TurboJPEG's planes at the JPEG's subsampling, then oriented. A chroma sample
-// covers sx x sy luma samples; each plane is stored tightly (row stride = its width).
+// The decoded picture: TurboJPEG's planes at the JPEG's subsampling, as TurboJPEG writes them. A chroma
+// sample covers sx x sy luma samples; each plane is stored tightly (row stride = its width). TurboJPEG pads
+// the luma plane to whole chroma samples (tjPlaneWidth/Height: 331x213 at 4:2:0 is 332x214): only the
+// visible width x height of it is the picture.
 struct Planes {
     uint32_t width = 0, height = 0;
     uint32_t sx = 1, sy = 1;
@@ -305,52 +311,53 @@ std::string decode_planes(const uint8_t* data, uint32_t size, const JpegInfo& in
     return "";
 }
 
-// Applies an EXIF orientation: every plane is mirrored / rotated as a picture of its own size (a plane
-// whose size is odd keeps its partial last sample at the edge it moves to; UNCONFIRMED for the boards).
-void orient(Planes* p, int orientation) {
-    if (orientation <= 1 || orientation > 8) return;
-    for (int i = 0; i < 3; ++i) {
-        if (p->plane[i].empty()) continue;
-        const uint32_t w = p->pw[i], h = p->ph[i];
-        const bool t = transposes(orientation);
-        const uint32_t ow = t ? h : w, oh = t ? w : h;
-        std::vector<uint8_t> out(p->plane[i].size());
-        const uint8_t* in = p->plane[i].data();
-        for (uint32_t y = 0; y < oh; ++y) {
-            for (uint32_t x = 0; x < ow; ++x) {
-                uint32_t sx = x, sy = y;
-                switch (orientation) {
-                    case 2: sx = w - 1 - x; break;                  // mirrored left-right
-                    case 3: sx = w - 1 - x, sy = h - 1 - y; break;  // rotated 180
-                    case 4: sy = h - 1 - y; break;                  // mirrored top-bottom
-                    case 5: sx = y, sy = x; break;                  // transposed
-                    case 6: sx = y, sy = h - 1 - x; break;          // rotated 90 clockwise
-                    case 7: sx = w - 1 - y, sy = h - 1 - x; break;  // transversed
-                    default: sx = w - 1 - y, sy = x; break;         // 8: rotated 270 clockwise
-                }
-                out[size_t(y) * ow + x] = in[size_t(sy) * w + sx];
-            }
-        }
-        p->plane[i] = std::move(out);
-        p->pw[i] = ow;
-        p->ph[i] = oh;
-    }
-    if (transposes(orientation)) {
-        std::swap(p->width, p->height);
-        std::swap(p->sx, p->sy);
+// Where the pixel shown at (x, y) of the oriented picture is stored in the coded w x h picture (EXIF tag
+// 0x0112). w and h are the VISIBLE size, never TurboJPEG's padded plane size: mirroring or rotating the
+// padded plane would bring its padding column / row into view and shift the picture by one pixel.
+struct Stored {
+    uint32_t x, y;
+};
+Stored stored_at(int orientation, uint32_t w, uint32_t h, uint32_t x, uint32_t y) {
+    switch (orientation) {
+        case 2: return {w - 1 - x, y};          // mirrored left-right
+        case 3: return {w - 1 - x, h - 1 - y};  // rotated 180
+        case 4: return {x, h - 1 - y};          // mirrored top-bottom
+        case 5: return {y, x};                  // transposed
+        case 6: return {y, h - 1 - x};          // rotated 90 clockwise
+        case 7: return {w - 1 - y, h - 1 - x};  // transversed
+        case 8: return {w - 1 - y, x};          // rotated 270 clockwise
+        default: return {x, y};
     }
 }
 
-// Writes the semi-planar picture of geometry `g`. Luma is copied. Each output chroma sample covers ox x oy
-// luma samples; its value is the rounded mean, (sum + n/2) / n, of the n source chroma samples covering
-// those luma samples inside the picture — one sample when the source is as coarse or coarser (4:2:0 to
-// NV12 copies TurboJPEG's chroma), two or four when it is finer (4:2:2 / 4:4:0 / 4:4:4 to NV12). This is
-// the rule Kestrel's CPU JPEGD documents (kestrel/dvpp.h, "Choices where the spec is silent"), implemented
-// here on its own so both give the same bytes (UNCONFIRMED against a board: JPEGD's filter is not
-// documented). Grey sources get chroma 0x80.
-void write_semi_planar(const Planes& p, const DecodedGeometry& g, uint8_t* out) {
+// Writes the semi-planar picture of geometry `g`: the coded picture oriented, then its top-left g.width x
+// g.height (the orientation comes before the 310B's even rounding, so the rounding drops the last column /
+// row of the ORIENTED picture).
+//   - Luma: the visible part of TurboJPEG's luma plane, oriented.
+//   - Chroma: each output sample covers ox x oy luma samples of the output (clipped to it); its value is the
+//     rounded mean, (sum + n/2) / n, over those n luma positions of the source chroma sample covering each
+//     one's stored position. That is the chroma brought to full resolution (each sample replicated over the
+//     luma it covers), oriented, then subsampled by the rounded mean of the covering samples — the rule
+//     Kestrel's CPU JPEGD documents (kestrel/dvpp.h, "Choices where the spec is silent"; dvpp's
+//     decode_yuv_path), implemented here on its own so both give the same bytes. Unrotated, it is the
+//     rounded mean of the source samples covering the output sample (4:2:0 to NV12 copies TurboJPEG's
+//     chroma; 4:2:2 / 4:4:0 / 4:4:4 to NV12 averages two or four). For an odd-sized picture that is
+//     mirrored or rotated, an output sample can straddle two source samples (the partial last source
+//     sample lands on the first output column / row): it is then their mean. UNCONFIRMED against a
+//     board: JPEGD's chroma filter, and where it places chroma when it orients an odd-sized picture, are
+//     not documented. Grey sources get chroma 0x80.
+void write_semi_planar(const Planes& p, int orientation, const DecodedGeometry& g, uint8_t* out) {
+    const uint8_t* luma = p.plane[0].data();
     for (uint32_t y = 0; y < g.height; ++y) {
-        std::memcpy(out + uint64_t(y) * g.width_stride, p.plane[0].data() + uint64_t(y) * p.pw[0], g.width);
+        uint8_t* row = out + uint64_t(y) * g.width_stride;
+        if (orientation <= 1 || orientation > 8) {
+            std::memcpy(row, luma + uint64_t(y) * p.pw[0], g.width);
+            continue;
+        }
+        for (uint32_t x = 0; x < g.width; ++x) {
+            const Stored s = stored_at(orientation, p.width, p.height, x, y);
+            row[x] = luma[uint64_t(s.y) * p.pw[0] + s.x];
+        }
     }
     const Layout& l = g.layout;
     uint8_t* uv = out + uint64_t(g.width_stride) * g.height_stride;
@@ -358,22 +365,21 @@ void write_semi_planar(const Planes& p, const DecodedGeometry& g, uint8_t* out) 
     const uint32_t cw = (g.width + l.ox - 1) / l.ox, ch = (g.height + l.oy - 1) / l.oy;
     for (uint32_t cy = 0; cy < ch; ++cy) {
         uint8_t* row = uv + cy * stride;
-        // Source rows j0..j1 under luma rows cy·oy .. cy·oy + oy − 1 (clipped to the picture).
-        const uint32_t y0 = cy * l.oy, y1 = std::min(y0 + l.oy, p.height) - 1;
-        const uint32_t j0 = y0 / p.sy, j1 = std::min(y1 / p.sy, p.ph[1] - 1);
+        const uint32_t y0 = cy * l.oy, y1 = std::min(y0 + l.oy, g.height);
         for (uint32_t cx = 0; cx < cw; ++cx) {
             uint8_t c[2] = {0x80, 0x80};
             if (!p.grey) {
-                const uint32_t x0 = cx * l.ox, x1 = std::min(x0 + l.ox, p.width) - 1;
-                const uint32_t i0 = x0 / p.sx, i1 = std::min(x1 / p.sx, p.pw[1] - 1);
-                const uint32_t n = (i1 - i0 + 1) * (j1 - j0 + 1);
-                for (int k = 0; k < 2; ++k) {
-                    uint32_t sum = 0;
-                    for (uint32_t j = j0; j <= j1; ++j) {
-                        for (uint32_t i = i0; i <= i1; ++i) sum += p.plane[1 + k][size_t(j) * p.pw[1] + i];
+                const uint32_t x0 = cx * l.ox, x1 = std::min(x0 + l.ox, g.width);
+                uint32_t sum[2] = {0, 0}, n = 0;
+                for (uint32_t y = y0; y < y1; ++y) {
+                    for (uint32_t x = x0; x < x1; ++x, ++n) {
+                        const Stored s = stored_at(orientation, p.width, p.height, x, y);
+                        const size_t at = size_t(s.y / p.sy) * p.pw[1] + s.x / p.sx;
+                        sum[0] += p.plane[1][at];
+                        sum[1] += p.plane[2][at];
                     }
-                    c[k] = uint8_t((sum + n / 2) / n);
                 }
+                for (int k = 0; k < 2; ++k) c[k] = uint8_t((sum[k] + n / 2) / n);
             }
             row[2 * cx] = l.vu ? c[1] : c[0];
             row[2 * cx + 1] = l.vu ? c[0] : c[1];
@@ -463,8 +469,7 @@ DVPP_API aclError acldvppJpegDecodeAsync(acldvppChannelDesc* channelDesc, const 
         Planes planes;
         const std::string failed = decode_planes(static_cast<const uint8_t*>(data), size, info, &planes);
         if (!failed.empty()) return report(kRtAicpuException, call + ": the decode failed: " + failed);
-        orient(&planes, orientation);
-        write_semi_planar(planes, g, out);
+        write_semi_planar(planes, orientation, g, out);
         outputDesc->width = g.width;
         outputDesc->height = g.height;
         outputDesc->width_stride = g.width_stride;

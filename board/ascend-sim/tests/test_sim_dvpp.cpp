@@ -178,50 +178,112 @@ std::vector<uint8_t> make_jpeg(int w, int h, int subsamp) {
 
 }  // namespace
 
+namespace {
+
+// The NV12 picture JPEGD gives for `jpeg` under EXIF orientation `o`, cut to ow x oh (the 310B's even
+// rounding comes after the orientation): the VISIBLE coded picture oriented (TurboJPEG pads its luma plane
+// to whole chroma samples; that padding is not the picture), and chroma by the rule Kestrel's CPU JPEGD
+// documents: brought to full resolution (replicated), oriented, then each NV12 sample the rounded mean of
+// the full-resolution samples under its 2x2 luma samples (clipped to ow x oh).
+struct Nv12Ref {
+    std::vector<uint8_t> y, u, v;  // tight: ow x oh, and ceil(ow/2) x ceil(oh/2)
+};
+Nv12Ref oriented_nv12(const std::vector<uint8_t>& jpeg, int o, uint32_t ow, uint32_t oh) {
+    const TjPlanes t = tj_decode(jpeg);
+    const int w = t.width, h = t.height;
+    Nv12Ref r;
+    int fw = 0, fh = 0;
+    const std::vector<uint8_t> luma = oriented(t.planes[0].data(), t.strides[0], w, h, o, &fw, &fh);
+    for (uint32_t y = 0; y < oh; ++y) r.y.insert(r.y.end(), &luma[y * fw], &luma[y * fw] + ow);
+    const uint32_t cw = (ow + 1) / 2, ch = (oh + 1) / 2;
+    const int sx = tjMCUWidth[t.subsamp] / 8, sy = tjMCUHeight[t.subsamp] / 8;
+    for (int k = 0; k < 2; ++k) {
+        std::vector<uint8_t>& dst = k == 0 ? r.u : r.v;
+        if (t.subsamp == TJSAMP_GRAY) {
+            dst.assign(size_t(cw) * ch, 0x80);
+            continue;
+        }
+        std::vector<uint8_t> full(size_t(w) * h);
+        for (int y = 0; y < h; ++y) {
+            for (int x = 0; x < w; ++x) full[size_t(y) * w + x] = t.planes[1 + k][(y / sy) * t.strides[1] + x / sx];
+        }
+        const std::vector<uint8_t> f = oriented(full.data(), w, w, h, o, &fw, &fh);
+        for (uint32_t cy = 0; cy < ch; ++cy) {
+            for (uint32_t cx = 0; cx < cw; ++cx) {
+                uint32_t sum = 0, n = 0;
+                for (uint32_t y = 2 * cy; y < std::min(2 * cy + 2, oh); ++y) {
+                    for (uint32_t x = 2 * cx; x < std::min(2 * cx + 2, ow); ++x, ++n) sum += f[y * fw + x];
+                }
+                dst.push_back(uint8_t((sum + n / 2) / n));
+            }
+        }
+    }
+    return r;
+}
+
+}  // namespace
+
 // JPEGD applies the EXIF orientation (all 8, either TIFF byte order) before the 310B's even rounding:
-// the output has the oriented size, PredictDecSize counts it, the pixels are TurboJPEG's planes mirrored
-// or rotated (4:2:0 source: the chroma too, one to one).
+// the output has the oriented size, PredictDecSize counts it, the pixels are the visible picture mirrored
+// or rotated — odd sizes included, where TurboJPEG's padded luma plane must not be rotated whole (its
+// padding column / row would come into view, shifting the picture by one pixel) — and the chroma is
+// oriented at full resolution, then subsampled (the rule Kestrel's CPU JPEGD documents; UNCONFIRMED for
+// odd-sized rotated pictures against a board).
 TEST_P(SimDvpp, JpegdAppliesTheExifOrientation) {
     start();
     Channel ch(api);
-    const std::vector<uint8_t> plain = read_file(data_path("odd_333x251.jpg"));
-    ASSERT_FALSE(plain.empty());
-    for (int o = 1; o <= 8; ++o) {
-        for (bool big_endian : {false, true}) {
-            const std::vector<uint8_t> jpeg = with_exif(plain, o, big_endian);
-            const std::string what = "orientation " + std::to_string(o) + (big_endian ? " MM" : " II");
-            uint32_t w = 0, h = 0;
-            ASSERT_EQ(api.acldvppJpegGetImageInfoV2(jpeg.data(), uint32_t(jpeg.size()), &w, &h, nullptr, nullptr), 0);
-            EXPECT_EQ(w, 333u) << what;  // the coded size (UNCONFIRMED: the spec says only PredictDecSize swaps)
-            const bool t = o >= 5;
-            const uint32_t cw = t ? 251 : 333, chh = t ? 333 : 251;
-            const uint32_t ow = v100() ? cw : cw & ~1u, oh = v100() ? chh : chh & ~1u;
-            const uint32_t ws = align(ow, v100() ? 128 : 64), hs = align(oh, 16);
-            uint32_t predicted = 0;
-            ASSERT_EQ(api.acldvppJpegPredictDecSize(jpeg.data(), uint32_t(jpeg.size()), acl::kDvppNv12, &predicted), 0);
-            EXPECT_EQ(predicted, ws * hs * 3 / 2) << what;
-            Buffer in(api, rt, jpeg.size());
-            in.upload(jpeg);
-            Buffer out(api, rt, predicted);
-            Pic pic(api, out.p, predicted, acl::kDvppNv12, 0, 0, 0, 0);
-            ASSERT_EQ(api.acldvppJpegDecodeAsync(ch.d, in.p, uint32_t(jpeg.size()), pic.d, stream), 0) << recent();
-            ASSERT_EQ(rt.aclrtSynchronizeStream(stream), 0) << recent();
-            EXPECT_EQ(api.acldvppGetPicDescWidth(pic.d), ow) << what;
-            EXPECT_EQ(api.acldvppGetPicDescHeight(pic.d), oh) << what;
-            EXPECT_EQ(api.acldvppGetPicDescWidthStride(pic.d), ws) << what;
-            const Oriented want = tj_oriented(plain, o);
-            const std::vector<uint8_t> got = out.download();
-            size_t diffs = 0;
-            for (uint32_t y = 0; y < oh; ++y) {
-                for (uint32_t x = 0; x < ow; ++x) diffs += got[y * ws + x] != want.planes[0][y * want.w[0] + x];
-            }
-            for (uint32_t y = 0; y < (oh + 1) / 2; ++y) {
-                for (uint32_t x = 0; x < (ow + 1) / 2; ++x) {
-                    diffs += got[size_t(ws) * hs + y * ws + 2 * x] != want.planes[1][y * want.w[1] + x];
-                    diffs += got[size_t(ws) * hs + y * ws + 2 * x + 1] != want.planes[2][y * want.w[2] + x];
+    const std::vector<uint8_t> odd420 = read_file(data_path("odd_333x251.jpg"));
+    ASSERT_FALSE(odd420.empty());
+    const struct Source {
+        const char* name;
+        std::vector<uint8_t> jpeg;
+        uint32_t w, h;
+    } sources[] = {{"4:2:0 333x251", odd420, 333, 251},
+                   {"4:2:2 331x213", make_jpeg(331, 213, TJSAMP_422), 331, 213},
+                   {"4:4:4 331x213", make_jpeg(331, 213, TJSAMP_444), 331, 213}};
+    for (const Source& src : sources) {
+        for (int o = 1; o <= 8; ++o) {
+            for (bool big_endian : {false, true}) {
+                const std::vector<uint8_t> jpeg = with_exif(src.jpeg, o, big_endian);
+                const std::string what =
+                    std::string(src.name) + " orientation " + std::to_string(o) + (big_endian ? " MM" : " II");
+                uint32_t w = 0, h = 0;
+                ASSERT_EQ(api.acldvppJpegGetImageInfoV2(jpeg.data(), uint32_t(jpeg.size()), &w, &h, nullptr, nullptr),
+                          0);
+                EXPECT_EQ(w, src.w) << what;  // the coded size (UNCONFIRMED: the spec says only PredictDecSize swaps)
+                const bool t = o >= 5;
+                const uint32_t cw = t ? src.h : src.w, chh = t ? src.w : src.h;
+                const uint32_t ow = v100() ? cw : cw & ~1u, oh = v100() ? chh : chh & ~1u;
+                const uint32_t ws = align(ow, v100() ? 128 : 64), hs = align(oh, 16);
+                uint32_t predicted = 0;
+                ASSERT_EQ(api.acldvppJpegPredictDecSize(jpeg.data(), uint32_t(jpeg.size()), acl::kDvppNv12, &predicted),
+                          0);
+                EXPECT_EQ(predicted, ws * hs * 3 / 2) << what;
+                Buffer in(api, rt, jpeg.size());
+                in.upload(jpeg);
+                Buffer out(api, rt, predicted);
+                Pic pic(api, out.p, predicted, acl::kDvppNv12, 0, 0, 0, 0);
+                ASSERT_EQ(api.acldvppJpegDecodeAsync(ch.d, in.p, uint32_t(jpeg.size()), pic.d, stream), 0) << recent();
+                ASSERT_EQ(rt.aclrtSynchronizeStream(stream), 0) << recent();
+                EXPECT_EQ(api.acldvppGetPicDescWidth(pic.d), ow) << what;
+                EXPECT_EQ(api.acldvppGetPicDescHeight(pic.d), oh) << what;
+                EXPECT_EQ(api.acldvppGetPicDescWidthStride(pic.d), ws) << what;
+                const Nv12Ref want = oriented_nv12(src.jpeg, o, ow, oh);
+                const std::vector<uint8_t> got = out.download();
+                size_t luma_diffs = 0, chroma_diffs = 0;
+                for (uint32_t y = 0; y < oh; ++y) {
+                    for (uint32_t x = 0; x < ow; ++x) luma_diffs += got[y * ws + x] != want.y[y * ow + x];
                 }
+                const uint32_t cw2 = (ow + 1) / 2;
+                for (uint32_t y = 0; y < (oh + 1) / 2; ++y) {
+                    for (uint32_t x = 0; x < cw2; ++x) {
+                        chroma_diffs += got[size_t(ws) * hs + y * ws + 2 * x] != want.u[y * cw2 + x];
+                        chroma_diffs += got[size_t(ws) * hs + y * ws + 2 * x + 1] != want.v[y * cw2 + x];
+                    }
+                }
+                EXPECT_EQ(luma_diffs, 0u) << what;
+                EXPECT_EQ(chroma_diffs, 0u) << what;
             }
-            EXPECT_EQ(diffs, 0u) << what;
         }
     }
 }
