@@ -167,11 +167,10 @@ TEST_P(DvppHardware, OrientationAndSemiPlanarOutputsAreDecodedOnTheHardware) {
                      {TJSAMP_422, 8, KES_PIXEL_NV12},     {TJSAMP_444, 1, KES_PIXEL_YUV444SP},
                      {TJSAMP_422, 1, KES_PIXEL_YVU422SP}, {TJSAMP_444, 1, KES_PIXEL_UNKNOWN}};
         for (const Case& c : cases) {
-            // Even sizes: how JPEGD places subsampled chroma when it rotates an odd-sized picture is not
-            // documented (Kestrel re-subsamples the rotated full-resolution chroma; the simulator rotates
-            // each plane as a picture of its own size): a question for a board.
+            // Odd sizes: rotation must not bring TurboJPEG's padding into view, and subsampled chroma follows
+            // dvpp.h's rule (replicate, orient, rounded mean) on both sides (UNCONFIRMED against a board).
             const std::vector<uint8_t> jpeg =
-                kes_test::with_exif(kes_test::encode_jpeg(332, 214, c.samp), c.orientation);
+                kes_test::with_exif(kes_test::encode_jpeg(331, 213, c.samp), c.orientation);
             Image a, b;
             ASSERT_EQ(kes_jpeg_decode(hw.ch, jpeg.data(), jpeg.size(), c.format, nullptr, &a), KES_OK)
                 << kes_last_error();
