@@ -248,9 +248,10 @@ bool exists(const std::string& path) {
 }
 
 // Opens `file` (a path, or a bare name for the default search). "" on success, else dlerror's text.
-std::string open_one(const std::string& file, void** handle) {
+// extra_flags: RTLD_NODELETE for a library that must stay mapped after its dlclose.
+std::string open_one(const std::string& file, void** handle, int extra_flags = 0) {
     dlerror();
-    *handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
+    *handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL | extra_flags);
     if (*handle) return "";
     const char* e = dlerror();
     return e ? e : "dlopen failed";
@@ -531,7 +532,10 @@ void ensure_dvpp(State& s) {
         for (const std::string& file :
              {dir.empty() ? std::string() : dir + "/libacl_dvpp.so", std::string("libacl_dvpp.so")}) {
             if (file.empty()) continue;
-            const std::string err = open_one(file, &lib->handle);
+            // Never unmapped (RTLD_NODELETE): libacl_dvpp.so brings the codec libraries (CANN's media
+            // stack on a board, FFmpeg and libjpeg-turbo in the simulator), whose process-wide state does
+            // not survive an unload and a reload after kes_backend_shutdown.
+            const std::string err = open_one(file, &lib->handle, RTLD_NODELETE);
             if (err.empty()) {
                 lib->path = file;
                 break;
