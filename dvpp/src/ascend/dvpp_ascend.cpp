@@ -82,7 +82,7 @@ void AscendDvpp::sync(const char* what) const {
     }
 }
 
-std::unique_ptr<AscendDvpp> open_hardware(kes_backend requested, const kes_board_profile& board) {
+const acl::DvppApi* dvpp_hardware_for(kes_backend requested, const kes_board_profile& board, const char* what) {
     const int64_t r = enum_value(requested);
     KES_REQUIRE(r == KES_BACKEND_AUTO || r == KES_BACKEND_CPU || r == KES_BACKEND_ASCEND,
                 "config->backend %lld is not KES_BACKEND_AUTO, KES_BACKEND_CPU or KES_BACKEND_ASCEND",
@@ -93,9 +93,10 @@ std::unique_ptr<AscendDvpp> open_hardware(kes_backend requested, const kes_board
         // Only a channel that asked for the hardware fails. KES_BACKEND=ascend is about the runtime (the
         // NPU); when its DVPP library is missing the media work stays on the CPU, said once in the log.
         if (requested == KES_BACKEND_ASCEND)
-            fail(KES_ERR_UNSUPPORTED, "the DVPP hardware was required but is unavailable: %s", acl::dvpp_reason());
+            fail(KES_ERR_UNSUPPORTED, "the DVPP hardware was required for a %s but is unavailable: %s", what,
+                 acl::dvpp_reason());
         if (kes_backend_get() == KES_BACKEND_ASCEND)
-            note_fallback("media (every dvpp channel)", std::string("this runtime: ") + acl::dvpp_reason());
+            note_fallback("media (every dvpp channel and decoder)", std::string("this runtime: ") + acl::dvpp_reason());
         return nullptr;
     }
     // The hardware follows its SoC's rules; a channel planning by another board's would see its calls
@@ -106,13 +107,17 @@ std::unique_ptr<AscendDvpp> open_hardware(kes_backend requested, const kes_board
                                                                   : -1;
     if (soc_board >= 0 && soc_board != static_cast<int>(board.board)) {
         if (requested == KES_BACKEND_ASCEND)
-            fail(KES_ERR_INVALID_ARGUMENT, "the channel's board profile %s does not match the device's SoC %s",
+            fail(KES_ERR_INVALID_ARGUMENT, "the %s's board profile %s does not match the device's SoC %s", what,
                  board.name, soc.c_str());
-        KES_LOGW("dvpp", "a channel with the %s board profile stays on the CPU: the device is a %s", board.name,
-                 soc.c_str());
+        note_fallback(what, std::string("the ") + board.name + " board profile on a " + soc);
         return nullptr;
     }
-    return std::make_unique<AscendDvpp>(*dvpp, board);
+    return dvpp;
+}
+
+std::unique_ptr<AscendDvpp> open_hardware(kes_backend requested, const kes_board_profile& board) {
+    const acl::DvppApi* dvpp = dvpp_hardware_for(requested, board, "DVPP channel");
+    return dvpp ? std::make_unique<AscendDvpp>(*dvpp, board) : nullptr;
 }
 
 void note_fallback(const char* what, const std::string& cause) {

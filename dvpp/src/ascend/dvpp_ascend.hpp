@@ -58,6 +58,11 @@ private:
 // unavailable, or when the hardware channel cannot be created.
 std::unique_ptr<AscendDvpp> open_hardware(kes_backend requested, const kes_board_profile& board);
 
+// The DVPP table when a `what` ("DVPP channel", "decoder") created with `requested` and planning by
+// `board` gets the hardware, else nullptr (the CPU serves it). Throws kes::Error for a bad value, or when
+// ASCEND was required and the hardware is unavailable or of another SoC. Shared by channels and VDEC.
+const acl::DvppApi* dvpp_hardware_for(kes_backend requested, const kes_board_profile& board, const char* what);
+
 // Logs, once per process for each distinct `cause`, that `what` ran on the CPU because of it.
 void note_fallback(const char* what, const std::string& cause);
 

@@ -423,33 +423,7 @@ bool VdecHardware::take(uint32_t timeout_ms, VdecPicture* out) {
 // ---- choosing the hardware ---------------------------------------------------------------------------
 
 const acl::DvppApi* vdec_hardware_api(kes_backend requested, const kes_board_profile& board) {
-    const int64_t r = enum_value(requested);
-    KES_REQUIRE(r == KES_BACKEND_AUTO || r == KES_BACKEND_CPU || r == KES_BACKEND_ASCEND,
-                "config->backend %lld is not KES_BACKEND_AUTO, KES_BACKEND_CPU or KES_BACKEND_ASCEND",
-                static_cast<long long>(r));
-    if (requested == KES_BACKEND_CPU) return nullptr;
-    const acl::DvppApi* dvpp = acl::dvpp();
-    if (!dvpp) {
-        if (requested == KES_BACKEND_ASCEND)
-            fail(KES_ERR_UNSUPPORTED, "the VDEC hardware was required but is unavailable: %s", acl::dvpp_reason());
-        if (kes_backend_get() == KES_BACKEND_ASCEND)
-            note_fallback("kes_vdec (every decoder)", std::string("this runtime: ") + acl::dvpp_reason());
-        return nullptr;
-    }
-    // As open_hardware: the hardware follows its SoC's rules, so a decoder planning by another board's
-    // profile stays on the CPU.
-    const std::string& soc = acl::runtime_info().soc_name;
-    const int soc_board = soc == "Ascend310"                      ? KES_BOARD_310
-                          : soc.compare(0, 10, "Ascend310B") == 0 ? KES_BOARD_310B
-                                                                  : -1;
-    if (soc_board >= 0 && soc_board != static_cast<int>(board.board)) {
-        if (requested == KES_BACKEND_ASCEND)
-            fail(KES_ERR_INVALID_ARGUMENT, "the decoder's board profile %s does not match the device's SoC %s",
-                 board.name, soc.c_str());
-        note_fallback("kes_vdec", std::string("a decoder with the ") + board.name + " board profile on a " + soc);
-        return nullptr;
-    }
-    return dvpp;
+    return dvpp_hardware_for(requested, board, "decoder");
 }
 
 }  // namespace kes
