@@ -1,7 +1,7 @@
 # convert.cmake — the conversion pipeline (passes, fusions, kes-convert's library entry points), the
 # kes-convert tool, the converter tests, the ONNX conformance runner and the ONNX importer fuzzer.
 # Included by engine/CMakeLists.txt after onnx.cmake and tflite.cmake.
-list(APPEND engine_sources
+list(APPEND convert_sources
   src/convert/passes.cpp
   src/convert/fusion.cpp
   src/convert/pass_layout.cpp
@@ -22,12 +22,12 @@ set(KES_ONNX_TESTDATA_DIR "/usr/share/libonnx-testdata/data/node" CACHE PATH
 
 function(engine_convert_after_module)
   # The TFLite importer is another part of the engine; until it exists kes-convert reads ONNX only.
-  if("src/convert/tflite_import.cpp" IN_LIST engine_sources)
-    target_compile_definitions(kes_engine_obj PRIVATE KES_HAVE_TFLITE_IMPORT=1)
+  if("src/convert/tflite_import.cpp" IN_LIST convert_sources)
+    target_compile_definitions(kes_convert_obj PRIVATE KES_HAVE_TFLITE_IMPORT=1)
   endif()
 
   add_executable(kes-convert tools/kes_convert.cpp)
-  target_link_libraries(kes-convert PRIVATE kes_engine)
+  target_link_libraries(kes-convert PRIVATE kes_convert)
   # --list-ops reads the op registry (src/op.hpp), the one list of what this build executes.
   target_include_directories(kes-convert PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
   kes_apply_warnings(kes-convert)
@@ -81,14 +81,14 @@ function(engine_convert_after_module)
   endif()
 
   if(KES_BUILD_TESTS)
-    kes_add_test(engine TARGET kes_engine_convert_tests SOURCES ${engine_convert_test_sources})
+    kes_add_test(engine TARGET kes_engine_convert_tests SOURCES ${engine_convert_test_sources} LIBS kes_convert)
     target_include_directories(kes_engine_convert_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src
                                                                 ${CMAKE_CURRENT_SOURCE_DIR}/tests
                                                                 ${PROJECT_SOURCE_DIR}/tests/common)
     target_compile_definitions(kes_engine_convert_tests PRIVATE KES_ONNX_TESTDATA_DIR="${KES_ONNX_TESTDATA_DIR}")
 
     add_executable(kes_onnx_conformance tests/onnx_conformance.cpp)
-    target_link_libraries(kes_onnx_conformance PRIVATE kes_engine)
+    target_link_libraries(kes_onnx_conformance PRIVATE kes_convert)
     target_include_directories(kes_onnx_conformance PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
     kes_apply_warnings(kes_onnx_conformance)
     if(EXISTS ${KES_ONNX_TESTDATA_DIR})
@@ -106,7 +106,7 @@ function(engine_convert_after_module)
     endif()
 
     kes_add_fuzzer(engine onnx_import SOURCE fuzz/fuzz_onnx_import.cpp
-                   SEEDS ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/seeds_onnx)
+                   SEEDS ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/seeds_onnx LIBS kes_convert)
     target_include_directories(kes_fuzz_onnx_import PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
   endif()
 endfunction()

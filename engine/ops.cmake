@@ -42,7 +42,8 @@ set(engine_ops_test_sources
 function(engine_ops_after_module)
   if(KES_BUILD_TESTS)
     kes_add_test(engine TARGET kes_engine_ops_tests
-                 SOURCES ${engine_ops_test_sources} ${PROJECT_SOURCE_DIR}/tests/common/alloc_counter.cpp)
+                 SOURCES ${engine_ops_test_sources} ${PROJECT_SOURCE_DIR}/tests/common/alloc_counter.cpp
+                 LIBS kes_convert)
     target_include_directories(kes_engine_ops_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src
                                                             ${CMAKE_CURRENT_SOURCE_DIR}/tests
                                                             ${PROJECT_SOURCE_DIR}/tests/common)

