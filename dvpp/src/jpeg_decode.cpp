@@ -186,7 +186,7 @@ DecodePlan plan_decode(kes_dvpp_channel* ch, const void* data, size_t size, kes_
     p.out_w = orientation_swaps(p.orientation) ? p.scaled_h : p.scaled_w;
     p.out_h = orientation_swaps(p.orientation) ? p.scaled_w : p.scaled_h;
     // spec §2.4: 310P/310B round odd sizes down to even for 4:2:0 output.
-    if (b.board == KES_BOARD_310B && is_420(p.format)) {
+    if (b.jpegd_even_420 && is_420(p.format)) {
         if (p.out_w > 1) p.out_w &= ~1u;
         if (p.out_h > 1) p.out_h &= ~1u;
     }

@@ -394,8 +394,8 @@ std::string hw_refusal(const kes_vdec* v, const StreamForm& s) {
         if (w < v->profile.vdec_min_dim || h < v->profile.vdec_min_dim || w > v->profile.vdec_max_dim ||
             h > v->profile.vdec_max_dim)
             return "a stream outside VDEC's size limits";
-        if (h265 && v->profile.board == KES_BOARD_310B && w > 5400)
-            return "an H.265 stream wider than 5400 on the 310B";
+        if (h265 && v->profile.vdec_h265_max_width && w > v->profile.vdec_h265_max_width)
+            return "an H.265 stream wider than the profile's vdec_h265_max_width";
         if (v->cfg.max_pixels && uint64_t(w) * h > v->cfg.max_pixels) return "a stream above config.max_pixels";
     }
     return "";

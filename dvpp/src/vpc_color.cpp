@@ -251,14 +251,15 @@ extern "C" kes_status kes_vpc_convert_color(kes_dvpp_channel* channel, const kes
                      "conversion %s -> %s is not supported (NV12/NV21/I420 <-> RGB888/BGR888, between NV12/NV21/I420, "
                      "and to YUV400)",
                      kes_pixel_format_name(in->format), kes_pixel_format_name(out_format));
-        if (b.board == KES_BOARD_310) {
+        if (b.vpc_output_420sp_only)
             KES_REQUIRE(of == KES_PIXEL_NV12 || of == KES_PIXEL_NV21,
-                        "VPC output on the 310 profile is NV12 or NV21 only (got %s; spec §2.3)",
+                        "VPC output on the %s profile is NV12 or NV21 only (got %s; spec §2.3)", b.name,
                         kes_pixel_format_name(out_format));
+        if (b.vpc_csc_bt601_wide_only)
             KES_REQUIRE(mx == KES_VPC_CSC_BT601_WIDE,
-                        "the 310 profile has no colour-matrix setting (acldvppCscMatrix, spec §2.1): only "
-                        "KES_VPC_CSC_BT601_WIDE");
-        }
+                        "the %s profile has no colour-matrix setting (acldvppCscMatrix, spec §2.1): only "
+                        "KES_VPC_CSC_BT601_WIDE",
+                        b.name);
         // spec §2.3: VPC silently rounds odd input sizes down to even.
         const uint32_t w = in->width & ~1u, h = in->height & ~1u;
         kes::vpc::check_input_size(b, in->format, w, h);

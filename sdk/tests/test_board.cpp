@@ -51,6 +51,20 @@ TEST(Board, ProfilesCarryTheSpecNumbers) {
     EXPECT_STREQ(h->name, "host");
     EXPECT_EQ(a->board, KES_BOARD_310);
     EXPECT_EQ(b->board, KES_BOARD_310B);
+    // The rules that were identity checks in dvpp, now profile fields (0 on the host: no such rule).
+    EXPECT_EQ(a->jpegd_even_420, 0u);
+    EXPECT_EQ(b->jpegd_even_420, 1u);
+    EXPECT_EQ(a->vpc_output_420sp_only, 1u);
+    EXPECT_EQ(b->vpc_output_420sp_only, 0u);
+    EXPECT_EQ(a->vpc_csc_bt601_wide_only, 1u);
+    EXPECT_EQ(b->vpc_csc_bt601_wide_only, 0u);
+    EXPECT_EQ(a->venc_width_stride_align, 16u);
+    EXPECT_EQ(b->venc_width_stride_align, 16u);
+    EXPECT_EQ(b->vdec_h265_max_width, 5400u);
+    EXPECT_EQ(a->vdec_h265_max_width, 0u);
+    for (uint32_t rule : {h->jpegd_even_420, h->vpc_output_420sp_only, h->vpc_csc_bt601_wide_only,
+                          h->venc_width_stride_align, h->vdec_h265_max_width})
+        EXPECT_EQ(rule, 0u);
 }
 
 TEST(Board, NamesParseInTheirCommonSpellings) {

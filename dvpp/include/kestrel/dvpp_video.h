@@ -95,8 +95,8 @@
  *   - VENC: libx264/libx265 with FFmpeg's default preset; CRF 23 (H.264) / 28 (H.265) unless
  *     bitrate_kbps is set (then average bitrate). MP4 files get their index at kes_venc_finish.
  *   - VENC input: NV12/NV21, even width and height within venc_min_dim..venc_max_dim; on the board
- *     profiles the width stride must be a multiple of 16 (spec §2.8, KES_VENC_WIDTH_STRIDE_ALIGN;
- *     board.h has no VENC stride field yet). No B-frames (the boards' VENC writes none).
+ *     profiles the width stride must be a multiple of kes_board_profile.venc_width_stride_align (16,
+ *     spec §2.8). No B-frames (the boards' VENC writes none).
  */
 #ifndef KESTREL_DVPP_VIDEO_H
 #define KESTREL_DVPP_VIDEO_H
@@ -112,7 +112,9 @@ KES_BEGIN_DECLS
 /* pts value of a frame without a timestamp (FFmpeg's AV_NOPTS_VALUE). */
 #define KES_VIDEO_NO_PTS ((int64_t)INT64_MIN)
 
-/* VENC input width stride alignment on the board profiles (spec §2.8: widthStride = align16(w)). */
+/* VENC input width stride alignment on the board profiles (spec §2.8: widthStride = align16(w)). The
+ * rule lives in the profile (kes_board_profile.venc_width_stride_align, 0 on the host); this constant
+ * stays for code written against it and equals the boards' value. */
 #define KES_VENC_WIDTH_STRIDE_ALIGN 16u
 
 typedef enum kes_video_codec {

@@ -78,6 +78,13 @@ typedef struct kes_board_profile {
     uint32_t aipp_max_src_dim;           /* src_image_size_w/h upper bound */
     uint32_t aipp_dynamic_max_out_width; /* dynamic AIPP: output width after padding */
     uint32_t aipp_supports_resize;       /* 0 on every 310-class board */
+
+    /* Rules that were identity checks in the code (added after the first release; 0 = no such rule) */
+    uint32_t jpegd_even_420;          /* 1: odd sizes of 4:2:0 JPEGD output round down to even (310B, §2.4) */
+    uint32_t vpc_output_420sp_only;   /* 1: VPC writes NV12/NV21 only (310, §2.3) */
+    uint32_t vpc_csc_bt601_wide_only; /* 1: no colour-matrix setting, BT.601 full range only (310, §2.1) */
+    uint32_t venc_width_stride_align; /* VENC input width stride multiple (16 on the boards, §2.8) */
+    uint32_t vdec_h265_max_width;     /* H.265 width limit of VDEC (5400 on 310B, §2.7); 0: vdec_max_dim */
 } kes_board_profile;
 
 /* The rules of `board`; NULL for values outside the enum. The pointer is to static storage. */
