@@ -4,6 +4,7 @@
 // counted, and every fault ends in a clear status with nothing leaked (the simulator's aclFinalize, run
 // by kes_backend_shutdown, fails on any descriptor or DVPP buffer left behind).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -97,19 +98,24 @@ Diff compare(const kes_image& a, const kes_image& b) {
 
 std::vector<uint8_t> jpegtran(const std::vector<uint8_t>& jpeg, const char* option) {
     const std::string dir = KES_TEST_TMPDIR;
-    const std::string in = dir + "/dvpp_ascend_in.jpg", out = dir + "/dvpp_ascend_out.jpg";
+    // One pair of files per process: ctest runs the SoC/run-mode instances of a test in parallel.
+    const std::string tag = std::to_string(static_cast<long>(getpid()));
+    const std::string in = dir + "/dvpp_ascend_in_" + tag + ".jpg", out = dir + "/dvpp_ascend_out_" + tag + ".jpg";
     FILE* f = std::fopen(in.c_str(), "wb");
     if (!f) return {};
     std::fwrite(jpeg.data(), 1, jpeg.size(), f);
     std::fclose(f);
     const std::string cmd = std::string("jpegtran ") + option + " -outfile " + out + " " + in + " 2>/dev/null";
-    if (std::system(cmd.c_str()) != 0) return {};
+    const int rc = std::system(cmd.c_str());
+    std::remove(in.c_str());
+    if (rc != 0) return {};
     f = std::fopen(out.c_str(), "rb");
     if (!f) return {};
     std::vector<uint8_t> bytes;
     unsigned char buf[4096];
     for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) bytes.insert(bytes.end(), buf, buf + n);
     std::fclose(f);
+    std::remove(out.c_str());
     return bytes;
 }
 
