@@ -134,6 +134,10 @@ kes_vpc_roi check_nv_crop(const kes_board_profile& b, const kes_image& in, const
 void check_nv_resize(const kes_board_profile& b, const kes_vpc_roi& roi, uint32_t out_w, uint32_t out_h,
                      const char* what);
 
+// Fills the visible pixels of an NV12/NV21 image with one colour (letterbox padding; CPU-addressable
+// memory only).
+void fill_nv(const kes_image& img, uint8_t y, uint8_t u, uint8_t v);
+
 // Resizes the inclusive `roi` of an NV12/NV21 image into the rectangle `area` of `out` (same format;
 // area left/top/width/height even): luma as one plane, chroma as a plane of interleaved pairs (the
 // pairs under the ROI). No checks: callers validate first.

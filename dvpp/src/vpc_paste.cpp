@@ -38,22 +38,6 @@ void check_canvas(const kes_board_profile& b, const kes_image& canvas, const kes
                 canvas.width_stride, canvas.height_stride, wa, ha, b.name);
 }
 
-void fill_nv(const kes_image& img, uint8_t y, uint8_t u, uint8_t v) {
-    kes_image_plane py, pc;
-    check_sdk(kes_image_get_plane(&img, 0, &py), "output luma");
-    check_sdk(kes_image_get_plane(&img, 1, &pc), "output chroma");
-    for (uint32_t r = 0; r < py.rows; ++r) std::memset(py.data + size_t(r) * py.stride, y, py.row_bytes);
-    const bool vu = enum_value(img.format) == KES_PIXEL_NV21;
-    const uint8_t first = vu ? v : u, second = vu ? u : v;
-    for (uint32_t r = 0; r < pc.rows; ++r) {
-        uint8_t* d = pc.data + size_t(r) * pc.stride;
-        for (uint32_t i = 0; i + 1 < pc.row_bytes; i += 2) {
-            d[i] = first;
-            d[i + 1] = second;
-        }
-    }
-}
-
 // The largest even-sized area of the crop's aspect ratio inside out_w × out_h, placed per `align`.
 kes_vpc_roi letterbox_area(const kes_board_profile& b, uint32_t cw, uint32_t ch, uint32_t out_w, uint32_t out_h,
                            kes_vpc_letterbox_align align) {
@@ -74,6 +58,23 @@ kes_vpc_roi letterbox_area(const kes_board_profile& b, uint32_t cw, uint32_t ch,
 }
 
 }  // namespace
+
+void fill_nv(const kes_image& img, uint8_t y, uint8_t u, uint8_t v) {
+    kes_image_plane py, pc;
+    check_sdk(kes_image_get_plane(&img, 0, &py), "output luma");
+    check_sdk(kes_image_get_plane(&img, 1, &pc), "output chroma");
+    for (uint32_t r = 0; r < py.rows; ++r) std::memset(py.data + size_t(r) * py.stride, y, py.row_bytes);
+    const bool vu = enum_value(img.format) == KES_PIXEL_NV21;
+    const uint8_t first = vu ? v : u, second = vu ? u : v;
+    for (uint32_t r = 0; r < pc.rows; ++r) {
+        uint8_t* d = pc.data + size_t(r) * pc.stride;
+        for (uint32_t i = 0; i + 1 < pc.row_bytes; i += 2) {
+            d[i] = first;
+            d[i + 1] = second;
+        }
+    }
+}
+
 }  // namespace vpc
 }  // namespace kes
 

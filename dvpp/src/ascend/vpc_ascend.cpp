@@ -11,6 +11,7 @@
 #include "dvpp_internal.hpp"
 #include "kes/error.hpp"
 #include "kes/math.hpp"
+#include "vpc_internal.hpp"
 
 namespace kes {
 namespace {
@@ -178,19 +179,12 @@ std::string vpc_letterbox_hw(AscendDvpp& hw, const kes_image& in, const kes_vpc_
     canvas.height_stride = g.height_stride;
     canvas.data = output.device_data();
     canvas.size = output.device_size();
-    kes_image_plane py, pc;
-    check_sdk(kes_image_get_plane(&canvas, 0, &py), "letterbox luma");
-    check_sdk(kes_image_get_plane(&canvas, 1, &pc), "letterbox chroma");
-    const size_t luma_bytes = size_t(py.stride) * canvas.height_stride;
     if (cpu_fill) {
-        std::memset(py.data, fill[0], luma_bytes);
-        const bool vu = enum_value(in.format) == KES_PIXEL_NV21;
-        uint8_t* c = py.data + luma_bytes;
-        for (size_t i = 0; i + 1 < bytes - luma_bytes; i += 2) {
-            c[i] = vu ? fill[2] : fill[1];
-            c[i + 1] = vu ? fill[1] : fill[2];
-        }
+        vpc::fill_nv(canvas, fill[0], fill[1], fill[2]);
     } else {
+        kes_image_plane py;
+        check_sdk(kes_image_get_plane(&canvas, 0, &py), "letterbox luma");
+        const size_t luma_bytes = size_t(py.stride) * canvas.height_stride;
         const acl::Api& rt = acl::require();
         acl::check("aclrtMemset", rt.aclrtMemset(py.data, luma_bytes, fill[0], luma_bytes));
         acl::check("aclrtMemset",
