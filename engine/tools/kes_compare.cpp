@@ -21,8 +21,8 @@
 
 #include "kes/error.hpp"
 #include "kes/file.hpp"
+#include "kes/npy.hpp"
 #include "kestrel/tensor.h"
-#include "npy.hpp"
 
 namespace {
 

@@ -22,9 +22,9 @@
 
 #include "kes/error.hpp"
 #include "kes/file.hpp"
+#include "kes/npy.hpp"
 #include "kestrel/engine.h"
 #include "kestrel/trace.h"
-#include "npy.hpp"
 
 namespace {
 

@@ -13,8 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -25,6 +27,8 @@
 
 #include "fv_internal.hpp"
 #include "kes/error.hpp"
+#include "kes/file.hpp"
+#include "kes/npy.hpp"
 #include "kestrel/fv.h"
 #include "kestrel/trace.h"
 #include "vector_files.hpp"
@@ -210,29 +214,40 @@ Matrix open_matrix(const std::string& path, const Args& a) {
     return m;
 }
 
+// An output file (export, encode, id maps) written through kes::AtomicFile, the sdk's one file
+// writer: buffered, and in place only once close() succeeds, so a command that fails half-way leaves
+// the previous file (or none), never half of a new one.
 class OutFile {
 public:
-    explicit OutFile(const std::string& path) : path_(path), f_(std::fopen(path.c_str(), "wb")) {
-        if (!f_) failure("cannot create " + path + ": " + std::strerror(errno));
-    }
-    ~OutFile() {
-        if (f_) std::fclose(f_);
-    }
+    explicit OutFile(const std::string& path) : file_(path) {}
     OutFile(const OutFile&) = delete;
     OutFile& operator=(const OutFile&) = delete;
     void write(const void* p, size_t n) {
-        if (n && std::fwrite(p, 1, n, f_) != n) failure("writing " + path_ + ": " + std::strerror(errno));
+        const auto* b = static_cast<const uint8_t*>(p);
+        buffer_.insert(buffer_.end(), b, b + n);
+        if (buffer_.size() >= kFlushBytes) flush();
+    }
+    void print(const char* fmt, ...) __attribute__((format(printf, 2, 3))) {
+        char line[256];
+        va_list ap;
+        va_start(ap, fmt);
+        const int n = std::vsnprintf(line, sizeof line, fmt, ap);
+        va_end(ap);
+        write(line, static_cast<size_t>(std::min<int>(n, sizeof line - 1)));
     }
     void close() {
-        FILE* f = f_;
-        f_ = nullptr;
-        if (std::fclose(f) != 0) failure("writing " + path_ + ": " + std::strerror(errno));
+        flush();
+        file_.commit();
     }
-    FILE* get() { return f_; }
 
 private:
-    std::string path_;
-    FILE* f_;
+    static constexpr size_t kFlushBytes = size_t{1} << 20;
+    void flush() {
+        file_.write(buffer_.data(), buffer_.size());
+        buffer_.clear();
+    }
+    kes::AtomicFile file_;
+    std::vector<uint8_t> buffer_;
 };
 
 std::string log_path(const std::string& repo_path) {
@@ -734,13 +749,13 @@ int cmd_modify(int argc, char** argv) {
 void write_id_map(const std::string& path, const std::vector<kes_fv_feature_id>& ids) {
     OutFile out(path);
     if (ends_with(path, ".npy")) {
-        const auto h = kes::fv::npy_header(ids.size(), 3, "<u4");
+        const auto h = kes::npy::header(KES_U32, {static_cast<int64_t>(ids.size()), 3});
         out.write(h.data(), h.size());
         static_assert(sizeof(kes_fv_feature_id) == 12, "kes_fv_feature_id is three packed uint32");
         out.write(ids.data(), ids.size() * sizeof(kes_fv_feature_id));
     } else {
-        std::fputs("id0,id1,offset\n", out.get());
-        for (const auto& id : ids) std::fprintf(out.get(), "%u,%u,%u\n", id.id0, id.id1, id.offset);
+        out.print("id0,id1,offset\n");
+        for (const auto& id : ids) out.print("%u,%u,%u\n", id.id0, id.id1, id.offset);
     }
     out.close();
 }
@@ -782,7 +797,7 @@ int cmd_export(int argc, char** argv) {
             libs.push_back(l);
     OutFile out(out_path);
     if (npy) {
-        const auto h = kes::fv::npy_header(rows, dim);
+        const auto h = kes::npy::header(KES_F32, {static_cast<int64_t>(rows), static_cast<int64_t>(dim)});
         out.write(h.data(), h.size());
     }
     std::vector<float> v(dim);

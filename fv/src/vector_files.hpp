@@ -1,9 +1,11 @@
-// vector_files.hpp — readers and writers of the float-matrix files embeddings come in: NumPy .npy
-// (float32, C order, 2-D), .fvecs (per row: int32 dim, then dim float32) and headerless raw f32.
+// vector_files.hpp — readers of the float-matrix files embeddings come in: NumPy .npy (float32, C
+// order, 2-D; the format itself is the sdk's kes/npy.hpp, which kes-fv also writes with), .fvecs (per
+// row: int32 dim, then dim float32) and headerless raw f32.
 // Internal C++ API for the kes-fv CLI (fv/cli) and the fuzz targets; not installed.
 //
 // The readers parse outside data: they check every size against the bytes given before reading or
-// allocating, never read past `size`, and throw kes::Error(KES_ERR_CORRUPT_DATA) naming the problem.
+// allocating, never read past `size`, and throw kes::Error naming the problem
+// (KES_ERR_CORRUPT_DATA, or KES_ERR_UNSUPPORTED as said below).
 // They do not check the values (kes_fv_repo_add and kes_fv_pq_* refuse non-finite ones).
 #pragma once
 
@@ -24,8 +26,10 @@ struct MatrixLayout {
     uint64_t row_stride = 0;
 };
 
-// .npy versions 1.0, 2.0 and 3.0; descr '<f4' (or '=f4'/'f4'), fortran_order False, shape (rows,
-// cols) with 1 ≤ cols ≤ KES_FV_DIM_MAX; the data must fill the rest of the file exactly.
+// A .npy file (kes/npy.hpp: versions 1.0 to 3.0, C order) of float32 with shape (rows, cols),
+// 1 ≤ cols ≤ KES_FV_DIM_MAX. A valid .npy file of another dtype or shape: KES_ERR_CORRUPT_DATA here
+// (not a matrix of embeddings); one kes/npy.hpp does not read (big-endian, Fortran order):
+// KES_ERR_UNSUPPORTED.
 MatrixLayout parse_npy(const uint8_t* data, size_t size);
 // .fvecs: every record has the same dim in [1, KES_FV_DIM_MAX]; the file is a whole number of
 // records. An empty file has 0 rows and 0 cols.
@@ -35,10 +39,6 @@ MatrixLayout parse_raw_f32(size_t size, uint32_t dim);
 
 // Copies rows [first, first + count) of a layout from the parsed buffer into out (count × cols).
 void copy_rows(const uint8_t* data, const MatrixLayout& m, uint64_t first, uint64_t count, float* out);
-
-// The bytes of a version 1.0 .npy header for a C-order (rows, cols) array of `descr` elements
-// (default float32; "<u4" for the id maps); the data follows.
-std::vector<uint8_t> npy_header(uint64_t rows, uint32_t cols, const char* descr = "<f4");
 
 }  // namespace fv
 }  // namespace kes

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kes/error.hpp"
+#include "kes/npy.hpp"
 #include "kestrel/fv.h"
 #include "vector_files.hpp"
 
@@ -27,7 +28,7 @@ std::vector<uint8_t> read_all(const std::string& path) {
 }
 
 bool write_npy(const std::string& path, const float* x, uint32_t rows) {
-    std::vector<uint8_t> b = kes::fv::npy_header(rows, kDim);
+    std::vector<uint8_t> b = kes::npy::header(KES_F32, {rows, kDim});
     const uint8_t* p = reinterpret_cast<const uint8_t*>(x);
     b.insert(b.end(), p, p + size_t{rows} * kDim * 4);
     std::ofstream out(path, std::ios::binary);

@@ -1,6 +1,5 @@
 // convert.cpp — the conversion pipeline (convert.hpp) and the C API of kestrel/convert.h.
 #include "convert.hpp"
-#include "../npy.hpp"
 
 #include <unistd.h>
 
@@ -17,6 +16,7 @@
 #include "kes/error.hpp"
 #include "kes/file.hpp"
 #include "kes/math.hpp"
+#include "kes/npy.hpp"
 #include "kestrel/convert.h"
 #ifdef KES_ENGINE_HAVE_AIPP
 #include "kestrel/aipp.h"
