@@ -7,7 +7,8 @@
 #                       run every test natively and on the emulated board (qemu), check formatting and
 #                       the installed package (find_package + pkg-config). .ci/run calls exactly this.
 # Other commands: deps [host|all], build <preset>, check <preset>, bench, bench-engine (P6: models vs ONNX
-# Runtime and OpenCV DNN), bench-readme (both, into README.md's table), format, format-check, consumer.
+# Runtime and OpenCV DNN), bench-readme (both, into README.md's table), format, format-check, consumer,
+# fuzz [--seconds N] [--jobs J] [target...] (every fuzz target with libFuzzer, ASan+UBSan; default 600 s each).
 # Runs on a fresh Debian 12 as root (or with sudo); package installs are skipped when already done.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -156,13 +157,25 @@ case "${1:-}" in
     [ "$fail" = 0 ] && [ "$TOTAL_FAILED" = 0 ]
     ;;
   deps) deps "${2:-all}" ;;
+  fuzz)
+    deps host
+    ensure_packages clang libclang-rt-14-dev python3  # libFuzzer is in clang's runtime package
+    log "configure + build: fuzz (clang, libFuzzer, ASan+UBSan)"
+    cmake --preset fuzz >/dev/null
+    targets=$(cmake --build --preset fuzz -- -t targets all | sed -n 's/^\(kes_fuzz_[a-z0-9_]*\): .*/\1/p' | sort -u)
+    cmake --build --preset fuzz -j "$JOBS" --target $targets
+    bash tools/fuzz/run.sh build/fuzz --jobs "$JOBS" "${@:2}"
+    ;;
   build) build "${2:?preset}" ;;
   check) build "${2:?preset}" && check "$2" ;;
   bench)
     deps host
-    ensure_packages libopencv-dev libfaiss-dev  # peers: OpenCV (aipp, dvpp), FAISS (fv)
+    # peers: OpenCV (aipp, dvpp), FAISS with OpenBLAS (fv)
+    ensure_packages libopencv-dev libfaiss-dev libopenblas-pthread-dev
     build host
-    ./build/host/bench/kes-bench "${@:2}"
+    # P10's GFLOP/s are reported against this machine's measured FMA peak.
+    KES_BENCH_FMA_PEAK_GFLOPS=$(./build/host/bench/kes-fma-peak | sed -n 's/.*"gflops":\([0-9.]*\).*/\1/p') \
+      ./build/host/bench/kes-bench "${@:2}"
     ;;
   bench-engine)
     deps host
