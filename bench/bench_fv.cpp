@@ -13,8 +13,13 @@
 // 10000000; 0 skips it). Every pair checks before timing that both sides return the same top-10
 // (ranks may trade places only between scores equal to float rounding); a mismatch fails the case.
 // Counters: GB/s = bytes of stored features scanned per second; P9 also recall@10 of the int8 scan
-// (no re-rank) against the exact f32 top-10 of the same vectors.
+// (no re-rank) against the exact f32 top-10 of the same vectors. P8/P10 also GFLOP/s (2·M·N·d per
+// search) and, when KES_BENCH_FMA_PEAK_GFLOPS gives the measured single-core FMA peak (./kestrel.sh
+// bench sets it from kes-fma-peak), peak% = GFLOP/s over the peak of the 2 threads used.
+// FAISS's M:N search is one sgemm per block of rows, so it is only as fast as the BLAS it links: the
+// first case prints which one that is (bench/fv.cmake links OpenBLAS).
 #include <benchmark/benchmark.h>
+#include <dlfcn.h>
 #include <faiss/IndexFlat.h>
 #include <faiss/IndexPQ.h>
 #include <omp.h>
@@ -168,9 +173,34 @@ void set_counters(benchmark::State& st, double bytes_per_iter) {
         benchmark::Counter(bytes_per_iter * static_cast<double>(st.iterations()) / 1e9, benchmark::Counter::kIsRate);
 }
 
+// GFLOP/s of an inner-product search (a multiply and an add per stored element per query), and its
+// share of the 2-thread FMA peak when the peak is known.
+void set_flop_counters(benchmark::State& st, double flops_per_iter) {
+    const double gflops = flops_per_iter * static_cast<double>(st.iterations()) / 1e9;
+    st.counters["GFLOP/s"] = benchmark::Counter(gflops, benchmark::Counter::kIsRate);
+    const char* peak = std::getenv("KES_BENCH_FMA_PEAK_GFLOPS");
+    if (peak && std::atof(peak) > 0)
+        st.counters["peak%"] =
+            benchmark::Counter(100.0 * gflops / (std::atof(peak) * kThreads), benchmark::Counter::kIsRate);
+}
+
+// Which BLAS FAISS runs on: OpenBLAS says so through openblas_get_config; the reference BLAS has no
+// such call. Printed once, beside the results it explains.
+void say_blas_once() {
+    static const bool said = [] {
+        using Config = const char* (*)();
+        const auto config = reinterpret_cast<Config>(dlsym(RTLD_DEFAULT, "openblas_get_config"));
+        std::fprintf(stderr, "bench_fv: FAISS's BLAS: %s\n",
+                     config ? config() : "not OpenBLAS (the reference libblas?): M:N figures understate FAISS");
+        return true;
+    }();
+    (void)said;
+}
+
 // ---- P8 / P10: f32 inner product vs IndexFlatIP ----------------------------------------------
 
 void check_dense_pair(benchmark::State& st, uint32_t nq) {
+    say_blas_once();
     Dense& d = dense(false);
     const std::vector<float> q = queries(nq, 100 + nq);
     std::vector<kes_fv_result> ours(size_t{nq} * kK);
@@ -202,6 +232,7 @@ void bench_dense_kestrel(benchmark::State& st, uint32_t nq) {
     for (auto _ : st)
         kes_fv_search_batch(d.f32.get(), q.data(), nq, q.size(), &p, res.data(), res.size(), counts.data());
     set_counters(st, static_cast<double>(d.n) * kDim * 4);
+    set_flop_counters(st, 2.0 * nq * static_cast<double>(d.n) * kDim);
 }
 
 void bench_dense_faiss(benchmark::State& st, uint32_t nq) {
@@ -212,6 +243,7 @@ void bench_dense_faiss(benchmark::State& st, uint32_t nq) {
     omp_set_num_threads(kThreads);
     for (auto _ : st) d.flat->search(nq, q.data(), kK, dist.data(), labels.data());
     set_counters(st, static_cast<double>(d.n) * kDim * 4);
+    set_flop_counters(st, 2.0 * nq * static_cast<double>(d.n) * kDim);
 }
 
 // ---- P9: int8 against the DRAM floor ---------------------------------------------------------

@@ -3,6 +3,8 @@
 //
 // Naming contract for benchmark files: register "<case>:<impl>" where impl is "kestrel" for ours and
 // a short peer name otherwise ("malloc", "opencv", "faiss"); Google Benchmark may append "/..." to it.
+// A ratio compares CPU times, or wall times for cases registered with UseRealTime (threads, I/O); a
+// case with repetitions contributes its median.
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -31,15 +33,25 @@ public:
     void ReportRuns(const std::vector<Run>& runs) override {
         ConsoleReporter::ReportRuns(runs);
         for (const Run& run : runs) {
-            if (run.error_occurred || run.run_type != Run::RT_Iteration || run.iterations == 0) continue;
-            std::string name = run.benchmark_name();
+            if (run.error_occurred || run.iterations == 0) continue;
+            // A case run with repetitions is reported by its median (the noise-robust figure); its
+            // other aggregates, and its single repetitions when they are shown too, are not ratios.
+            const bool median = run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
+            if (run.run_type != Run::RT_Iteration && !median) continue;
+            if (run.run_type == Run::RT_Iteration && run.repetitions > 1) continue;
+            // The case's own name: without the min_time/repeats/real_time suffixes settings append.
+            std::string name = run.run_name.function_name;
+            if (!run.run_name.args.empty()) name += "/" + run.run_name.args;
             const size_t colon = name.rfind(':');
             if (colon == std::string::npos) continue;
             const size_t slash = name.find('/', colon);
             const std::string impl =
                 name.substr(colon + 1, slash == std::string::npos ? std::string::npos : slash - colon - 1);
             const std::string key = name.substr(0, colon) + (slash == std::string::npos ? "" : name.substr(slash));
-            const double ns = run.GetAdjustedRealTime() * multiplier(run.time_unit);
+            // Wall time for cases that ask for it (UseRealTime: several threads, or I/O), else CPU time:
+            // a single-thread case preempted by a neighbour on a shared machine is not slower code.
+            const bool wall = run.run_name.time_type == "real_time";
+            const double ns = (wall ? run.GetAdjustedRealTime() : run.GetAdjustedCPUTime()) * multiplier(run.time_unit);
             if (by_case_.find(key) == by_case_.end()) order_.push_back(key);
             by_case_[key].push_back({impl, ns});
         }
@@ -96,6 +108,18 @@ int main(int argc, char** argv) {
 #if KES_BENCH_AIPP_VS_OPENCV
     kes_bench_register_aipp();
 #endif
+    // Cases with repetitions (the short single-thread ones, whose ratio a burst of load on a shared
+    // machine can swing) run their repetitions interleaved with their peer's in random order, so both
+    // sides sample the same load; an explicit flag on the command line still wins.
+    std::vector<char*> args(argv, argv + argc);
+    char interleave[] = "--benchmark_enable_random_interleaving=true";
+    bool user_set = false;
+    for (int i = 1; i < argc; ++i)
+        user_set |= std::string(argv[i]).rfind("--benchmark_enable_random_interleaving", 0) == 0;
+    if (!user_set) args.insert(args.begin() + 1, interleave);
+    args.push_back(nullptr);
+    argc = static_cast<int>(args.size()) - 1;
+    argv = args.data();
     benchmark::Initialize(&argc, argv);
     if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
     RatioReporter reporter;

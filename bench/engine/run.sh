@@ -28,10 +28,11 @@ files=$cache/files
 for f in blazeface_256.onnx blazeface_128.onnx mobilefacenet.tflite mtcnn_pnet.tflite; do
   [ -f "$files/$f" ] || { echo "run.sh: $files/$f missing: run engine/tests/models/fetch_models.sh" >&2; exit 1; }
 done
-[ -x "$build/engine/kes-model-bench" ] || { echo "run.sh: build $build first (kes-model-bench)" >&2; exit 1; }
+for t in engine/kes-model-bench bench/kes-fma-peak; do
+  [ -x "$build/$t" ] || { echo "run.sh: build $build first ($t)" >&2; exit 1; }
+done
 work="$build/bench-engine"
 mkdir -p "$work"
-g++ -O2 -march=native -std=c++17 "$root/bench/engine/fma_peak.cpp" -o "$work/fma_peak"
 g++ -O2 -std=c++17 -I/usr/include/opencv4 "$root/bench/engine/opencv_dnn_bench.cpp" -o "$work/opencv_dnn_bench" \
   -lopencv_dnn -lopencv_core
 export NODE_PATH="$cache/ort/node_modules"
@@ -43,7 +44,7 @@ for m in blazeface_256 blazeface_128; do "$build/engine/kes-convert" "$files/$m.
 field() { sed -n "s/.*\"$2\":\([^,}]*\).*/\1/p" <<<"$1" | tr -d '"'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 results=()
-peak=$("$work/fma_peak")
+peak=$("$build/bench/kes-fma-peak")
 peak_gflops=$(field "$peak" gflops)
 echo "machine: $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1), $(nproc) CPUs; FMA peak (1 core, $(field "$peak" isa)): $peak_gflops GFLOP/s"
 echo "$iterations runs after 20 warm-up; ratio = Kestrel / peer (≤ 1: Kestrel as fast or faster)"
