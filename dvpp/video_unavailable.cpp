@@ -24,7 +24,7 @@ void kes_vdec_config_init(kes_vdec_config* config) {
     config->output_format = KES_PIXEL_NV12;
     config->frame_interval = 1;
     config->rtsp_transport = KES_RTSP_TCP;
-    config->timeout_ms = 5000;
+    config->timeout_ms = 5000;  // reconnect AUTO and its 0s (defaults resolved at create) by the memset
 }
 
 kes_status kes_vdec_create(const kes_vdec_config*, kes_vdec** out_vdec) {
@@ -51,6 +51,10 @@ kes_status kes_vdec_get_stream_info(kes_vdec*, kes_vdec_stream_info*) {
 }
 
 kes_status kes_vdec_get_stats(const kes_vdec*, kes_vdec_stats*) {
+    return unavailable(__func__);
+}
+
+kes_status kes_vdec_get_health(const kes_vdec*, kes_vdec_health*) {
     return unavailable(__func__);
 }
 

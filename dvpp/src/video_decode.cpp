@@ -8,12 +8,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <climits>
 #include <cstring>
 #include <deque>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 extern "C" {
@@ -136,7 +139,17 @@ bool is_network(const std::string& source) {
     return source.find("://") != std::string::npos && source.rfind("file:", 0) != 0;
 }
 
+bool is_rtsp(const std::string& source) {
+    std::string scheme = source.substr(0, source.find("://"));
+    std::transform(scheme.begin(), scheme.end(), scheme.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    return scheme == "rtsp" || scheme == "rtsps";
+}
+
 constexpr uint32_t kDefaultTimeoutMs = 5000;
+// Reconnect defaults (dvpp_video.h "Reconnect"): a camera that reboots is back within tens of seconds;
+// 10 s between attempts at most keeps a dead one from costing anything.
+constexpr uint32_t kDefaultReconnectDelayMs = 500;
+constexpr uint32_t kDefaultReconnectMaxDelayMs = 10000;
 // After a flush the decoder must reach EOF; a decoder that keeps failing is given up on after this many.
 constexpr int kMaxDrainErrors = 1000;
 constexpr int kMaxErrorsPerDrain = 64;
@@ -204,6 +217,35 @@ struct kes_vdec {
         uint64_t index;
     };
     std::deque<HwReady> hw_ready;  // pictures to deliver (DVPP memory), in order
+
+    // Reconnect (network sources, dvpp_video.h "Reconnect"). The channel's timeline (time_base, pts) is
+    // the first connection's; later connections' packets are rescaled and shifted onto it.
+    bool reconnect = false;  // the policy, resolved at create
+    bool link_down = false;  // lost: reconnect_step runs before the next read
+    bool stopped = false;    // lost for good: every read fails with stop_text
+    std::string stop_text;
+    std::string loss_cause;             // why the link went down
+    bool session_proved = true;         // the current connection gave a packet (resets the backoff)
+    uint32_t failed_attempts = 0;       // in a row
+    uint32_t delay_ms = 0;              // the wait before the next attempt
+    int64_t next_attempt_ns = 0;        // steady clock
+    bool wait_keyframe = false;         // packets before the next key frame are passed over
+    uint64_t session_packets = 0;       // video packets of the current connection
+    AVRational session_tb{1, 1000000};  // the current connection's time base
+    bool pts_rebase = false;            // the next packet with a timestamp sets pts_offset
+    int64_t pts_offset = 0;             // added to the current connection's timestamps (channel time base)
+    int64_t last_pts = AV_NOPTS_VALUE;  // the largest timestamp fed so far (channel time base)
+    int64_t last_packet_ns = 0;         // when it came (steady clock)
+    uint64_t frames_dropped = 0;        // kes_vdec_health.frames_dropped without the corrupt packets
+    uint64_t reconnects = 0, reconnect_attempts = 0;
+    kes_vdec_state state = KES_VDEC_STATE_RUNNING;
+    kes_status last_error = KES_OK;
+    std::string last_error_text;
+
+    // What kes_vdec_get_health reads from any thread: published by the reading thread (publish_health).
+    mutable std::mutex health_mu;
+    kes_vdec_health health{};
+    int64_t health_next_attempt_ns = 0;
 
     ~kes_vdec() {
         if (channel_reserved) kes::g_open_channels.fetch_sub(1);
@@ -295,6 +337,7 @@ void drain(kes_vdec* v) {
         const bool interval_ok = v->cfg.keyframes_only || index % v->cfg.frame_interval == 0;
         if (!interval_ok || (concealed && v->cfg.drop_concealed)) {
             ++v->stats.frames_skipped;
+            if (interval_ok) ++v->frames_dropped;  // drop_concealed: a drop; frame_interval: asked for
             continue;
         }
         v->ready.push_back({std::move(f), index, concealed});
@@ -679,7 +722,11 @@ bool deliver_hw(kes_vdec* v, kes_vdec_frame* out) {
     return true;
 }
 
-void open_source(kes_vdec* v) {
+using FormatPtr = std::unique_ptr<AVFormatContext, FormatCloser>;
+
+// Opens v->source and finds its video stream (H.264/H.265, and config.codec's if set); returns the
+// stream's index. Network waits are bounded by timeout_ms. Throws kes::Error.
+int open_input(kes_vdec* v, FormatPtr* out) {
     const char* src = v->source.c_str();
     if (!v->network) {
         struct stat st;
@@ -709,7 +756,7 @@ void open_source(kes_vdec* v) {
         fail(st == KES_ERR_INVALID_ARGUMENT ? KES_ERR_CORRUPT_DATA : st, "cannot open '%s': %s%s", src,
              av_error_text(ret).c_str(), v->deadline.expired ? " (timeout_ms passed)" : "");
     }
-    v->fmt.reset(raw);
+    out->reset(raw);
     if (v->network) v->deadline.arm(v->cfg.timeout_ms);
     ret = avformat_find_stream_info(raw, nullptr);
     if (ret < 0) {
@@ -719,8 +766,7 @@ void open_source(kes_vdec* v) {
     v->deadline.disarm();
     const int idx = av_find_best_stream(raw, AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
     if (idx < 0) fail(KES_ERR_UNSUPPORTED, "'%s' has no video stream", src);
-    const AVStream* st = raw->streams[idx];
-    const AVCodecParameters* par = st->codecpar;
+    const AVCodecParameters* par = raw->streams[idx]->codecpar;
     const kes_video_codec codec = codec_of(par->codec_id);
     if (codec == KES_VIDEO_CODEC_UNKNOWN)
         fail(KES_ERR_UNSUPPORTED, "'%s': video codec %s is not H.264 or H.265 (what VDEC decodes)", src,
@@ -728,10 +774,20 @@ void open_source(kes_vdec* v) {
     if (v->cfg.codec != KES_VIDEO_CODEC_UNKNOWN && v->cfg.codec != codec)
         fail(KES_ERR_UNSUPPORTED, "'%s' is %s, config.codec asks for %s", src, codec_name(codec),
              codec_name(v->cfg.codec));
-    v->stream_index = idx;
-    v->time_base = st->time_base;
     for (unsigned i = 0; i < raw->nb_streams; ++i)
         if (int(i) != idx) raw->streams[i]->discard = AVDISCARD_ALL;
+    return idx;
+}
+
+void open_source(kes_vdec* v) {
+    const int idx = open_input(v, &v->fmt);
+    AVFormatContext* raw = v->fmt.get();
+    const AVStream* st = raw->streams[idx];
+    const AVCodecParameters* par = st->codecpar;
+    const kes_video_codec codec = codec_of(par->codec_id);
+    v->stream_index = idx;
+    v->time_base = st->time_base;
+    v->session_tb = st->time_base;
 
     v->info.codec = codec;
     const AVRational fps = st->avg_frame_rate.num > 0 ? st->avg_frame_rate : st->r_frame_rate;
@@ -845,6 +901,7 @@ bool deliver_next(kes_vdec* v, kes_vdec_frame* out) {
     } catch (...) {
         v->ready.pop_front();
         ++v->stats.frames_skipped;
+        ++v->frames_dropped;
         throw;
     }
     const auto* desc = av_pix_fmt_desc_get(static_cast<AVPixelFormat>(f->format));
@@ -862,6 +919,185 @@ bool deliver_next(kes_vdec* v, kes_vdec_frame* out) {
     return true;
 }
 
+// ---- health and reconnect (dvpp_video.h "Reconnect") ------------------------------------------------
+
+// Copies the reading thread's view into the snapshot kes_vdec_get_health reads from any thread.
+void publish_health(kes_vdec* v) noexcept {
+    kes_vdec_health h{};
+    h.struct_size = sizeof h;
+    h.state = v->state;
+    h.frames_decoded = v->stats.frames_decoded;
+    h.frames_delivered = v->stats.frames_delivered;
+    h.frames_dropped = v->stats.corrupt_packets + v->frames_dropped;
+    h.reconnects = v->reconnects;
+    h.reconnect_attempts = v->reconnect_attempts;
+    h.failed_attempts = v->failed_attempts;
+    h.last_error = v->last_error;
+    const size_t n = std::min(v->last_error_text.size(), sizeof h.last_error_text - 1);
+    std::memcpy(h.last_error_text, v->last_error_text.data(), n);
+    h.last_error_text[n] = '\0';
+    std::lock_guard<std::mutex> lock(v->health_mu);
+    v->health = h;
+    v->health_next_attempt_ns = v->state == KES_VDEC_STATE_RECONNECTING ? v->next_attempt_ns : 0;
+}
+
+void note_error(kes_vdec* v, kes_status status, const std::string& text) {
+    v->last_error = status;
+    v->last_error_text = text;
+}
+
+// Ends the channel for good: this read and every later one fail with KES_ERR_IO and `text`.
+[[noreturn]] void stop_channel(kes_vdec* v, const std::string& text) {
+    v->stopped = true;
+    v->stop_text = text;
+    v->state = KES_VDEC_STATE_STOPPED;
+    note_error(v, KES_ERR_IO, text);
+    publish_health(v);
+    fail(KES_ERR_IO, "%s", text.c_str());
+}
+
+// A failed attempt (or a connection that dropped before it gave a packet): the next one waits longer,
+// or the channel gives up.
+void attempt_failed(kes_vdec* v, kes_status status, const std::string& why) {
+    ++v->failed_attempts;
+    note_error(v, status, why);
+    KES_LOGW("dvpp", "VDEC %s: reconnect attempt %u failed: %s", v->source.c_str(), v->failed_attempts, why.c_str());
+    if (v->cfg.reconnect_max_attempts && v->failed_attempts >= v->cfg.reconnect_max_attempts)
+        stop_channel(v, format("'%s': gave up after %u reconnect attempts (lost: %s; last attempt: %s)",
+                               v->source.c_str(), v->failed_attempts, v->loss_cause.c_str(), why.c_str()));
+    v->next_attempt_ns = steady_now_ns() + int64_t(v->delay_ms) * 1000000;
+    v->delay_ms = uint32_t(std::min<uint64_t>(uint64_t(v->delay_ms) * 2, v->cfg.reconnect_max_delay_ms));
+    publish_health(v);
+}
+
+// The connection is gone (`status`, `cause`): what the decoder holds is kept for delivery, the input is
+// closed and the first attempt is scheduled.
+void lose_connection(kes_vdec* v, kes_status status, const std::string& cause) {
+    const std::string text = format("'%s': %s", v->source.c_str(), cause.c_str());
+    KES_LOGW("dvpp", "VDEC %s: connection lost (%s); reconnecting", v->source.c_str(), cause.c_str());
+    v->deadline.arm(v->cfg.timeout_ms);  // closing sends TEARDOWN: never wait on a dead peer for long
+    v->fmt.reset();
+    v->deadline.disarm();
+    if (!v->hw && v->dec) {
+        // The frames in flight are the last of this connection: deliver them; a new decoder starts afresh.
+        send(v, nullptr);
+        v->dec.reset();
+        v->flush_sent = v->decoder_drained = false;
+        v->drain_errors = 0;
+    }
+    v->link_down = true;
+    v->state = KES_VDEC_STATE_RECONNECTING;
+    if (v->session_proved) {
+        v->loss_cause = cause;
+        v->failed_attempts = 0;
+        v->delay_ms = v->cfg.reconnect_delay_ms;
+        v->next_attempt_ns = steady_now_ns() + int64_t(v->delay_ms) * 1000000;
+        v->delay_ms = uint32_t(std::min<uint64_t>(uint64_t(v->delay_ms) * 2, v->cfg.reconnect_max_delay_ms));
+        note_error(v, status, text);
+        publish_health(v);
+    } else {
+        attempt_failed(v, status, "connected, then lost before any packet: " + cause);
+    }
+}
+
+// Opens the source again; throws kes::Error (the attempt failed).
+void reopen(kes_vdec* v) {
+    FormatPtr fmt;
+    const int idx = open_input(v, &fmt);
+    const AVStream* st = fmt->streams[idx];
+    const AVCodecParameters* par = st->codecpar;
+    const kes_video_codec codec = codec_of(par->codec_id);
+    if (codec != v->info.codec)
+        fail(KES_ERR_UNSUPPORTED, "'%s' came back as %s, was %s", v->source.c_str(), codec_name(codec),
+             codec_name(v->info.codec));
+    if (v->hw) {
+        // The hardware decodes on: the new parameter sets go ahead of the next unit, a key frame.
+        if (starts_annexb(par->extradata, par->extradata_size))
+            v->hw_prefix.assign(par->extradata, par->extradata + par->extradata_size);
+        if (v->bsf) av_bsf_flush(v->bsf.get());
+        v->hw_last_poc = INT_MIN;
+    } else {
+        open_decoder(v, par->codec_id, par);
+    }
+    v->fmt = std::move(fmt);
+    v->stream_index = idx;
+    v->session_tb = st->time_base;
+}
+
+// One step of reconnecting: waits for the next attempt (not past the call's deadline: then
+// KES_ERR_TIMEOUT) and makes it. Returns with the link up, or down with the next attempt scheduled.
+void reconnect_step(kes_vdec* v, int64_t call_deadline_ns) {
+    const int64_t now = steady_now_ns();
+    if (v->next_attempt_ns > now) {
+        if (v->next_attempt_ns > call_deadline_ns) {
+            if (call_deadline_ns > now) std::this_thread::sleep_for(std::chrono::nanoseconds(call_deadline_ns - now));
+            fail(KES_ERR_TIMEOUT,
+                 "'%s': no frame within timeout_ms = %u: reconnecting (lost: %s; %u attempt(s) failed so far%s%s)",
+                 v->source.c_str(), v->cfg.timeout_ms, v->loss_cause.c_str(), v->failed_attempts,
+                 v->failed_attempts ? ", last: " : "", v->failed_attempts ? v->last_error_text.c_str() : "");
+        }
+        std::this_thread::sleep_for(std::chrono::nanoseconds(v->next_attempt_ns - now));
+    }
+    ++v->reconnect_attempts;
+    publish_health(v);
+    try {
+        reopen(v);
+    } catch (const Error& e) {
+        attempt_failed(v, e.status(), e.what());
+        return;
+    }
+    KES_LOGI("dvpp", "VDEC %s: reconnected after %u failed attempt(s)", v->source.c_str(), v->failed_attempts);
+    ++v->reconnects;
+    v->link_down = false;
+    v->session_proved = false;  // until the new connection gives a packet
+    v->session_packets = 0;
+    v->wait_keyframe = true;
+    v->pts_rebase = true;
+    v->state = KES_VDEC_STATE_RUNNING;
+    publish_health(v);
+}
+
+// A network packet of the video stream: the first frame's missing timestamp, the wait for a key frame
+// after a reconnect, and the move onto the channel's timeline. False: pass it over.
+bool accept_network_packet(kes_vdec* v, AVPacket* pkt) {
+    // RTP packets have no byte position (pos -1), and FFmpeg's demuxer-side parser then never takes
+    // the timestamp of the first access unit it assembles (av_parser_parse2 starts its offsets at
+    // pos, so the first frame's descriptor is never matched): the first RTSP frame came out as
+    // KES_VIDEO_NO_PTS although the depacketizer had stamped it. rtpdec counts the session's
+    // timestamps from its first RTP packet, which is this frame's: that is 0. Each connection is a
+    // new session.
+    if (v->session_packets++ == 0 && pkt->pts == AV_NOPTS_VALUE && pkt->dts == AV_NOPTS_VALUE) pkt->pts = pkt->dts = 0;
+    const int64_t now = steady_now_ns();
+    if (!v->session_proved) {
+        v->session_proved = true;  // the camera is really back: the next loss starts the backoff afresh
+        v->failed_attempts = 0;
+    }
+    if (v->wait_keyframe) {
+        if (!(pkt->flags & AV_PKT_FLAG_KEY)) {
+            ++v->frames_dropped;
+            return false;
+        }
+        v->wait_keyframe = false;
+    }
+    if (av_cmp_q(v->session_tb, v->time_base) != 0) av_packet_rescale_ts(pkt, v->session_tb, v->time_base);
+    if (v->pts_rebase) {
+        const int64_t ts = pkt->pts != AV_NOPTS_VALUE ? pkt->pts : pkt->dts;
+        if (ts != AV_NOPTS_VALUE) {
+            v->pts_rebase = false;
+            const int64_t gap = std::max<int64_t>(
+                av_rescale_q(std::max<int64_t>(now - v->last_packet_ns, 0), AVRational{1, 1000000000}, v->time_base),
+                1);
+            v->pts_offset = (v->last_pts != AV_NOPTS_VALUE ? v->last_pts + gap : 0) - ts;
+        }
+    }
+    if (pkt->pts != AV_NOPTS_VALUE) pkt->pts += v->pts_offset;
+    if (pkt->dts != AV_NOPTS_VALUE) pkt->dts += v->pts_offset;
+    const int64_t ts = pkt->pts != AV_NOPTS_VALUE ? pkt->pts : pkt->dts;
+    if (ts != AV_NOPTS_VALUE && (v->last_pts == AV_NOPTS_VALUE || ts > v->last_pts)) v->last_pts = ts;
+    v->last_packet_ns = now;
+    return true;
+}
+
 // Source mode: reads one packet of the video stream and sends it; at the end of input, the flush.
 void feed_from_source(kes_vdec* v) {
     AVPacket* pkt = v->pkt.get();
@@ -870,10 +1106,21 @@ void feed_from_source(kes_vdec* v) {
     v->deadline.disarm();
     if (ret == AVERROR(EAGAIN)) return;
     if (ret < 0) {
-        if (v->network && ret != AVERROR_EOF) {
-            if (v->deadline.expired || ret == AVERROR(ETIMEDOUT))
-                fail(KES_ERR_TIMEOUT, "'%s': no data within timeout_ms = %u", v->source.c_str(), v->cfg.timeout_ms);
-            fail(KES_ERR_IO, "'%s': read failed: %s", v->source.c_str(), av_error_text(ret).c_str());
+        if (v->network) {
+            const bool timed_out = v->deadline.expired || ret == AVERROR(ETIMEDOUT);
+            const std::string cause = timed_out            ? format("no data within timeout_ms = %u", v->cfg.timeout_ms)
+                                      : ret == AVERROR_EOF ? std::string("the server ended the stream")
+                                                           : "read failed: " + av_error_text(ret);
+            if (v->reconnect) {
+                // A live source never ends: the end of the stream is a loss too.
+                lose_connection(v, timed_out ? KES_ERR_TIMEOUT : KES_ERR_IO, cause);
+                return;
+            }
+            if (timed_out) {
+                note_error(v, KES_ERR_TIMEOUT, format("'%s': %s", v->source.c_str(), cause.c_str()));
+                fail(KES_ERR_TIMEOUT, "%s", v->last_error_text.c_str());
+            }
+            if (ret != AVERROR_EOF) stop_channel(v, format("'%s': %s", v->source.c_str(), cause.c_str()));
         }
         // A file ends at EOF, or where it is truncated or unreadable: decode what was read.
         if (ret != AVERROR_EOF)
@@ -887,14 +1134,9 @@ void feed_from_source(kes_vdec* v) {
     }
     std::unique_ptr<AVPacket, void (*)(AVPacket*)> unref(pkt, av_packet_unref);
     if (pkt->stream_index != v->stream_index) return;
+    if (v->network && !accept_network_packet(v, pkt)) return;
     const uint64_t ordinal = v->packet_ordinal++;
     if (v->cfg.keyframes_only && !(pkt->flags & AV_PKT_FLAG_KEY)) return;
-    // RTP packets have no byte position (pos -1), and FFmpeg's demuxer-side parser then never takes
-    // the timestamp of the first access unit it assembles (av_parser_parse2 starts its offsets at
-    // pos, so the first frame's descriptor is never matched): the first RTSP frame came out as
-    // KES_VIDEO_NO_PTS although the depacketizer had stamped it. rtpdec counts the session's
-    // timestamps from its first RTP packet, which is this frame's: that is 0.
-    if (v->network && ordinal == 0 && pkt->pts == AV_NOPTS_VALUE && pkt->dts == AV_NOPTS_VALUE) pkt->pts = pkt->dts = 0;
     pkt->pos = int64_t(ordinal);
     if (v->hw)
         hw_feed(v, pkt);
@@ -1032,6 +1274,20 @@ kes_status kes_vdec_create(const kes_vdec_config* config, kes_vdec** out_vdec) {
             v->network = kes::is_network(v->source);
         }
         v->cfg.source = nullptr;
+        const int64_t reconnect = kes::enum_value(config->reconnect);
+        KES_REQUIRE(reconnect >= KES_VDEC_RECONNECT_AUTO && reconnect <= KES_VDEC_RECONNECT_ON,
+                    "reconnect %lld is not a kes_vdec_reconnect", static_cast<long long>(reconnect));
+        KES_REQUIRE(reconnect != KES_VDEC_RECONNECT_ON || v->network,
+                    "reconnect ON needs a network source ('%s' is not one)", v->source.c_str());
+        v->cfg.reconnect = static_cast<kes_vdec_reconnect>(reconnect);
+        v->reconnect =
+            reconnect == KES_VDEC_RECONNECT_ON || (reconnect == KES_VDEC_RECONNECT_AUTO && kes::is_rtsp(v->source));
+        if (v->cfg.reconnect_delay_ms == 0) v->cfg.reconnect_delay_ms = kes::kDefaultReconnectDelayMs;
+        if (v->cfg.reconnect_max_delay_ms == 0)
+            v->cfg.reconnect_max_delay_ms = std::max(kes::kDefaultReconnectMaxDelayMs, v->cfg.reconnect_delay_ms);
+        KES_REQUIRE(v->cfg.reconnect_max_delay_ms >= v->cfg.reconnect_delay_ms,
+                    "reconnect_max_delay_ms %u is below reconnect_delay_ms %u", v->cfg.reconnect_max_delay_ms,
+                    v->cfg.reconnect_delay_ms);
 
         v->hw_api = kes::vdec_hardware_api(config->backend, v->profile);
 
@@ -1055,6 +1311,7 @@ kes_status kes_vdec_create(const kes_vdec_config* config, kes_vdec** out_vdec) {
         } else {
             kes::open_source(v.get());
         }
+        kes::publish_health(v.get());
         *out_vdec = v.release();
         return KES_OK;
     });
@@ -1065,22 +1322,33 @@ void kes_vdec_destroy(kes_vdec* vdec) {
 }
 
 kes_status kes_vdec_read_frame(kes_vdec* vdec, kes_vdec_frame* out_frame) {
-    return kes::guard(__func__, [&] {
+    const kes_status st = kes::guard(__func__, [&] {
         kes::TraceScope span("dvpp", "vdec_read_frame");
         KES_REQUIRE_NOT_NULL(vdec);
         KES_REQUIRE_NOT_NULL(out_frame);
         kes::zero_frame(out_frame);
         KES_REQUIRE(!vdec->packet_mode, "the channel is in packet mode: use kes_vdec_receive_frame");
+        if (vdec->stopped) KES_FAIL(KES_ERR_IO, "%s", vdec->stop_text.c_str());
+        // While reconnecting a call waits at most timeout_ms for a frame (dvpp_video.h "Reconnect").
+        const int64_t call_deadline = kes::steady_now_ns() + int64_t(vdec->cfg.timeout_ms) * 1000000;
         while (vdec->hw) {
             kes::hw_send_backlog(vdec);
             kes::hw_collect(vdec, 0);
             if (kes::deliver_next(vdec, out_frame)) return KES_OK;
             if (vdec->hw_finished && vdec->hw->pending() == 0) {
                 out_frame->end_of_stream = 1;
+                vdec->state = KES_VDEC_STATE_ENDED;
                 return KES_OK;
             }
             if (vdec->input_done) {
                 kes::hw_end(vdec);
+            } else if (vdec->link_down) {
+                // Frames still in flight come back before the wait.
+                if (vdec->hw->pending() && vdec->hw_ready.empty()) {
+                    kes::hw_collect(vdec, kes::kHwFrameTimeoutMs);
+                    if (!vdec->hw_ready.empty()) continue;
+                }
+                kes::reconnect_step(vdec, call_deadline);
             } else {
                 kes::feed_from_source(vdec);
                 kes::hw_report_backlog(vdec);
@@ -1090,18 +1358,23 @@ kes_status kes_vdec_read_frame(kes_vdec* vdec, kes_vdec_frame* out_frame) {
             if (kes::deliver_next(vdec, out_frame)) return KES_OK;
             if (vdec->decoder_drained) {
                 out_frame->end_of_stream = 1;
+                vdec->state = KES_VDEC_STATE_ENDED;
                 return KES_OK;
             }
             if (vdec->input_done)
                 kes::drain(vdec);
+            else if (vdec->link_down)
+                kes::reconnect_step(vdec, call_deadline);
             else
                 kes::feed_from_source(vdec);
         }
     });
+    if (vdec) kes::publish_health(vdec);
+    return st;
 }
 
 kes_status kes_vdec_send_packet(kes_vdec* vdec, const void* data, size_t size, int64_t pts) {
-    return kes::guard(__func__, [&] {
+    const kes_status st = kes::guard(__func__, [&] {
         kes::TraceScope span("dvpp", "vdec_send_packet");
         KES_REQUIRE_NOT_NULL(vdec);
         KES_REQUIRE(vdec->packet_mode, "the channel reads '%s' itself: use kes_vdec_read_frame", vdec->source.c_str());
@@ -1131,10 +1404,12 @@ kes_status kes_vdec_send_packet(kes_vdec* vdec, const void* data, size_t size, i
         if (vdec->hw) kes::hw_report_backlog(vdec);
         return KES_OK;
     });
+    if (vdec) kes::publish_health(vdec);
+    return st;
 }
 
 kes_status kes_vdec_receive_frame(kes_vdec* vdec, kes_vdec_frame* out_frame) {
-    return kes::guard(__func__, [&] {
+    const kes_status st = kes::guard(__func__, [&] {
         kes::TraceScope span("dvpp", "vdec_receive_frame");
         KES_REQUIRE_NOT_NULL(vdec);
         KES_REQUIRE_NOT_NULL(out_frame);
@@ -1146,6 +1421,7 @@ kes_status kes_vdec_receive_frame(kes_vdec* vdec, kes_vdec_frame* out_frame) {
             if (kes::deliver_next(vdec, out_frame)) return KES_OK;
             if (vdec->hw_finished && vdec->hw->pending() == 0) {
                 out_frame->end_of_stream = 1;
+                vdec->state = KES_VDEC_STATE_ENDED;
                 return KES_OK;
             }
             if (!vdec->input_done)
@@ -1156,6 +1432,7 @@ kes_status kes_vdec_receive_frame(kes_vdec* vdec, kes_vdec_frame* out_frame) {
             if (kes::deliver_next(vdec, out_frame)) return KES_OK;
             if (vdec->decoder_drained) {
                 out_frame->end_of_stream = 1;
+                vdec->state = KES_VDEC_STATE_ENDED;
                 return KES_OK;
             }
             if (!vdec->input_done)
@@ -1163,6 +1440,8 @@ kes_status kes_vdec_receive_frame(kes_vdec* vdec, kes_vdec_frame* out_frame) {
             kes::drain(vdec);
         }
     });
+    if (vdec) kes::publish_health(vdec);
+    return st;
 }
 
 kes_status kes_vdec_get_stream_info(kes_vdec* vdec, kes_vdec_stream_info* out_info) {
@@ -1183,6 +1462,27 @@ kes_status kes_vdec_get_stats(const kes_vdec* vdec, kes_vdec_stats* out_stats) {
         KES_REQUIRE_NOT_NULL(vdec);
         KES_REQUIRE_NOT_NULL(out_stats);
         *out_stats = vdec->stats;
+        return KES_OK;
+    });
+}
+
+kes_status kes_vdec_get_health(const kes_vdec* vdec, kes_vdec_health* out_health) {
+    return kes::guard(__func__, [&] {
+        KES_REQUIRE_NOT_NULL(vdec);
+        kes::check_out_struct(out_health, KES_STRUCT_SIZE_THROUGH(kes_vdec_health, last_error_text), "out_health",
+                              "kes_vdec_health");
+        kes_vdec_health h;
+        int64_t next_attempt_ns;
+        {
+            std::lock_guard<std::mutex> lock(vdec->health_mu);
+            h = vdec->health;
+            next_attempt_ns = vdec->health_next_attempt_ns;
+        }
+        if (next_attempt_ns) {
+            const int64_t left = next_attempt_ns - kes::steady_now_ns();
+            h.next_attempt_ms = left > 0 ? uint32_t(std::min<int64_t>((left + 999999) / 1000000, UINT32_MAX)) : 0;
+        }
+        kes::write_struct(h, out_health);
         return KES_OK;
     });
 }

@@ -1,5 +1,6 @@
 // VDEC over RTSP: frames pulled from a camera-like server (dvpp/tests/rtsp_test_server.c, GStreamer
-// rtsp-server) on 127.0.0.1, and the timeout / refused-connection paths against local sockets.
+// rtsp-server) on 127.0.0.1, the timeout / refused-connection paths against local sockets, and reconnect:
+// the server killed mid-stream and started again on the same port (a camera that reboots).
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -9,9 +10,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kestrel/dvpp_video.h"
@@ -84,19 +89,79 @@ TEST(VdecRtsp, RefusedConnectionIsIo) {
     }
 }
 
+TEST(VdecRtsp, ReconnectConfigIsChecked) {
+    if (data_path("camera.h264").empty()) KES_TEST_SKIP("no test clips");
+    const std::string path = data_path("camera.h264");
+    kes_vdec_config cfg;
+    kes_vdec_config_init(&cfg);
+    EXPECT_EQ(cfg.reconnect, KES_VDEC_RECONNECT_AUTO);
+    EXPECT_EQ(cfg.reconnect_delay_ms, 0u);  // 0: the documented defaults, so a zero tail stays valid
+    cfg.source = path.c_str();
+    cfg.reconnect = KES_VDEC_RECONNECT_ON;
+    kes_vdec* v = nullptr;
+    EXPECT_EQ(kes_vdec_create(&cfg, &v), KES_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::strstr(kes_last_error(), "network source"), nullptr) << kes_last_error();
+    cfg.reconnect = static_cast<kes_vdec_reconnect>(7);
+    EXPECT_EQ(kes_vdec_create(&cfg, &v), KES_ERR_INVALID_ARGUMENT);
+    cfg.reconnect = KES_VDEC_RECONNECT_AUTO;
+    cfg.reconnect_delay_ms = 2000;
+    cfg.reconnect_max_delay_ms = 1000;
+    EXPECT_EQ(kes_vdec_create(&cfg, &v), KES_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::strstr(kes_last_error(), "reconnect_max_delay_ms"), nullptr) << kes_last_error();
+    EXPECT_EQ(v, nullptr);
+}
+
+TEST(VdecHealth, FileRunsThenEnds) {
+    if (data_path("camera.h264").empty()) KES_TEST_SKIP("no test clips");
+    const std::string path = data_path("camera.h264");
+    kes_vdec_config cfg;
+    kes_vdec_config_init(&cfg);
+    cfg.source = path.c_str();
+    kes_vdec* v = nullptr;
+    ASSERT_EQ(kes_vdec_create(&cfg, &v), KES_OK) << kes_last_error();
+    kes_vdec_health h;
+    h.struct_size = 8;  // below the first kes_vdec_health
+    EXPECT_EQ(kes_vdec_get_health(v, &h), KES_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(kes_vdec_get_health(v, nullptr), KES_ERR_INVALID_ARGUMENT);
+    h.struct_size = sizeof h;
+    ASSERT_EQ(kes_vdec_get_health(v, &h), KES_OK) << kes_last_error();
+    EXPECT_EQ(h.state, KES_VDEC_STATE_RUNNING);
+    EXPECT_EQ(h.frames_delivered, 0u);
+    EXPECT_EQ(h.last_error, KES_OK);
+    EXPECT_STREQ(h.last_error_text, "");
+    uint64_t frames = 0;
+    for (;;) {
+        kes_vdec_frame f;
+        ASSERT_EQ(kes_vdec_read_frame(v, &f), KES_OK) << kes_last_error();
+        if (f.end_of_stream) break;
+        ++frames;
+        kes_image_release(&f.image);
+    }
+    ASSERT_EQ(kes_vdec_get_health(v, &h), KES_OK);
+    EXPECT_EQ(h.state, KES_VDEC_STATE_ENDED);
+    EXPECT_EQ(h.frames_delivered, frames);
+    EXPECT_EQ(h.frames_decoded, frames);
+    EXPECT_EQ(h.frames_dropped, 0u);
+    EXPECT_EQ(h.reconnects, 0u);
+    EXPECT_EQ(h.reconnect_attempts, 0u);
+    kes_vdec_destroy(v);
+}
+
 #ifdef KES_RTSP_TEST_SERVER
-// Runs the server on a clip; port() is 0 if it did not come up.
+// Runs the server on a clip, on `port` (0: a free one); port() is 0 if it did not come up.
 class RtspServer {
 public:
-    explicit RtspServer(const std::string& clip) {
+    explicit RtspServer(const std::string& clip, int port = 0) {
         int out[2];
         if (pipe(out) != 0) return;
+        const std::string port_arg = std::to_string(port);
         pid_ = fork();
         if (pid_ == 0) {
             dup2(out[1], STDOUT_FILENO);
             close(out[0]);
             close(out[1]);
-            execl(KES_RTSP_TEST_SERVER, KES_RTSP_TEST_SERVER, clip.c_str(), static_cast<char*>(nullptr));
+            execl(KES_RTSP_TEST_SERVER, KES_RTSP_TEST_SERVER, clip.c_str(), port_arg.c_str(),
+                  static_cast<char*>(nullptr));
             _exit(127);
         }
         close(out[1]);
@@ -107,10 +172,13 @@ public:
         close(out[0]);
         if (line.rfind("PORT ", 0) == 0) port_ = std::atoi(line.c_str() + 5);
     }
-    ~RtspServer() {
+    ~RtspServer() { stop(); }
+    // The camera dies: no TEARDOWN, no BYE, the connection just closes.
+    void stop() {
         if (pid_ > 0) {
             kill(pid_, SIGKILL);
             waitpid(pid_, nullptr, 0);
+            pid_ = -1;
         }
     }
     int port() const { return port_; }
@@ -119,6 +187,45 @@ private:
     pid_t pid_ = -1;
     int port_ = 0;
 };
+
+// The camera comes back on its old port. Retried for a while: on a loaded machine the port may take a
+// moment to be free again.
+std::unique_ptr<RtspServer> restart_on(const std::string& clip, int port) {
+    for (int i = 0; i < 20; ++i) {
+        auto s = std::make_unique<RtspServer>(clip, port);
+        if (s->port() == port) return s;
+        std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    }
+    return nullptr;
+}
+
+// The clip decoded from its file: the reference for what the camera serves (from its first frame on
+// every new session).
+std::vector<std::string> camera_reference() {
+    std::vector<std::string> ref;
+    kes_vdec_config cfg;
+    kes_vdec_config_init(&cfg);
+    const std::string path = data_path("camera.h264");
+    cfg.source = path.c_str();
+    kes_vdec* v = nullptr;
+    if (kes_vdec_create(&cfg, &v) != KES_OK) return ref;
+    for (;;) {
+        kes_vdec_frame f;
+        if (kes_vdec_read_frame(v, &f) != KES_OK || f.end_of_stream) break;
+        ref.push_back(md5_hex(tight_nv12(f.image)));
+        kes_image_release(&f.image);
+    }
+    kes_vdec_destroy(v);
+    return ref;
+}
+
+kes_vdec_health health_of(const kes_vdec* v) {
+    kes_vdec_health h;
+    std::memset(&h, 0, sizeof h);
+    h.struct_size = sizeof h;
+    EXPECT_EQ(kes_vdec_get_health(v, &h), KES_OK) << kes_last_error();
+    return h;
+}
 
 TEST(VdecRtsp, PullsCameraFramesOverTcp) {
     if (data_path("camera.h264").empty()) KES_TEST_SKIP("no test clips");
@@ -204,6 +311,225 @@ TEST(VdecRtsp, PullsCameraFramesOverUdp) {
         EXPECT_EQ(f.image.height, 240u);
         kes_image_release(&f.image);
     }
+    kes_vdec_destroy(v);
+}
+
+// Reads frames and checks what every frame of a camera channel must have: a pts, increasing, and an
+// increasing frame_index, across reconnects too.
+struct FrameChecker {
+    int64_t last_pts = KES_VIDEO_NO_PTS;
+    uint64_t last_index = 0;
+    size_t frames = 0;
+    void take(const kes_vdec_frame& f) {
+        EXPECT_NE(f.pts, KES_VIDEO_NO_PTS) << "frame " << frames;
+        if (frames > 0) {
+            EXPECT_GT(f.pts, last_pts) << "frame " << frames;
+            EXPECT_GT(f.frame_index, last_index) << "frame " << frames;
+        }
+        last_pts = f.pts;
+        last_index = f.frame_index;
+        ++frames;
+    }
+};
+
+kes_vdec_config camera_config(const std::string& url) {
+    kes_vdec_config cfg;
+    kes_vdec_config_init(&cfg);
+    cfg.source = url.c_str();
+    cfg.rtsp_transport = KES_RTSP_TCP;
+    // Generous for a loaded 2-core machine: the camera sends a frame every 33 ms.
+    cfg.timeout_ms = 3000;
+    cfg.reconnect_delay_ms = 100;
+    cfg.reconnect_max_delay_ms = 400;
+    return cfg;
+}
+
+TEST(VdecRtsp, ReconnectsWhenTheCameraRestarts) {
+    if (data_path("camera.h264").empty()) KES_TEST_SKIP("no test clips");
+    const std::vector<std::string> ref = camera_reference();
+    ASSERT_EQ(ref.size(), 90u);
+    const std::string clip = data_path("camera.mp4");
+    auto server = std::make_unique<RtspServer>(clip);
+    if (server->port() == 0) KES_TEST_SKIP("the GStreamer RTSP server did not start (plugins missing?)");
+    const int port = server->port();
+    const std::string url = "rtsp://127.0.0.1:" + std::to_string(port) + "/cam";
+    const kes_vdec_config cfg = camera_config(url);  // reconnect AUTO: on for rtsp://
+    kes_vdec* v = nullptr;
+    ASSERT_EQ(kes_vdec_create(&cfg, &v), KES_OK) << kes_last_error();
+
+    // A dashboard thread watches the channel while this one reads (kes_vdec_get_health from any thread).
+    std::atomic<bool> done{false}, saw_reconnecting{false};
+    std::thread monitor([&] {
+        while (!done.load()) {
+            kes_vdec_health h;
+            h.struct_size = sizeof h;
+            if (kes_vdec_get_health(v, &h) == KES_OK && h.state == KES_VDEC_STATE_RECONNECTING) saw_reconnecting = true;
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+    });
+
+    FrameChecker check;
+    for (int i = 0; i < 10; ++i) {
+        kes_vdec_frame f;
+        ASSERT_EQ(kes_vdec_read_frame(v, &f), KES_OK) << kes_last_error();
+        ASSERT_FALSE(f.end_of_stream);
+        check.take(f);
+        kes_image_release(&f.image);
+    }
+    server->stop();
+    // The frames the decoder still held come first; then, with the camera down, a read gives up after
+    // timeout_ms and says the channel is reconnecting.
+    kes_status st = KES_OK;
+    for (int held = 0; held < 90; ++held) {
+        kes_vdec_frame f;
+        st = kes_vdec_read_frame(v, &f);
+        if (st != KES_OK) break;
+        ASSERT_FALSE(f.end_of_stream) << "a live source does not end when reconnect is on";
+        check.take(f);
+        kes_image_release(&f.image);
+    }
+    ASSERT_EQ(st, KES_ERR_TIMEOUT) << kes_last_error();
+    EXPECT_NE(std::strstr(kes_last_error(), url.c_str()), nullptr) << kes_last_error();
+    EXPECT_NE(std::strstr(kes_last_error(), "reconnecting"), nullptr) << kes_last_error();
+    kes_vdec_health h = health_of(v);
+    EXPECT_EQ(h.state, KES_VDEC_STATE_RECONNECTING);
+    EXPECT_GE(h.reconnect_attempts, 1u);
+    EXPECT_GE(h.failed_attempts, 1u);
+    EXPECT_EQ(h.reconnects, 0u);
+    EXPECT_NE(h.last_error, KES_OK);
+    EXPECT_NE(std::strstr(h.last_error_text, url.c_str()), nullptr) << h.last_error_text;
+    const size_t before = check.frames;
+    const int64_t pts_before = check.last_pts;
+
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    server = restart_on(clip, port);
+    ASSERT_TRUE(server) << "the server did not come back on port " << port;
+    // Frames come again: the camera's new session from its first frame, decoded afresh, on the channel's
+    // timeline (the new session's clock restarts at 0; the channel's pts go on past the outage).
+    size_t after = 0, matched = 0;
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (after < 20 && std::chrono::steady_clock::now() < give_up) {
+        kes_vdec_frame f;
+        st = kes_vdec_read_frame(v, &f);
+        if (st == KES_ERR_TIMEOUT) continue;  // still reconnecting (a slow machine)
+        ASSERT_EQ(st, KES_OK) << kes_last_error();
+        ASSERT_FALSE(f.end_of_stream);
+        if (after == 0) EXPECT_GE(f.pts - pts_before, 1000000) << "pts after the outage include the outage";
+        check.take(f);
+        if (after < ref.size() && md5_hex(tight_nv12(f.image)) == ref[after]) ++matched;
+        ++after;
+        kes_image_release(&f.image);
+    }
+    EXPECT_EQ(after, 20u);
+    EXPECT_EQ(matched, after) << "every frame after the reconnect is the camera's, from its key frame";
+    h = health_of(v);
+    EXPECT_EQ(h.state, KES_VDEC_STATE_RUNNING);
+    EXPECT_GE(h.reconnects, 1u);
+    EXPECT_GT(h.reconnect_attempts, h.reconnects - 1);
+    EXPECT_EQ(h.failed_attempts, 0u);
+    EXPECT_EQ(h.next_attempt_ms, 0u);
+    EXPECT_EQ(h.frames_delivered, before + after);
+    EXPECT_NE(h.last_error, KES_OK) << "why it reconnected stays readable";
+    done = true;
+    monitor.join();
+    EXPECT_TRUE(saw_reconnecting.load());
+    kes_vdec_destroy(v);
+}
+
+TEST(VdecRtsp, ReconnectGivesUpAfterMaxAttempts) {
+    if (data_path("camera.h264").empty()) KES_TEST_SKIP("no test clips");
+    auto server = std::make_unique<RtspServer>(data_path("camera.mp4"));
+    if (server->port() == 0) KES_TEST_SKIP("the GStreamer RTSP server did not start (plugins missing?)");
+    const std::string url = "rtsp://127.0.0.1:" + std::to_string(server->port()) + "/cam";
+    kes_vdec_config cfg = camera_config(url);
+    cfg.reconnect_max_attempts = 3;
+    kes_vdec* v = nullptr;
+    ASSERT_EQ(kes_vdec_create(&cfg, &v), KES_OK) << kes_last_error();
+    for (int i = 0; i < 5; ++i) {
+        kes_vdec_frame f;
+        ASSERT_EQ(kes_vdec_read_frame(v, &f), KES_OK) << kes_last_error();
+        ASSERT_FALSE(f.end_of_stream);
+        kes_image_release(&f.image);
+    }
+    server->stop();  // for good: every attempt is refused
+    kes_status st = KES_OK;
+    for (int i = 0; i < 200; ++i) {
+        kes_vdec_frame f;
+        st = kes_vdec_read_frame(v, &f);
+        if (st != KES_OK && st != KES_ERR_TIMEOUT) break;
+        if (st == KES_OK) {
+            ASSERT_FALSE(f.end_of_stream);
+            kes_image_release(&f.image);
+        }
+    }
+    ASSERT_EQ(st, KES_ERR_IO) << kes_last_error();
+    const std::string message = kes_last_error();
+    EXPECT_NE(message.find(url), std::string::npos) << message;
+    EXPECT_NE(message.find("gave up after 3 reconnect attempts"), std::string::npos) << message;
+    kes_vdec_health h = health_of(v);
+    EXPECT_EQ(h.state, KES_VDEC_STATE_STOPPED);
+    EXPECT_EQ(h.reconnect_attempts, 3u);
+    EXPECT_EQ(h.failed_attempts, 3u);
+    EXPECT_EQ(h.reconnects, 0u);
+    EXPECT_EQ(h.last_error, KES_ERR_IO);
+    EXPECT_NE(message.find(h.last_error_text), std::string::npos) << h.last_error_text;
+    // Stopped for good: later reads say the same at once.
+    kes_vdec_frame f;
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(kes_vdec_read_frame(v, &f), KES_ERR_IO);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+    EXPECT_EQ(message, kes_last_error());
+    EXPECT_EQ(health_of(v).reconnect_attempts, 3u);
+    kes_vdec_destroy(v);
+}
+
+TEST(VdecRtsp, WithoutReconnectTheFirstErrorEndsTheStream) {
+    if (data_path("camera.h264").empty()) KES_TEST_SKIP("no test clips");
+    auto server = std::make_unique<RtspServer>(data_path("camera.mp4"));
+    if (server->port() == 0) KES_TEST_SKIP("the GStreamer RTSP server did not start (plugins missing?)");
+    const std::string url = "rtsp://127.0.0.1:" + std::to_string(server->port()) + "/cam";
+    kes_vdec_config cfg = camera_config(url);
+    cfg.reconnect = KES_VDEC_RECONNECT_OFF;
+    kes_vdec* v = nullptr;
+    ASSERT_EQ(kes_vdec_create(&cfg, &v), KES_OK) << kes_last_error();
+    for (int i = 0; i < 5; ++i) {
+        kes_vdec_frame f;
+        ASSERT_EQ(kes_vdec_read_frame(v, &f), KES_OK) << kes_last_error();
+        ASSERT_FALSE(f.end_of_stream);
+        kes_image_release(&f.image);
+    }
+    server->stop();
+    // The frames the decoder held, then the end: KES_ERR_IO for a broken connection, or end_of_stream
+    // when the server's side closed it (FFmpeg cannot tell that from the end of a stream), as before
+    // reconnect existed. Either way at once, with no attempt to reconnect.
+    kes_status st = KES_OK;
+    bool ended = false;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int held = 0; held < 90; ++held) {
+        kes_vdec_frame f;
+        st = kes_vdec_read_frame(v, &f);
+        if (st != KES_OK) break;
+        if (f.end_of_stream) {
+            ended = true;
+            break;
+        }
+        kes_image_release(&f.image);
+    }
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(cfg.timeout_ms));
+    kes_vdec_health h = health_of(v);
+    if (ended) {
+        EXPECT_EQ(h.state, KES_VDEC_STATE_ENDED);
+        kes_vdec_frame f;
+        EXPECT_EQ(kes_vdec_read_frame(v, &f), KES_OK);
+        EXPECT_TRUE(f.end_of_stream);
+    } else {
+        EXPECT_EQ(st, KES_ERR_IO) << kes_last_error();
+        EXPECT_NE(std::strstr(kes_last_error(), url.c_str()), nullptr) << kes_last_error();
+        EXPECT_EQ(h.state, KES_VDEC_STATE_STOPPED);
+        EXPECT_EQ(h.last_error, KES_ERR_IO);
+    }
+    EXPECT_EQ(h.reconnect_attempts, 0u);
+    EXPECT_EQ(h.reconnects, 0u);
     kes_vdec_destroy(v);
 }
 #endif

@@ -54,9 +54,10 @@
  *   - frames waiting in the channel hold DVPP memory (packet mode: receive them as they come);
  *   - frame_interval skips on the host: every frame is still decoded (they are references).
  *
- * Thread-safety: a channel (kes_vdec or kes_venc) is used by one thread at a time; different channels
- * run fully in parallel (each has its own FFmpeg contexts; decoder threads are the channel's own,
- * config.threads). The pools passed in are thread-safe (memory.h).
+ * Thread-safety: a channel (kes_vdec or kes_venc) is used by one thread at a time, except
+ * kes_vdec_get_health, which any thread may call at any time; different channels run fully in parallel (each has its
+ * own FFmpeg contexts; decoder threads are the channel's own, config.threads). The pools passed in are thread-safe
+ * (memory.h).
  *
  * Ownership: the caller owns every frame image it received: release it with kes_image_release (it
  * comes from config.pool, else kes_mem_alloc). Strings in the configs are copied at create.
@@ -90,6 +91,36 @@
  *   - RTSP: config.rtsp_transport (TCP default: no loss on busy networks) and config.timeout_ms (open
  *     and each read; default 5000) bound every network wait: a server that does not answer in time
  *     gives KES_ERR_TIMEOUT, one that refuses the connection KES_ERR_IO.
+ *
+ * Reconnect (RTSP sources by default; config.reconnect and kes_vdec_reconnect): cameras drop, and a
+ * channel that stopped at the first read error (as ACLLite's VideoCapture does) leaves every app to
+ * write the same loop. Once a source is open (kes_vdec_create still fails at once if it cannot be
+ * opened), a lost connection — a read error, the server closing the stream (a live source never ends,
+ * so with reconnect on the end of a network stream counts as a loss), or no packet for timeout_ms — is
+ * handled inside kes_vdec_read_frame:
+ *   - the frames the decoder already holds are delivered first; then the channel waits
+ *     reconnect_delay_ms (500) and opens the URL again (each attempt bounded by timeout_ms); after a
+ *     failed attempt the wait doubles, up to reconnect_max_delay_ms (10000). reconnect_max_attempts
+ *     failed attempts in a row (0: no limit) stop the channel: that read and every later one return
+ *     KES_ERR_IO, "'URL': gave up after N reconnect attempts (lost: ...; last attempt: ...)";
+ *   - a read never blocks for ever: while reconnecting, a call that has no frame after timeout_ms
+ *     returns KES_ERR_TIMEOUT (the message says the channel is reconnecting, and why); the next call
+ *     goes on with the same schedule. A call may take up to about twice timeout_ms (an attempt that
+ *     started just before the end of the call's wait is allowed its own timeout_ms);
+ *   - on reconnect the stream's parameters are read again and the decoder starts afresh (a new
+ *     decoder on the CPU; on the hardware the new parameter sets go ahead of the next unit): packets
+ *     before the next key frame are passed over and counted in kes_vdec_health.frames_dropped. A
+ *     stream that comes back with another codec is a failed attempt;
+ *   - pts keep increasing on the channel's timeline: the first frame after a reconnect is stamped with
+ *     the last pts before the loss plus the wall-clock time between the last packet before the loss
+ *     and the first one after (the camera's new session restarts its own clock), so pts stay close to
+ *     real time. frame_index goes on counting delivered positions (frames sent while the link was
+ *     down are not counted);
+ *   - kes_vdec_get_health reports the state, the counters and the last error, from any thread.
+ * With KES_VDEC_RECONNECT_OFF the first loss ends the channel, as before reconnect existed: a broken
+ * connection fails the read with KES_ERR_IO (state STOPPED), a read that times out is KES_ERR_TIMEOUT
+ * (call again to keep waiting), and a connection the server closed is end_of_stream (state ENDED:
+ * FFmpeg cannot tell a camera that died from one that ended its stream).
  *   - FFmpeg's own log (av_log: "error while decoding MB ...", x264's statistics) is left as the app
  *     configured it: Kestrel never changes process-wide FFmpeg state. Call av_log_set_level to quiet it.
  *   - VENC: libx264/libx265 with FFmpeg's default preset; CRF 23 (H.264) / 28 (H.265) unless
@@ -132,6 +163,14 @@ typedef enum kes_rtsp_transport {
 
 typedef struct kes_vdec kes_vdec; /* opaque handle: one decoder channel */
 
+typedef enum kes_vdec_reconnect {
+    KES_VDEC_RECONNECT_AUTO = 0, /* rtsp:// and rtsps:// sources reconnect (cameras); other sources do not
+                                    (an http:// file would replay from its start at its end) */
+    KES_VDEC_RECONNECT_OFF = 1,  /* a lost connection fails the read (KES_ERR_IO), for good */
+    KES_VDEC_RECONNECT_ON = 2    /* any network source reconnects (a live udp:// or http:// stream);
+                                    KES_ERR_INVALID_ARGUMENT for a file */
+} kes_vdec_reconnect;
+
 typedef struct kes_vdec_config {
     uint32_t struct_size;                   /* sizeof(kes_vdec_config) */
     const kes_board_profile* board_profile; /* NULL: kes_board_active_profile() now; copied */
@@ -157,10 +196,16 @@ typedef struct kes_vdec_config {
                             KES_BACKEND_ASCEND: a hardware channel or a failed create (the reason in
                             kes_last_error), whatever the process's backend; a stream outside the VDEC
                             rules still falls back to the CPU. Apps built before this field get AUTO. */
+    /* Reconnection of a network source that drops (see "Reconnect" above); apps built before these
+       fields get the defaults. */
+    kes_vdec_reconnect reconnect;    /* KES_VDEC_RECONNECT_AUTO (default): RTSP sources reconnect */
+    uint32_t reconnect_delay_ms;     /* wait before the first attempt; 0: 500 */
+    uint32_t reconnect_max_delay_ms; /* the wait doubles after each failed attempt up to this; 0: 10000 */
+    uint32_t reconnect_max_attempts; /* failed attempts in a row before giving up; 0: never give up */
 } kes_vdec_config;
 
 /* Defaults: active board, packet mode, NV12, stream size, every frame, threads 0, no pool, TCP, 5000 ms,
- * backend AUTO. */
+ * backend AUTO, reconnect AUTO (500 ms doubling to 10 s, never give up). */
 KES_API void kes_vdec_config_init(kes_vdec_config* config);
 
 /* Opens a channel. Source mode opens and probes the source now: KES_ERR_NOT_FOUND for a missing
@@ -181,10 +226,13 @@ typedef struct kes_vdec_frame {
     uint32_t reserved;
 } kes_vdec_frame;
 
-/* Source mode: the next frame, or end_of_stream. A network read that times out is KES_ERR_TIMEOUT
- * (call again to keep waiting, or destroy the channel and reconnect), a lost connection KES_ERR_IO. Corrupt
- * packets never fail the call (see above). KES_ERR_OUT_OF_MEMORY when the pool is full: the frame is
- * kept and the next call retries it. KES_ERR_INVALID_ARGUMENT in packet mode. */
+/* Source mode: the next frame, or end_of_stream. Network sources (see "Reconnect" above): a channel
+ * that is reconnecting and has no frame within timeout_ms returns KES_ERR_TIMEOUT (call again: it keeps
+ * reconnecting); one that gave up returns KES_ERR_IO, as do all later calls. With reconnect OFF, a read
+ * that times out is KES_ERR_TIMEOUT (call again to keep waiting) and a broken connection KES_ERR_IO
+ * (a closed one end_of_stream). kes_last_error names the URL and the cause. Corrupt packets never fail the call (see
+ * above). KES_ERR_OUT_OF_MEMORY when the pool is full: the frame is kept and the next call retries it.
+ * KES_ERR_INVALID_ARGUMENT in packet mode. */
 KES_API kes_status kes_vdec_read_frame(kes_vdec* vdec, kes_vdec_frame* out_frame);
 
 /* Packet mode: feeds Annex-B bytes (any split; the board wants one frame per send) tagged with `pts`
@@ -226,6 +274,41 @@ typedef struct kes_vdec_stats {
 } kes_vdec_stats;
 
 KES_API kes_status kes_vdec_get_stats(const kes_vdec* vdec, kes_vdec_stats* out_stats);
+
+typedef enum kes_vdec_state {
+    KES_VDEC_STATE_RUNNING = 1,      /* the source is open and read (files and packet mode too) */
+    KES_VDEC_STATE_RECONNECTING = 2, /* the connection was lost; attempts run inside kes_vdec_read_frame */
+    KES_VDEC_STATE_STOPPED = 3,      /* lost for good (gave up, or reconnect OFF): reads fail with KES_ERR_IO */
+    KES_VDEC_STATE_ENDED = 4         /* end_of_stream was delivered */
+} kes_vdec_state;
+
+#define KES_VDEC_HEALTH_TEXT_MAX 256
+
+/* A stream's health, for a camera app's dashboard. Counters run over the channel's life, across
+ * reconnects. */
+typedef struct kes_vdec_health {
+    uint32_t struct_size; /* sizeof(kes_vdec_health), set by the caller */
+    kes_vdec_state state;
+    uint64_t frames_decoded;     /* frames the decoder produced */
+    uint64_t frames_delivered;   /* frames handed to the app */
+    uint64_t frames_dropped;     /* received but never delivered: corrupt packets, frames dropped by
+                                    drop_concealed, and frames passed over after a reconnect until the
+                                    next key frame. Frames the camera sent while the link was down are
+                                    not known and not counted. frame_interval skips are not drops. */
+    uint64_t reconnects;         /* connections restored */
+    uint64_t reconnect_attempts; /* attempts made, successful or not */
+    uint32_t failed_attempts;    /* failed attempts in a row since the stream was last up (0 when up) */
+    uint32_t next_attempt_ms;    /* RECONNECTING: how long until the next attempt; else 0 */
+    kes_status last_error;       /* the last failure: the loss or a failed attempt; KES_OK if none. Kept
+                                    after the stream recovers, so an app can log why it reconnected */
+    char last_error_text[KES_VDEC_HEALTH_TEXT_MAX]; /* its message (URL and cause), NUL-terminated; "" if none */
+} kes_vdec_health;
+
+/* The channel's health. Unlike the other calls on a channel, it may be called from any thread at any
+ * time, also while another thread is blocked in kes_vdec_read_frame (a monitor thread watching a
+ * reconnecting camera); it returns a consistent snapshot as of the reading thread's last step (a frame
+ * delivered, a connection lost, an attempt made). */
+KES_API kes_status kes_vdec_get_health(const kes_vdec* vdec, kes_vdec_health* out_health);
 
 /* Decoder channels open now in this process (all profiles). */
 KES_API uint32_t kes_vdec_open_channels(void);
