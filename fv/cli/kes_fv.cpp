@@ -8,8 +8,6 @@
 // every command replays a non-empty REPO.log when it opens the repository, so nothing acknowledged
 // is lost and nothing half-written is read.
 // Exit codes: 0 success, 1 failure (message from kes_last_error() on stderr), 2 usage error.
-#include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -136,40 +134,6 @@ void id_range(const Args& a, const std::string& key, uint32_t* lo, uint32_t* hi)
 
 // ---- files ------------------------------------------------------------------------------------
 
-class MappedFile {
-public:
-    explicit MappedFile(const std::string& path) {
-        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0) failure("cannot open " + path + ": " + std::strerror(errno));
-        struct stat st;
-        if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-            ::close(fd);
-            failure(path + " is not a regular file");
-        }
-        size_ = static_cast<size_t>(st.st_size);
-        if (size_ > 0) {
-            void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-            if (p == MAP_FAILED) {
-                ::close(fd);
-                failure("cannot map " + path + ": " + std::strerror(errno));
-            }
-            data_ = static_cast<const uint8_t*>(p);
-        }
-        ::close(fd);
-    }
-    ~MappedFile() {
-        if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
-    }
-    MappedFile(const MappedFile&) = delete;
-    MappedFile& operator=(const MappedFile&) = delete;
-    const uint8_t* data() const { return data_ ? data_ : reinterpret_cast<const uint8_t*>(""); }
-    size_t size() const { return size_; }
-
-private:
-    const uint8_t* data_ = nullptr;
-    size_t size_ = 0;
-};
-
 bool ends_with(const std::string& s, const char* suffix) {
     const size_t n = std::strlen(suffix);
     return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
@@ -177,7 +141,7 @@ bool ends_with(const std::string& s, const char* suffix) {
 
 // A float matrix file: format from --format or the extension (.npy, .fvecs; raw f32 needs --dim).
 struct Matrix {
-    std::unique_ptr<MappedFile> file;
+    std::unique_ptr<kes::MappedFile> file;
     kes::fv::MatrixLayout layout;
 
     void rows(uint64_t first, uint64_t count, float* out) const {
@@ -195,7 +159,11 @@ Matrix open_matrix(const std::string& path, const Args& a) {
     if (fmt.empty()) fmt = ends_with(path, ".npy") ? "npy" : ends_with(path, ".fvecs") ? "fvecs" : "";
     if (fmt.empty()) usage_error("cannot tell the format of " + path + ": use --format npy|fvecs|f32");
     Matrix m;
-    m.file = std::make_unique<MappedFile>(path);
+    try {
+        m.file = std::make_unique<kes::MappedFile>(path);
+    } catch (const kes::Error& e) {
+        failure(e.what());  // names the path
+    }
     try {
         if (fmt == "npy")
             m.layout = kes::fv::parse_npy(m.file->data(), m.file->size());

@@ -21,7 +21,6 @@
 // beside the target, fsynced, renamed over the target, the directory fsynced; a crash or a failed
 // call at any instant leaves either the old file or the new one, whole.
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -243,23 +242,22 @@ private:
     uint64_t left_ = 0;
 };
 
-// The whole file mapped MAP_PRIVATE, PROT_READ | PROT_WRITE: libraries borrow their feature bytes
-// from it instead of copying them, and a later modify writes to private copy-on-write pages, never to
-// the file. nullptr when the file cannot be mapped (the caller then reads it with FileSource, which
-// also reports why it cannot be opened).
+// The whole file mapped copy-on-write (kes::MappedFile): libraries borrow their feature bytes from
+// it instead of copying them, and a later modify writes to private copy-on-write pages, never to the
+// file. nullptr when the file cannot be mapped or is empty (the caller then reads it with FileSource,
+// which also reports why it cannot be opened, or that it is truncated).
 class MappedSource : public Source {
 public:
     static std::unique_ptr<MappedSource> open(const std::string& path) {
-        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0) return nullptr;
-        struct stat st;
-        void* p = MAP_FAILED;
-        if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
-            p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
-        ::close(fd);  // the mapping keeps the file (its inode, even once renamed over) alive
-        if (p == MAP_FAILED) return nullptr;
-        const size_t size = static_cast<size_t>(st.st_size);
-        std::shared_ptr<void> map(p, [size](void* q) { ::munmap(q, size); });
+        std::shared_ptr<MappedFile> file;
+        try {
+            file = std::make_shared<MappedFile>(path, MappedFile::Access::CopyOnWrite);
+        } catch (const Error&) {
+            return nullptr;
+        }
+        if (file->size() == 0) return nullptr;
+        const size_t size = file->size();
+        std::shared_ptr<void> map(file, file->writable_data());  // owns the mapping, points at its bytes
         return std::unique_ptr<MappedSource>(new MappedSource(std::move(map), size));
     }
     uint64_t remaining() const override { return left_; }

@@ -1,8 +1,9 @@
-// Kestrel's file layer (kes/file.hpp): whole-file reads, the crash-safe replacement of a file, and
-// the system-call table its writers go through.
+// Kestrel's file layer (kes/file.hpp): whole-file reads and mappings, the crash-safe replacement of a
+// file, and the system-call table its writers go through.
 #include "kes/file.hpp"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <utility>
 
 #include "kes/error.hpp"
 
@@ -32,6 +34,59 @@ std::vector<uint8_t> read_file(const char* path) {
     }
     if (std::ferror(f.get())) KES_FAIL(KES_ERR_IO, "cannot read '%s'", path);
     return bytes;
+}
+
+// ---- mappings -----------------------------------------------------------------------------------
+
+MappedFile::MappedFile(const std::string& path, Access access) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        const int err = errno;
+        KES_FAIL(err == ENOENT ? KES_ERR_NOT_FOUND : KES_ERR_IO, "cannot open '%s': %s", path.c_str(),
+                 std::strerror(err));
+    }
+    struct stat st {};
+    int err = ::fstat(fd, &st) == 0 ? 0 : errno;
+    if (!err && !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        KES_FAIL(KES_ERR_IO, "cannot map '%s': not a regular file", path.c_str());
+    }
+    if (!err && static_cast<uint64_t>(st.st_size) > SIZE_MAX) err = EFBIG;
+    void* map = nullptr;
+    if (!err && st.st_size > 0) {
+        const int prot = access == Access::CopyOnWrite ? PROT_READ | PROT_WRITE : PROT_READ;
+        map = ::mmap(nullptr, static_cast<size_t>(st.st_size), prot, MAP_PRIVATE, fd, 0);
+        if (map == MAP_FAILED) err = errno, map = nullptr;
+    }
+    ::close(fd);  // read-only: nothing a failed close could lose; the mapping keeps the file
+    if (err) KES_FAIL(KES_ERR_IO, "cannot map '%s': %s", path.c_str(), std::strerror(err));
+    map_ = map;
+    size_ = map ? static_cast<size_t>(st.st_size) : 0;
+    writable_ = map && access == Access::CopyOnWrite;
+}
+
+MappedFile::~MappedFile() {
+    if (map_) ::munmap(map_, size_);
+}
+
+MappedFile::MappedFile(MappedFile&& other) noexcept
+    : map_(std::exchange(other.map_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      writable_(std::exchange(other.writable_, false)) {}
+
+MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
+    if (this != &other) {
+        if (map_) ::munmap(map_, size_);
+        map_ = std::exchange(other.map_, nullptr);
+        size_ = std::exchange(other.size_, 0);
+        writable_ = std::exchange(other.writable_, false);
+    }
+    return *this;
+}
+
+const uint8_t* MappedFile::data() const noexcept {
+    static const uint8_t kNoBytes[1] = {0};
+    return map_ ? static_cast<const uint8_t*>(map_) : kNoBytes;
 }
 
 // ---- the system-call table ----------------------------------------------------------------------

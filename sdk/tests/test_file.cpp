@@ -125,4 +125,70 @@ TEST(FileOps, TheSystemTableIsBackOnceATestTableIsRemoved) {
     EXPECT_EQ(&kes::file_ops(), &kes::system_file_ops());
 }
 
+size_t open_descriptors() {
+    return static_cast<size_t>(std::distance(fs::directory_iterator("/proc/self/fd"), {}));
+}
+
+TEST(MappedFile, MapsTheWholeFileAndClosesItsDescriptor) {
+    Dir d;
+    const std::string p = d.path + "/m.bin";
+    replace(p, "kestrel mapped");
+    const size_t fds = open_descriptors();
+    {
+        kes::MappedFile m(p);
+        ASSERT_EQ(m.size(), 14u);
+        EXPECT_EQ(std::string(reinterpret_cast<const char*>(m.data()), m.size()), "kestrel mapped");
+        EXPECT_EQ(m.writable_data(), nullptr);  // read-only pages
+        EXPECT_EQ(open_descriptors(), fds);
+        kes::MappedFile moved(std::move(m));
+        EXPECT_EQ(moved.size(), 14u);
+        EXPECT_EQ(m.size(), 0u);  // NOLINT(bugprone-use-after-move): a moved-from mapping is empty
+    }
+    EXPECT_EQ(open_descriptors(), fds);
+}
+
+TEST(MappedFile, CopyOnWritePagesNeverReachTheFile) {
+    Dir d;
+    const std::string p = d.path + "/m.bin";
+    replace(p, "abc");
+    {
+        kes::MappedFile m(p, kes::MappedFile::Access::CopyOnWrite);
+        ASSERT_NE(m.writable_data(), nullptr);
+        m.writable_data()[0] = 'X';
+        EXPECT_EQ(m.data()[0], 'X');
+    }
+    EXPECT_EQ(slurp(p), "abc");
+}
+
+TEST(MappedFile, AnEmptyFileHasNoBytesAndAValidPointer) {
+    Dir d;
+    const std::string p = d.path + "/empty";
+    replace(p, "");
+    kes::MappedFile m(p);
+    EXPECT_EQ(m.size(), 0u);
+    EXPECT_NE(m.data(), nullptr);
+}
+
+TEST(MappedFile, FailuresNameThePathAndTheReason) {
+    Dir d;
+    const size_t fds = open_descriptors();
+    const std::string missing = d.path + "/missing.kom";
+    try {
+        kes::MappedFile m(missing);
+        ADD_FAILURE() << "mapped a missing file";
+    } catch (const kes::Error& e) {
+        EXPECT_EQ(e.status(), KES_ERR_NOT_FOUND);
+        EXPECT_NE(std::string(e.what()).find(missing), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find(std::strerror(ENOENT)), std::string::npos) << e.what();
+    }
+    try {
+        kes::MappedFile m(d.path);  // a directory
+        ADD_FAILURE() << "mapped a directory";
+    } catch (const kes::Error& e) {
+        EXPECT_EQ(e.status(), KES_ERR_IO);
+        EXPECT_NE(std::string(e.what()).find(d.path), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(open_descriptors(), fds);  // no descriptor left behind by a failure
+}
+
 }  // namespace

@@ -1,13 +1,7 @@
 // cpu_executor.cpp — the CPU backend behind executor.hpp: a .kom model verified by parse_kom, one
 // program of kernels per gear (fast kernels where they apply, packed once into the weight region),
 // one static arena per context with the kernels' scratch at its end, static AIPP run into the arena.
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -20,6 +14,7 @@
 #include "../executor.hpp"
 #include "../model.hpp"
 #include "kes/error.hpp"
+#include "kes/file.hpp"
 #include "kes/math.hpp"
 #include "kestrel/memory.h"
 #include "kestrel/thread_pool.h"
@@ -71,8 +66,7 @@ public:
     std::vector<size_t> packed_offset;  // per node, into the packed region
     uint8_t* packed = nullptr;
     void* owned_packed = nullptr;
-    void* map = nullptr;  // mmap of the file (KES_MODEL_LOAD_MMAP)
-    size_t map_size = 0;
+    MappedFile map;        // the file, for KES_MODEL_LOAD_MMAP
     void* work = nullptr;  // caller work memory from a *_with_mem load
     size_t work_size = 0;
     std::vector<IoDesc> input_descs, output_descs;
@@ -81,7 +75,6 @@ public:
         programs.clear();  // kernels may point into the weights
         kes_mem_free(owned_packed);
         kes_mem_free(owned_weights);
-        if (map) munmap(map, map_size);
     }
     const Program* program_for(const Gear& gear) const {
         for (const Program& p : programs)
@@ -246,23 +239,11 @@ std::unique_ptr<Executor> load(const uint8_t* data, size_t size, void* work, siz
 }
 
 std::unique_ptr<Executor> load_mapped(const char* path) {
-    const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        KES_FAIL(errno == ENOENT ? KES_ERR_NOT_FOUND : KES_ERR_IO, "cannot open '%s': %s", path, std::strerror(errno));
-    struct stat st {};
-    if (fstat(fd, &st) != 0 || st.st_size <= 0) {
-        ::close(fd);
-        KES_FAIL(KES_ERR_CORRUPT_DATA, "'%s' is empty or cannot be examined", path);
-    }
-    const size_t size = static_cast<size_t>(st.st_size);
-    void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    ::close(fd);
-    if (map == MAP_FAILED) KES_FAIL(KES_ERR_IO, "cannot map '%s': %s", path, std::strerror(errno));
     auto model = std::make_unique<CpuModel>();
-    model->map = map;
-    model->map_size = size;
-    const auto* bytes = static_cast<const uint8_t*>(map);
-    model->info = parse_kom(bytes, size);
+    model->map = MappedFile(path);
+    if (model->map.size() == 0) KES_FAIL(KES_ERR_CORRUPT_DATA, "'%s' is empty", path);
+    const uint8_t* bytes = model->map.data();
+    model->info = parse_kom(bytes, model->map.size());
     model->weights = model->info.weights_size ? bytes + model->info.weights_offset : nullptr;
     build_programs(*model);
     pack_weights_owned(*model);

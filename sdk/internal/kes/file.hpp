@@ -1,5 +1,6 @@
 // kes/file.hpp — Kestrel's one file layer: whole-file reads of outside data (images, configs) for the
-// modules' *_file calls, the crash-safe file replacement every writer of a store uses (fv snapshots
+// modules' *_file calls, whole-file mappings (models loaded with KES_MODEL_LOAD_MMAP, fv repositories,
+// kes-fv's input matrices), the crash-safe file replacement every writer of a store uses (fv snapshots
 // and exports), and the table of system calls those writers go through, which tests can swap to
 // inject faults (ENOSPC, EIO, short writes) at any step.
 #pragma once
@@ -15,6 +16,36 @@ namespace kes {
 // The whole file at `path`. Throws kes::Error: KES_ERR_NOT_FOUND when it does not exist,
 // KES_ERR_IO when it cannot be opened or read; the message names the path and the reason.
 std::vector<uint8_t> read_file(const char* path);
+
+// The whole file at `path`, mapped MAP_PRIVATE, for as long as the object lives (the descriptor is
+// closed before the constructor returns: the mapping keeps the file alive, even once it is renamed
+// over or deleted). Read-only pages, or copy-on-write ones for a reader that patches what it borrows
+// (fv's modify): a write then goes to a private copy of the page, never to the file.
+// An empty file is not mapped (mmap refuses length 0): size() is 0 and data() a valid pointer to no
+// bytes. Throws kes::Error naming the path and the system error: KES_ERR_NOT_FOUND when it does not
+// exist, KES_ERR_IO when it cannot be opened, examined or mapped or is not a regular file.
+class MappedFile {
+public:
+    enum class Access { ReadOnly, CopyOnWrite };
+
+    MappedFile() = default;  // nothing mapped
+    explicit MappedFile(const std::string& path, Access access = Access::ReadOnly);
+    ~MappedFile();
+    MappedFile(MappedFile&& other) noexcept;
+    MappedFile& operator=(MappedFile&& other) noexcept;
+    MappedFile(const MappedFile&) = delete;
+    MappedFile& operator=(const MappedFile&) = delete;
+
+    const uint8_t* data() const noexcept;
+    // The copy-on-write pages; nullptr for Access::ReadOnly (writing would fault).
+    uint8_t* writable_data() noexcept { return writable_ ? static_cast<uint8_t*>(map_) : nullptr; }
+    size_t size() const noexcept { return size_; }
+
+private:
+    void* map_ = nullptr;
+    size_t size_ = 0;
+    bool writable_ = false;
+};
 
 // The system calls Kestrel's file writers make (AtomicFile below, fv's append log). Same contracts
 // as the POSIX calls: -1 and errno on failure. Writers call them through file_ops() so that a test
