@@ -17,7 +17,6 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -26,7 +25,7 @@
 #include <opencv2/dnn/dnn.hpp>
 #endif
 
-#include "detect/detect_kernels.hpp"
+#include "detect/detect.hpp"
 #include "kestrel/detect.h"
 #include "kestrel/status.h"
 
@@ -39,11 +38,29 @@ void check(kes_status st, const char* what) {
     }
 }
 
-// Runs the benchmark body with the scalar table forced (the KES_CPU_DISABLE=all path), then restores.
-struct ScalarTable {
-    ScalarTable() { kes::detect::kernels_override(&kes::detect::kernels_scalar()); }
-    ~ScalarTable() { kes::detect::kernels_override(nullptr); }
-};
+// The "scalar" peer runs the C API's work on the scalar table (the KES_CPU_DISABLE=all path) by calling
+// detect.hpp with it; every other case calls the C API (the active table). nullptr: the C API.
+using Table = const kes::detect::Kernels*;
+
+size_t decode(Table table, const kes_detect_decode_config& c, const kes_detect_head* heads, size_t head_count,
+              const kes_anchor* anchors, size_t anchor_count, kes_detection* out, size_t capacity) {
+    if (table) return kes::detect::decode(*table, c, heads, head_count, anchors, anchor_count, out, capacity);
+    size_t found = 0;
+    check(kes_detect_decode(&c, heads, head_count, anchors, anchor_count, out, capacity, &found), "decode");
+    return found;
+}
+
+size_t nms(Table table, const kes_detect_nms_config& c, kes_detection* dets, size_t count, void* scratch,
+           size_t scratch_size) {
+    if (table) return kes::detect::nms(*table, c, dets, count, scratch, scratch_size);
+    size_t kept = 0;
+    check(kes_detect_nms(&c, dets, count, scratch, scratch_size, &kept), "nms");
+    return kept;
+}
+
+Table scalar_if(bool scalar) {
+    return scalar ? &kes::detect::kernels_scalar() : nullptr;
+}
 
 // ---- BlazeFace -----------------------------------------------------------------------------------------
 
@@ -147,7 +164,8 @@ size_t sample_decode_faces(const float* const out[4], int paste_left, int paste_
 constexpr int kPasteLeft = 0, kPasteTop = 56;
 constexpr float kScale = 256.0f / 1280.0f;
 
-size_t kestrel_faces(const Blaze& in, kes_detection* dets, size_t capacity, void* scratch, size_t scratch_size) {
+size_t kestrel_faces(Table table, const Blaze& in, kes_detection* dets, size_t capacity, void* scratch,
+                     size_t scratch_size) {
     kes_detect_decode_config dc;
     kes_detect_decode_config_init(&dc);
     dc.score_threshold = 0.75f;
@@ -161,9 +179,8 @@ size_t kestrel_faces(const Blaze& in, kes_detection* dets, size_t capacity, void
     check(kes_detect_transform_letterbox(256, 256, kPasteLeft, kPasteTop, 256, 144, 1280, 720, &t), "transform");
     const kes_detect_head heads[2] = {{in.s.data(), in.b.data(), 512},
                                       {in.s.data() + 512, in.b.data() + 512 * 16, 384}};
-    size_t found = 0, kept = 0;
-    check(kes_detect_decode(&dc, heads, 2, in.anchors.data(), 896, dets, capacity, &found), "decode");
-    check(kes_detect_nms(&nc, dets, std::min(found, capacity), scratch, scratch_size, &kept), "nms");
+    const size_t found = decode(table, dc, heads, 2, in.anchors.data(), 896, dets, capacity);
+    const size_t kept = nms(table, nc, dets, std::min(found, capacity), scratch, scratch_size);
     check(kes_detect_transform_apply(&t, dets, kept), "transform");
     return kept;
 }
@@ -174,10 +191,10 @@ void bm_blaze_kestrel(benchmark::State& state, bool dense, bool scalar) {
     size_t bytes = 0;
     check(kes_detect_nms_scratch_size(dets.size(), &bytes), "scratch size");
     std::vector<unsigned char> scratch(bytes);
-    std::unique_ptr<ScalarTable> force(scalar ? new ScalarTable : nullptr);
+    const Table table = scalar_if(scalar);
     size_t kept = 0;
     for (auto _ : state) {
-        kept = kestrel_faces(in, dets.data(), dets.size(), scratch.data(), bytes);
+        kept = kestrel_faces(table, in, dets.data(), dets.size(), scratch.data(), bytes);
         benchmark::DoNotOptimize(dets.data());
     }
     state.counters["faces"] = static_cast<double>(kept);
@@ -201,7 +218,7 @@ void verify_blaze(bool dense) {
     SampleFace want[64];
     const size_t n = sample_decode_faces(outs, kPasteLeft, kPasteTop, kScale, want);
     std::vector<kes_detection> dets(1024);
-    const size_t kept = kestrel_faces(in, dets.data(), dets.size(), nullptr, 0);
+    const size_t kept = kestrel_faces(nullptr, in, dets.data(), dets.size(), nullptr, 0);
     bool same = kept == n;
     for (size_t i = 0; same && i < n; ++i)
         same = std::fabs((dets[i].x0 + dets[i].x1) / 2 - want[i].cx) < 1e-2f && dets[i].score == want[i].score;
@@ -233,7 +250,7 @@ const std::vector<float>& yolo() {
     return t;
 }
 
-size_t kestrel_yolo(kes_detection* out, size_t capacity) {
+size_t kestrel_yolo(Table table, kes_detection* out, size_t capacity) {
     const std::vector<float>& t = yolo();
     kes_detect_decode_config c;
     kes_detect_decode_config_init(&c);
@@ -244,9 +261,7 @@ size_t kestrel_yolo(kes_detection* out, size_t capacity) {
     c.score_anchor_stride = 1, c.score_class_stride = kYoloN;
     c.box_anchor_stride = 1, c.box_value_stride = kYoloN;
     const kes_detect_head head{t.data() + 4 * kYoloN, t.data(), kYoloN};
-    size_t found = 0;
-    check(kes_detect_decode(&c, &head, 1, nullptr, 0, out, capacity, &found), "yolo decode");
-    return found;
+    return decode(table, c, &head, 1, nullptr, 0, out, capacity);
 }
 
 // The loop a YOLOv8 app writes: per anchor, the best class over 80 strided reads, then the box.
@@ -270,7 +285,7 @@ size_t naive_yolo(kes_detection* out, size_t capacity) {
 
 void verify_yolo() {
     std::vector<kes_detection> a(1000), b(1000);
-    const size_t na = kestrel_yolo(a.data(), a.size()), nb = naive_yolo(b.data(), b.size());
+    const size_t na = kestrel_yolo(nullptr, a.data(), a.size()), nb = naive_yolo(b.data(), b.size());
     bool same = na == nb && na > 0;
     for (size_t i = 0; same && i < na; ++i) same = a[i].anchor == b[i].anchor && a[i].class_id == b[i].class_id;
     if (!same) {
@@ -281,10 +296,10 @@ void verify_yolo() {
 
 void bm_yolo(benchmark::State& state, int impl) {
     std::vector<kes_detection> out(1000);
-    std::unique_ptr<ScalarTable> force(impl == 1 ? new ScalarTable : nullptr);
+    const Table table = scalar_if(impl == 1);
     size_t n = 0;
     for (auto _ : state) {
-        n = impl == 2 ? naive_yolo(out.data(), out.size()) : kestrel_yolo(out.data(), out.size());
+        n = impl == 2 ? naive_yolo(out.data(), out.size()) : kestrel_yolo(table, out.data(), out.size());
         benchmark::DoNotOptimize(out.data());
     }
     state.counters["detections"] = static_cast<double>(n);
@@ -311,15 +326,13 @@ std::vector<kes_detection> nms_input(size_t n) {
     return d;
 }
 
-size_t kestrel_nms(const std::vector<kes_detection>& in, std::vector<kes_detection>& work, void* scratch,
+size_t kestrel_nms(Table table, const std::vector<kes_detection>& in, std::vector<kes_detection>& work, void* scratch,
                    size_t bytes) {
     kes_detect_nms_config c;
     kes_detect_nms_config_init(&c);
     c.iou_threshold = 0.5f;
     std::copy(in.begin(), in.end(), work.begin());
-    size_t kept = 0;
-    check(kes_detect_nms(&c, work.data(), work.size(), scratch, bytes, &kept), "nms");
-    return kept;
+    return nms(table, c, work.data(), work.size(), scratch, bytes);
 }
 
 void bm_nms_kestrel(benchmark::State& state, bool scalar) {
@@ -329,10 +342,10 @@ void bm_nms_kestrel(benchmark::State& state, bool scalar) {
     size_t bytes = 0;
     check(kes_detect_nms_scratch_size(n, &bytes), "scratch size");
     std::vector<unsigned char> scratch(bytes);
-    std::unique_ptr<ScalarTable> force(scalar ? new ScalarTable : nullptr);
+    const Table table = scalar_if(scalar);
     size_t kept = 0;
     for (auto _ : state) {
-        kept = kestrel_nms(in, work, scratch.data(), bytes);
+        kept = kestrel_nms(table, in, work, scratch.data(), bytes);
         benchmark::DoNotOptimize(work.data());
     }
     state.counters["kept"] = static_cast<double>(kept);
@@ -368,7 +381,7 @@ void bm_nms_opencv(benchmark::State& state) {
 void verify_nms(size_t n) {
     const std::vector<kes_detection> in = nms_input(n);
     std::vector<kes_detection> work(n);
-    const size_t kept = kestrel_nms(in, work, nullptr, 0);
+    const size_t kept = kestrel_nms(nullptr, in, work, nullptr, 0);
 #if KES_BENCH_DETECT_VS_OPENCV
     const CvInput c = cv_input(in);
     std::vector<int> keep;

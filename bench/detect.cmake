@@ -4,7 +4,7 @@ if(NOT TARGET kes_engine)
   return()
 endif()
 target_sources(kes-bench PRIVATE ${CMAKE_CURRENT_LIST_DIR}/bench_detect.cpp)
-# The scalar peer forces the engine's internal kernel table (src/detect/detect_kernels.hpp).
+# The scalar peer calls the engine's internal detect code with its scalar table (src/detect/detect.hpp).
 target_include_directories(kes-bench PRIVATE ${PROJECT_SOURCE_DIR}/engine/src)
 find_path(KES_OPENCV_DNN_INCLUDE_DIR opencv2/dnn/dnn.hpp PATH_SUFFIXES opencv4)
 find_library(KES_OPENCV_DNN_LIB opencv_dnn)

@@ -98,6 +98,25 @@ function(kes_add_test module)
                        PROPERTIES TIMEOUT ${KES_TEST_TIMEOUT} LABELS ${module})
 endfunction()
 
+# kes_add_cpu_disable_test(<module> <name> TARGET <binary> FILTER <gtest filter> X86 <values...>
+#                          ARM <values...>): the filtered tests of a test binary again, once per value of
+# KES_CPU_DISABLE (kestrel/cpu.h) for this build's architecture, as <name>/KES_CPU_DISABLE=<value>. The
+# whole path of a module then runs on each of its fallback tables; the tables themselves are compared
+# with the scalar one in one process, through their *_available() list.
+function(kes_add_cpu_disable_test module name)
+  cmake_parse_arguments(T "" "TARGET;FILTER" "X86;ARM" ${ARGN})
+  if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64|amd64")
+    set(values ${T_X86})
+  elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "aarch64|arm64")
+    set(values ${T_ARM})
+  endif()
+  foreach(v IN LISTS values)
+    add_test(NAME ${name}/KES_CPU_DISABLE=${v} COMMAND ${T_TARGET} --gtest_filter=${T_FILTER})
+    set_tests_properties(${name}/KES_CPU_DISABLE=${v} PROPERTIES ENVIRONMENT KES_CPU_DISABLE=${v} LABELS ${module}
+                         TIMEOUT ${KES_TEST_TIMEOUT})
+  endforeach()
+endfunction()
+
 # kes_add_fuzzer(<module> <name> SOURCE <file> [SEEDS <dir>] [LIBS ...]): a fuzz target defining
 # LLVMFuzzerTestOneInput. Always built as kes_fuzz_<name> with a replay driver and registered as the
 # test <name>.ReplaySeeds (runs the seed corpus, so CI proves the target builds and survives its seeds,

@@ -44,6 +44,11 @@ function(engine_tflite_after_module)
       target_compile_definitions(kes_engine_real_model_tests PRIVATE
         KES_MODELS_DIR="${CMAKE_CURRENT_SOURCE_DIR}/tests/models"
         $<$<BOOL:${CMAKE_CROSSCOMPILING}>:KES_REAL_MODELS_SMALL=1>)
+      # The whole engine (load, select_kernel, execute) on every microkernel table this CPU has: avx512,
+      # avx2 and scalar on x86-64, neon and scalar on aarch64 (test_kernels_fast compares each table's
+      # kernels with the reference in one process).
+      kes_add_cpu_disable_test(engine RealModels TARGET kes_engine_real_model_tests FILTER RealModels.*
+                               X86 avx512f all ARM all)
     endif()
   endif()
 endfunction()

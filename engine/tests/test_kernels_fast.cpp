@@ -85,9 +85,7 @@ void expect_fast_matches_reference(const std::string& op, const kes::Attrs& attr
     Pool pool;
     for (const kes::kernels::Microkernels* table : kes::kernels::microkernels_available()) {
         SCOPED_TRACE(table->name);
-        kes::kernels::microkernels_override(table);
-        std::unique_ptr<kes::Kernel> fast = kes::select_kernel(node, outs);
-        kes::kernels::microkernels_override(nullptr);
+        std::unique_ptr<kes::Kernel> fast = kes::select_kernel(node, outs, *table);
         ASSERT_NE(fast, nullptr) << "no fast kernel took the node";
         AlignedBuffer packed(fast->packed_bytes());
         fast->pack(packed.data());

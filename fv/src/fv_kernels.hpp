@@ -75,9 +75,5 @@ const Kernels& kernels_active();
 // Every table usable on this CPU, scalar first: for tests and benchmarks.
 std::vector<const Kernels*> kernels_available();
 
-// Testing hook: forces the table kes_fv_search uses (nullptr restores the automatic choice).
-// Not thread-safe against running searches; tests call it between searches.
-void kernels_override(const Kernels* k);
-
 }  // namespace fv
 }  // namespace kes

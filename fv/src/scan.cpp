@@ -1,6 +1,5 @@
 // scan.cpp — scalar reference kernels and the run-time choice among the kernel tables.
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 
 #include "fv_kernels.hpp"
@@ -114,8 +113,6 @@ const Kernels& pick() {
     return kScalar;
 }
 
-std::atomic<const Kernels*> g_override{nullptr};
-
 }  // namespace
 
 void quantize_query_i8(const float* query, size_t dim, std::vector<int8_t>& storage, I8Query& q) {
@@ -148,7 +145,6 @@ const Kernels& kernels_scalar() {
 }
 
 const Kernels& kernels_active() {
-    if (const Kernels* k = g_override.load(std::memory_order_acquire)) return *k;
     static const Kernels& chosen = pick();
     return chosen;
 }
@@ -159,10 +155,6 @@ std::vector<const Kernels*> kernels_available() {
          {kernels_avx2(), kernels_avx512(), kernels_avx512_vnni(), kernels_neon(), kernels_neon_dotprod()})
         if (k) all.push_back(k);
     return all;
-}
-
-void kernels_override(const Kernels* k) {
-    g_override.store(k, std::memory_order_release);
 }
 
 }  // namespace fv

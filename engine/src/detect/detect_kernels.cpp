@@ -1,8 +1,6 @@
 // detect_kernels.cpp — the scalar (reference) detect kernels and the run-time choice among the tables.
 #include "detect_kernels.hpp"
 
-#include <atomic>
-
 #include "kes/cpu_dispatch.hpp"
 
 namespace kes {
@@ -38,8 +36,6 @@ size_t suppress_scalar(const BoxesSoA& s, size_t begin, size_t end, const float 
 
 const Kernels kScalar = {"scalar", filter_scalar, suppress_scalar};
 
-std::atomic<const Kernels*> g_override{nullptr};
-
 }  // namespace
 
 const Kernels& kernels_scalar() {
@@ -47,7 +43,6 @@ const Kernels& kernels_scalar() {
 }
 
 const Kernels& kernels_active() {
-    if (const Kernels* t = g_override.load(std::memory_order_acquire)) return *t;
     static const Kernels* const chosen = [] {
         if (const Kernels* t = kernels_avx2()) return t;
         if (const Kernels* t = kernels_neon()) return t;
@@ -61,10 +56,6 @@ std::vector<const Kernels*> kernels_available() {
     for (const Kernels* t : {kernels_avx2(), kernels_neon()})
         if (t) all.push_back(t);
     return all;
-}
-
-void kernels_override(const Kernels* table) {
-    g_override.store(table, std::memory_order_release);
 }
 
 }  // namespace detect

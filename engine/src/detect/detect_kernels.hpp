@@ -44,12 +44,10 @@ const Kernels& kernels_scalar();
 const Kernels* kernels_avx2();  // nullptr when this build or this CPU lacks AVX2
 const Kernels* kernels_neon();  // nullptr off aarch64
 
-// The fastest table this CPU runs (decided once, from kes_cpu_features()), unless overridden.
+// The fastest table this CPU runs (decided once, from kes_cpu_features()): the one the C API uses.
 const Kernels& kernels_active();
-// Every table usable on this CPU, scalar first: for tests and benchmarks.
+// Every table usable on this CPU, scalar first: for tests and benchmarks (detect.hpp takes one).
 std::vector<const Kernels*> kernels_available();
-// Testing hook: forces the table the C API uses from now on (nullptr: automatic).
-void kernels_override(const Kernels* table);
 
 // The scalar IoU test of Kernels::suppress, shared by every table for its tail.
 inline bool iou_above(float x0, float y0, float x1, float y1, float area, const float box[4], float barea,

@@ -50,10 +50,15 @@ bool reference_only() {
 
 std::unique_ptr<Kernel> select_kernel(const NodeDesc& node, const std::vector<TensorDesc>& outputs) {
     if (reference_only()) return nullptr;
+    return select_kernel(node, outputs, kernels::microkernels_active());
+}
+
+std::unique_ptr<Kernel> select_kernel(const NodeDesc& node, const std::vector<TensorDesc>& outputs,
+                                      const kernels::Microkernels& table) {
     // An op may have several entries, most specific first: the first that takes the node runs it.
     for (const FastOp& f : kFastOps)
         if (f.op == node.op)
-            if (std::unique_ptr<Kernel> k = f.select(node, outputs, kernels::microkernels_active())) return k;
+            if (std::unique_ptr<Kernel> k = f.select(node, outputs, table)) return k;
     return nullptr;
 }
 

@@ -14,10 +14,19 @@
 
 namespace kes {
 
+namespace kernels {
+struct Microkernels;
+}
+
 // The fast kernel for `node` (already validated: `outputs` are its inferred outputs), or nullptr.
 // KES_KERNELS=reference in the environment turns every fast kernel off (to compare against the
 // oracle, e.g. with kes-compare); KES_CPU_DISABLE picks a slower microkernel table.
 std::unique_ptr<Kernel> select_kernel(const NodeDesc& node, const std::vector<TensorDesc>& outputs);
+
+// The same over one named microkernel table (one of kernels::microkernels_available()), whatever
+// KES_KERNELS says: tests and benchmarks run every table of this CPU in one process this way.
+std::unique_ptr<Kernel> select_kernel(const NodeDesc& node, const std::vector<TensorDesc>& outputs,
+                                      const kernels::Microkernels& table);
 
 // The microkernel table fast kernels created now use ("avx512", "avx2", "neon", "scalar"), or
 // "reference" when KES_KERNELS=reference.

@@ -1,7 +1,6 @@
 // microkernels.cpp — the scalar microkernel table and the run-time choice among the tables.
 #include "microkernels.hpp"
 
-#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -45,8 +44,6 @@ struct Scalar {
 
 const Microkernels kScalar = impl::make_table<Scalar, 4, 8, 8>("scalar");
 
-std::atomic<const Microkernels*> g_override{nullptr};
-
 }  // namespace
 
 const Microkernels& microkernels_scalar() {
@@ -54,7 +51,6 @@ const Microkernels& microkernels_scalar() {
 }
 
 const Microkernels& microkernels_active() {
-    if (const Microkernels* t = g_override.load(std::memory_order_acquire)) return *t;
     static const Microkernels* const chosen = [] {
         if (const Microkernels* t = microkernels_avx512()) return t;
         if (const Microkernels* t = microkernels_avx2()) return t;
@@ -69,10 +65,6 @@ std::vector<const Microkernels*> microkernels_available() {
     for (const Microkernels* t : {microkernels_avx2(), microkernels_avx512(), microkernels_neon()})
         if (t) all.push_back(t);
     return all;
-}
-
-void microkernels_override(const Microkernels* table) {
-    g_override.store(table, std::memory_order_release);
 }
 
 }  // namespace kernels

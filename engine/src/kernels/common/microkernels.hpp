@@ -92,10 +92,8 @@ const Microkernels* microkernels_neon();    // armv8.0 ASIMD
 
 // The fastest table this CPU runs (decided once, from kes_cpu_features()).
 const Microkernels& microkernels_active();
-// Every table usable on this CPU, scalar first: for tests and benchmarks.
+// Every table usable on this CPU, scalar first: for tests and benchmarks (select_kernel takes one).
 std::vector<const Microkernels*> microkernels_available();
-// Testing hook: forces the table that fast kernels created from now on use (nullptr: automatic).
-void microkernels_override(const Microkernels* table);
 
 }  // namespace kernels
 }  // namespace kes
