@@ -10,8 +10,8 @@
 #include <type_traits>
 
 #include "kes/error.hpp"
-#include "kes/logging.hpp"
 #include "kes/math.hpp"
+#include "owned_block.hpp"
 
 namespace kes {
 namespace {
@@ -348,15 +348,10 @@ kes_status kes_image_alloc(kes_image* out_image, kes_mem_pool* pool, kes_pixel_f
         std::memset(out_image, 0, sizeof *out_image);
         kes_image img;
         const size_t need = kes::describe(&img, format, width, height, width_stride, height_stride);
-        void* data = nullptr;
-        const kes_status st = pool ? kes_mem_pool_alloc(pool, need, &data) : kes_mem_alloc(KES_MEM_HOST, need, &data);
-        if (st != KES_OK) {
-            const std::string why = kes_last_error();
-            KES_FAIL(st, "cannot allocate %zu bytes for %s %ux%u (strides %u x %u) from %s: %s", need,
-                     kes_pixel_format_name(format), width, height, img.width_stride, img.height_stride,
-                     pool ? "the pool" : "host memory", why.c_str());
-        }
-        img.data = data;
+        img.data = kes::alloc_owned_block(pool, need, [&] {
+            return kes::format("%s %ux%u (strides %u x %u)", kes_pixel_format_name(format), width, height,
+                               img.width_stride, img.height_stride);
+        });
         img.size = need;
         img.pool = pool;
         img.owns_data = 1;
@@ -376,14 +371,7 @@ kes_mem_backend kes_image_memory(const kes_image* image) {
 void kes_image_release(kes_image* image) {
     (void)kes::guard(__func__, [&] {
         if (image == nullptr) return KES_OK;
-        if (image->owns_data && image->data != nullptr) {
-            if (image->pool != nullptr) {
-                if (kes_mem_pool_free(image->pool, image->data) != KES_OK)
-                    KES_LOGW("sdk", "kes_image_release: %s", kes_last_error());
-            } else {
-                kes_mem_free(image->data);
-            }
-        }
+        if (image->owns_data) kes::free_owned_block(image->pool, image->data, "kes_image_release");
         std::memset(image, 0, sizeof *image);
         return KES_OK;
     });

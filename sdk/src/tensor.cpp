@@ -10,8 +10,8 @@
 #include <type_traits>
 
 #include "kes/error.hpp"
-#include "kes/logging.hpp"
 #include "kes/math.hpp"
+#include "owned_block.hpp"
 
 namespace kes {
 namespace {
@@ -201,16 +201,9 @@ kes_status kes_tensor_alloc(kes_tensor* out_tensor, kes_mem_pool* pool, kes_dtyp
         kes_tensor t;
         const size_t need = kes::describe(&t, dtype, layout, ndim, shape);
         // An empty tensor still gets a (minimal) block, so an owned tensor always has data != NULL.
-        const size_t request = need ? need : 1;
-        void* data = nullptr;
-        const kes_status st =
-            pool ? kes_mem_pool_alloc(pool, request, &data) : kes_mem_alloc(KES_MEM_HOST, request, &data);
-        if (st != KES_OK) {
-            const std::string why = kes_last_error();
-            KES_FAIL(st, "cannot allocate %zu bytes for %s %s from %s: %s", need, kes_dtype_name(dtype),
-                     kes::shape_str(ndim, shape).c_str(), pool ? "the pool" : "host memory", why.c_str());
-        }
-        t.data = data;
+        t.data = kes::alloc_owned_block(pool, need, [&] {
+            return kes::format("%s %s", kes_dtype_name(dtype), kes::shape_str(ndim, shape).c_str());
+        });
         t.size = need;
         t.pool = pool;
         t.owns_data = 1;
@@ -222,14 +215,7 @@ kes_status kes_tensor_alloc(kes_tensor* out_tensor, kes_mem_pool* pool, kes_dtyp
 void kes_tensor_release(kes_tensor* tensor) {
     (void)kes::guard(__func__, [&] {
         if (tensor == nullptr) return KES_OK;
-        if (tensor->owns_data && tensor->data != nullptr) {
-            if (tensor->pool != nullptr) {
-                if (kes_mem_pool_free(tensor->pool, tensor->data) != KES_OK)
-                    KES_LOGW("sdk", "kes_tensor_release: %s", kes_last_error());
-            } else {
-                kes_mem_free(tensor->data);
-            }
-        }
+        if (tensor->owns_data) kes::free_owned_block(tensor->pool, tensor->data, "kes_tensor_release");
         std::memset(tensor, 0, sizeof *tensor);
         return KES_OK;
     });

@@ -534,6 +534,10 @@ TEST(ImageAlloc, ExhaustedPoolReportsOutOfMemoryAndZeroesTheOutput) {
     kes_image img;
     EXPECT_EQ(kes_image_alloc(&img, pool, KES_PIXEL_RGB888, 1920, 1080, 0, 0), KES_ERR_OUT_OF_MEMORY);
     EXPECT_NE(last_error().find("kes_image_alloc"), std::string::npos) << last_error();
+    // What was asked for, from where: the size, the image and the pool.
+    EXPECT_NE(last_error().find("cannot allocate 6220800 bytes for RGB888 1920x1080"), std::string::npos)
+        << last_error();
+    EXPECT_NE(last_error().find("from the pool"), std::string::npos) << last_error();
     EXPECT_EQ(img.data, nullptr);
     EXPECT_EQ(img.owns_data, 0u);
     EXPECT_EQ(kes_image_alloc(&img, pool, KES_PIXEL_NV12, 16, 16, 15, 0), KES_ERR_INVALID_ARGUMENT);
