@@ -181,6 +181,9 @@ public:
             pid_ = -1;
         }
     }
+    // The camera hangs (the connection stays open, nothing comes), then wakes up.
+    void pause() { kill(pid_, SIGSTOP); }
+    void resume() { kill(pid_, SIGCONT); }
     int port() const { return port_; }
 
 private:
@@ -414,7 +417,9 @@ TEST(VdecRtsp, ReconnectsWhenTheCameraRestarts) {
         if (st == KES_ERR_TIMEOUT) continue;  // still reconnecting (a slow machine)
         ASSERT_EQ(st, KES_OK) << kes_last_error();
         ASSERT_FALSE(f.end_of_stream);
-        if (after == 0) EXPECT_GE(f.pts - pts_before, 1000000) << "pts after the outage include the outage";
+        if (after == 0) {
+            EXPECT_GE(f.pts - pts_before, 1000000) << "pts after the outage include the outage";
+        }
         check.take(f);
         if (after < ref.size() && md5_hex(tight_nv12(f.image)) == ref[after]) ++matched;
         ++after;
@@ -433,6 +438,100 @@ TEST(VdecRtsp, ReconnectsWhenTheCameraRestarts) {
     done = true;
     monitor.join();
     EXPECT_TRUE(saw_reconnecting.load());
+    kes_vdec_destroy(v);
+}
+
+TEST(VdecRtsp, ReconnectsOverUdp) {
+    if (data_path("camera.h264").empty()) KES_TEST_SKIP("no test clips");
+    const std::string clip = data_path("camera.mp4");
+    auto server = std::make_unique<RtspServer>(clip);
+    if (server->port() == 0) KES_TEST_SKIP("the GStreamer RTSP server did not start (plugins missing?)");
+    const int port = server->port();
+    const std::string url = "rtsp://127.0.0.1:" + std::to_string(port) + "/cam";
+    kes_vdec_config cfg = camera_config(url);
+    cfg.rtsp_transport = KES_RTSP_UDP;
+    kes_vdec* v = nullptr;
+    ASSERT_EQ(kes_vdec_create(&cfg, &v), KES_OK) << kes_last_error();
+    // RTP over UDP may drop a datagram even on loopback: count frames and check pts, not pixels.
+    FrameChecker check;
+    for (int i = 0; i < 5; ++i) {
+        kes_vdec_frame f;
+        ASSERT_EQ(kes_vdec_read_frame(v, &f), KES_OK) << kes_last_error();
+        ASSERT_FALSE(f.end_of_stream);
+        check.take(f);
+        kes_image_release(&f.image);
+    }
+    server->stop();
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    server = restart_on(clip, port);
+    ASSERT_TRUE(server) << "the server did not come back on port " << port;
+    size_t frames = 0;
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (health_of(v).reconnects == 0 || frames < 10) {
+        ASSERT_LT(std::chrono::steady_clock::now(), give_up) << "no reconnect, or no frames after it";
+        kes_vdec_frame f;
+        const kes_status st = kes_vdec_read_frame(v, &f);
+        if (st == KES_ERR_TIMEOUT) continue;
+        ASSERT_EQ(st, KES_OK) << kes_last_error();
+        ASSERT_FALSE(f.end_of_stream);
+        check.take(f);
+        if (health_of(v).reconnects > 0) ++frames;
+        kes_image_release(&f.image);
+    }
+    EXPECT_EQ(health_of(v).state, KES_VDEC_STATE_RUNNING);
+    kes_vdec_destroy(v);
+}
+
+TEST(VdecRtsp, ReconnectsWhenTheCameraHangs) {
+    if (data_path("camera.h264").empty()) KES_TEST_SKIP("no test clips");
+    auto server = std::make_unique<RtspServer>(data_path("camera.mp4"));
+    if (server->port() == 0) KES_TEST_SKIP("the GStreamer RTSP server did not start (plugins missing?)");
+    const std::string url = "rtsp://127.0.0.1:" + std::to_string(server->port()) + "/cam";
+    kes_vdec_config cfg = camera_config(url);
+    kes_vdec* v = nullptr;
+    ASSERT_EQ(kes_vdec_create(&cfg, &v), KES_OK) << kes_last_error();
+    FrameChecker check;
+    for (int i = 0; i < 5; ++i) {
+        kes_vdec_frame f;
+        ASSERT_EQ(kes_vdec_read_frame(v, &f), KES_OK) << kes_last_error();
+        ASSERT_FALSE(f.end_of_stream);
+        check.take(f);
+        kes_image_release(&f.image);
+    }
+    server->pause();
+    // No error from the network, just silence: timeout_ms without a packet is a loss too.
+    kes_status st = KES_OK;
+    for (int held = 0; held < 90; ++held) {
+        kes_vdec_frame f;
+        st = kes_vdec_read_frame(v, &f);
+        if (st != KES_OK) break;
+        ASSERT_FALSE(f.end_of_stream);
+        check.take(f);
+        kes_image_release(&f.image);
+    }
+    ASSERT_EQ(st, KES_ERR_TIMEOUT) << kes_last_error();
+    EXPECT_NE(std::strstr(kes_last_error(), "reconnecting (lost: no data within timeout_ms"), nullptr)
+        << kes_last_error();
+    kes_vdec_health h = health_of(v);
+    EXPECT_EQ(h.state, KES_VDEC_STATE_RECONNECTING);
+    EXPECT_EQ(h.last_error, KES_ERR_TIMEOUT);
+    server->resume();
+    size_t after = 0;
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (after < 10 && std::chrono::steady_clock::now() < give_up) {
+        kes_vdec_frame f;
+        st = kes_vdec_read_frame(v, &f);
+        if (st == KES_ERR_TIMEOUT) continue;
+        ASSERT_EQ(st, KES_OK) << kes_last_error();
+        ASSERT_FALSE(f.end_of_stream);
+        check.take(f);
+        ++after;
+        kes_image_release(&f.image);
+    }
+    EXPECT_EQ(after, 10u);
+    h = health_of(v);
+    EXPECT_EQ(h.state, KES_VDEC_STATE_RUNNING);
+    EXPECT_GE(h.reconnects, 1u);
     kes_vdec_destroy(v);
 }
 
