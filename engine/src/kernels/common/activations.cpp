@@ -142,14 +142,12 @@ std::unique_ptr<Kernel> select_softmax(const NodeDesc& node, const std::vector<T
     const TensorDesc& x = *node.inputs[0];
     if (!plain_f32(x) || x.rank() == 0 || x.elements() == 0) return nullptr;
     // The last axis, or one with only 1s after it: then the reduced elements are contiguous rows.
-    const int64_t axis = normalize_axis(node.attrs.get_int("axis", -1), x.rank());
-    for (int64_t d = axis + 1; d < x.rank(); ++d)
-        if (x.shape[static_cast<size_t>(d)] != 1) return nullptr;
-    const size_t m = static_cast<size_t>(x.shape[static_cast<size_t>(axis)]);
+    const AxisSplit around = split_at_axis(x.shape, normalize_axis(node.attrs.get_int("axis", -1), x.rank()));
+    if (around.inner != 1) return nullptr;
     // Short rows (a detector's 2-class scores, [1, 896, 2]) ran 0.7x the reference on AVX-512: the
     // per-row reductions and partial vectors cost more than std::exp on two floats.
-    if (m < kMinSoftmaxRow) return nullptr;
-    return std::make_unique<SoftmaxKernel>(static_cast<size_t>(x.elements()) / m, m, mk);
+    if (around.dim < static_cast<int64_t>(kMinSoftmaxRow)) return nullptr;
+    return std::make_unique<SoftmaxKernel>(static_cast<size_t>(around.outer), static_cast<size_t>(around.dim), mk);
 }
 
 }  // namespace kernels

@@ -316,12 +316,9 @@ std::unique_ptr<Kernel> create_gather(const NodeDesc& node, std::vector<TensorDe
     outputs[0].dtype = x.dtype;
     outputs[0].shape = out;
     shape_elements(out);
-    int64_t outer = 1, block = static_cast<int64_t>(kes_dtype_size(x.dtype));
-    for (int64_t d = 0; d < x.rank(); ++d) {
-        if (d < axis) outer *= x.shape[static_cast<size_t>(d)];
-        if (d > axis) block *= x.shape[static_cast<size_t>(d)];
-    }
-    const int64_t dim = x.shape[static_cast<size_t>(axis)], count = indices.elements();
+    const AxisSplit around = split_at_axis(x.shape, axis);
+    const int64_t outer = around.outer, block = around.inner * static_cast<int64_t>(kes_dtype_size(x.dtype));
+    const int64_t dim = around.dim, count = indices.elements();
     const bool i64 = indices.dtype == KES_I64;
     return make_kernel([=](const void* const* in, void* const* outp) {
         if (i64)
@@ -404,7 +401,7 @@ QuantPlan quant_plan(const NodeDesc& node, const TensorDesc& x, const TensorDesc
             fail(KES_ERR_INVALID_ARGUMENT, "input scale has %lld values for %lld channels on axis %lld",
                  static_cast<long long>(scale.shape[0]), static_cast<long long>(q.channels),
                  static_cast<long long>(axis));
-        for (int64_t d = axis + 1; d < x.rank(); ++d) q.inner *= x.shape[static_cast<size_t>(d)];
+        q.inner = split_at_axis(x.shape, axis).inner;
     }
     if (zp && zp->elements() != scale.elements())
         fail(KES_ERR_INVALID_ARGUMENT, "input zero_point shape %s differs from scale %s",
@@ -498,8 +495,8 @@ std::unique_ptr<Kernel> create_one_hot(const NodeDesc& node, std::vector<TensorD
     Shape out = indices.shape;
     out.insert(out.begin() + axis, depth);
     shape_elements(out);
-    int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < indices.rank(); ++d) (d < axis ? outer : inner) *= indices.shape[static_cast<size_t>(d)];
+    const AxisSplit around = split_at_axis(indices.shape, axis);
+    const int64_t outer = around.outer, inner = around.dim * around.inner;
     outputs[0].dtype = values.dtype;
     outputs[0].shape = out;
     const size_t es = kes_dtype_size(values.dtype);

@@ -117,6 +117,22 @@ void require_rank_at_most(const TensorDesc& t, int64_t max_rank, const char* wha
 std::string get_choice(const Attrs& attrs, const char* name, const char* fallback,
                        const std::vector<const char*>& allowed);
 
+// A shape seen around one axis, the (outer, dim, inner) loops of the ops that work along an axis
+// (Softmax, ArgMax, Gather, Split, Concat, ...): `outer` elements before it, its extent, `inner`
+// elements after it. axis may be rank (nothing after it: dim = 1), so dim · inner counts the elements
+// from the axis on (Flatten, Concat).
+struct AxisSplit {
+    int64_t outer = 1, dim = 1, inner = 1;
+};
+inline AxisSplit split_at_axis(const Shape& shape, int64_t axis) {
+    AxisSplit s;
+    for (size_t d = 0; d < shape.size(); ++d) {
+        const int64_t a = static_cast<int64_t>(d);
+        (a < axis ? s.outer : a == axis ? s.dim : s.inner) *= shape[d];
+    }
+    return s;
+}
+
 // numpy broadcast of several shapes (all inputs of a variadic op).
 Shape broadcast_all(const std::vector<Shape>& shapes);
 

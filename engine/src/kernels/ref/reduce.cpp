@@ -36,12 +36,8 @@ std::unique_ptr<Kernel> create_softmax(const NodeDesc& node, std::vector<TensorD
     outputs[0].shape = x.shape;
     if (x.rank() == 0) fail(KES_ERR_INVALID_ARGUMENT, "input must have rank >= 1");
     const int64_t axis = normalize_axis(node.attrs.get_int("axis", -1), x.rank());
-    int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < x.rank(); ++d) {
-        if (d < axis) outer *= x.shape[static_cast<size_t>(d)];
-        if (d > axis) inner *= x.shape[static_cast<size_t>(d)];
-    }
-    const int64_t dim = x.shape[static_cast<size_t>(axis)];
+    const AxisSplit around = split_at_axis(x.shape, axis);
+    const int64_t outer = around.outer, dim = around.dim, inner = around.inner;
     return make_kernel([outer, inner, dim](const void* const* in, void* const* out) {
         const float* px = in_as<float>(in, 0);
         float* py = out_as<float>(out, 0);
@@ -204,18 +200,13 @@ std::unique_ptr<Kernel> create_arg(const NodeDesc& node, std::vector<TensorDesc>
     const int64_t axis = normalize_axis(node.attrs.get_int("axis", 0), x.rank());
     const bool keepdims = node.attrs.get_int("keepdims", 1) != 0;
     const bool last = node.attrs.get_int("select_last_index", 0) != 0;
-    int64_t outer = 1, inner = 1;
-    Shape out;
-    for (int64_t d = 0; d < x.rank(); ++d) {
-        const int64_t e = x.shape[static_cast<size_t>(d)];
-        if (d < axis) outer *= e;
-        if (d > axis) inner *= e;
-        if (d != axis)
-            out.push_back(e);
-        else if (keepdims)
-            out.push_back(1);
-    }
-    const int64_t dim = x.shape[static_cast<size_t>(axis)];
+    const AxisSplit around = split_at_axis(x.shape, axis);
+    const int64_t outer = around.outer, dim = around.dim, inner = around.inner;
+    Shape out = x.shape;
+    if (keepdims)
+        out[static_cast<size_t>(axis)] = 1;
+    else
+        out.erase(out.begin() + axis);
     if (dim == 0) fail(KES_ERR_INVALID_ARGUMENT, "cannot take the arg-extreme of an empty axis");
     outputs[0].dtype = KES_I64;
     outputs[0].shape = out;
@@ -236,12 +227,8 @@ std::unique_ptr<Kernel> create_hardmax(const NodeDesc& node, std::vector<TensorD
     require_dtype(x, KES_F32, "input");
     if (x.rank() == 0) fail(KES_ERR_INVALID_ARGUMENT, "input must have rank >= 1");
     const int64_t axis = normalize_axis(node.attrs.get_int("axis", -1), x.rank());
-    int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < x.rank(); ++d) {
-        if (d < axis) outer *= x.shape[static_cast<size_t>(d)];
-        if (d > axis) inner *= x.shape[static_cast<size_t>(d)];
-    }
-    const int64_t dim = x.shape[static_cast<size_t>(axis)];
+    const AxisSplit around = split_at_axis(x.shape, axis);
+    const int64_t outer = around.outer, dim = around.dim, inner = around.inner;
     outputs[0].dtype = KES_F32;
     outputs[0].shape = x.shape;
     return make_kernel([outer, inner, dim](const void* const* in, void* const* out) {
@@ -290,12 +277,8 @@ std::unique_ptr<Kernel> create_cumsum(const NodeDesc& node, std::vector<TensorDe
     if (x.rank() == 0) fail(KES_ERR_INVALID_ARGUMENT, "input must have rank >= 1");
     const int64_t axis = normalize_axis(axis_v[0], x.rank());
     const bool exclusive = node.attrs.get_int("exclusive", 0) != 0, reverse = node.attrs.get_int("reverse", 0) != 0;
-    int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < x.rank(); ++d) {
-        if (d < axis) outer *= x.shape[static_cast<size_t>(d)];
-        if (d > axis) inner *= x.shape[static_cast<size_t>(d)];
-    }
-    const int64_t dim = x.shape[static_cast<size_t>(axis)];
+    const AxisSplit around = split_at_axis(x.shape, axis);
+    const int64_t outer = around.outer, dim = around.dim, inner = around.inner;
     outputs[0].dtype = x.dtype;
     outputs[0].shape = x.shape;
     std::unique_ptr<Kernel> k;
@@ -348,11 +331,8 @@ std::unique_ptr<Kernel> create_topk(const NodeDesc& node, std::vector<TensorDesc
     if (k < 0 || k > dim)
         fail(KES_ERR_INVALID_ARGUMENT, "K = %lld is outside [0, %lld]", static_cast<long long>(k),
              static_cast<long long>(dim));
-    int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < x.rank(); ++d) {
-        if (d < axis) outer *= x.shape[static_cast<size_t>(d)];
-        if (d > axis) inner *= x.shape[static_cast<size_t>(d)];
-    }
+    const AxisSplit around = split_at_axis(x.shape, axis);
+    const int64_t outer = around.outer, inner = around.inner;
     Shape out = x.shape;
     out[static_cast<size_t>(axis)] = k;
     outputs[0].dtype = x.dtype;

@@ -115,10 +115,9 @@ std::unique_ptr<Kernel> create_flatten(const NodeDesc& node, std::vector<TensorD
         fail(KES_ERR_INVALID_ARGUMENT, "attribute 'axis' %lld is out of range for rank %lld",
              static_cast<long long>(axis), static_cast<long long>(x.rank()));
     if (axis < 0) axis += x.rank();
-    int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < x.rank(); ++d) (d < axis ? outer : inner) *= x.shape[static_cast<size_t>(d)];
+    const AxisSplit around = split_at_axis(x.shape, axis);
     outputs[0].dtype = x.dtype;
-    outputs[0].shape = {outer, inner};
+    outputs[0].shape = {around.outer, around.dim * around.inner};
     return copy_kernel(x.bytes());
 }
 
@@ -258,12 +257,10 @@ std::unique_ptr<Kernel> create_concat(const NodeDesc& node, std::vector<TensorDe
                 fail(KES_ERR_INVALID_ARGUMENT, "input %zu has shape %s; input 0 has %s (axis %lld)", i,
                      shape_string(t->shape).c_str(), shape_string(x0.shape).c_str(), static_cast<long long>(axis));
         out[static_cast<size_t>(axis)] += t->shape[static_cast<size_t>(axis)];
-        int64_t inner = 1;
-        for (int64_t d = axis; d < rank; ++d) inner *= t->shape[static_cast<size_t>(d)];
-        chunk.push_back(inner * static_cast<int64_t>(es));
+        const AxisSplit around = split_at_axis(t->shape, axis);
+        chunk.push_back(around.dim * around.inner * static_cast<int64_t>(es));
     }
-    int64_t outer = 1;
-    for (int64_t d = 0; d < axis; ++d) outer *= out[static_cast<size_t>(d)];
+    const int64_t outer = split_at_axis(out, axis).outer;
     int64_t row = 0;
     for (int64_t c : chunk) row += c;
     outputs[0].dtype = x0.dtype;
@@ -313,11 +310,8 @@ std::unique_ptr<Kernel> create_split(const NodeDesc& node, std::vector<TensorDes
         fail(KES_ERR_INVALID_ARGUMENT, "split %s does not add up to the axis extent %lld", shape_string(split).c_str(),
              static_cast<long long>(dim));
     const size_t es = kes_dtype_size(x.dtype);
-    int64_t outer = 1, inner = static_cast<int64_t>(es);
-    for (int64_t d = 0; d < x.rank(); ++d) {
-        if (d < axis) outer *= x.shape[static_cast<size_t>(d)];
-        if (d > axis) inner *= x.shape[static_cast<size_t>(d)];
-    }
+    const AxisSplit around = split_at_axis(x.shape, axis);
+    const int64_t outer = around.outer, inner = around.inner * static_cast<int64_t>(es);
     std::vector<int64_t> chunk;
     for (int64_t i = 0; i < parts; ++i) {
         outputs[static_cast<size_t>(i)].dtype = x.dtype;
