@@ -107,10 +107,62 @@ struct ConvGeom {
     int64_t wm = 0, wc = 0, wkd = 0, wkh = 0, wkw = 0;  // weight strides (out channel, in channel, kd, kh, kw)
 };
 
-// Kernel-axis strides of a filter laid out [., ., K...] (NCHW) or [M, K..., C/g] (NHWC).
-void set_kernel_strides(ConvGeom& g, const Shape& wst, Layout layout) {
-    fill_dhw(wst, first_spatial_axis(layout), wst.size() - 2, &g.wkd, &g.wkh, &g.wkw);
-}
+// What Conv and ConvTranspose read alike. X is an f32 image and W an f32 filter of its rank; `group`
+// divides X's channels. The filter's channel axes differ between the two ops, so each reads M, C/g and
+// the kernel extents from W itself, then calls finish_weight() and, with the windows, set_output().
+struct ConvSetup {
+    const TensorDesc& x;
+    const TensorDesc& w;
+    const TensorDesc* b;
+    Layout layout = Layout::NCHW;
+    Shape wst;  // W's strides
+    ConvGeom g;
+
+    explicit ConvSetup(const NodeDesc& node) : x(*node.inputs[0]), w(*node.inputs[1]), b(node.input(2)) {
+        require_dtype(x, KES_F32, "input X");
+        require_dtype(w, KES_F32, "input W");
+        require_image(x, "input X");
+        layout = get_layout(node.attrs);
+        if (w.rank() != x.rank())
+            fail(KES_ERR_INVALID_ARGUMENT, "weight shape %s does not match input rank %lld",
+                 shape_string(w.shape).c_str(), static_cast<long long>(x.rank()));
+        wst = contiguous_strides(w.shape);
+        g.x = image_dims(x.shape, layout);
+        g.group = node.attrs.get_int("group", 1);
+        if (g.group < 1 || g.x.c % g.group != 0)
+            fail(KES_ERR_INVALID_ARGUMENT, "attribute 'group' is %lld; must divide the %lld input channels",
+                 static_cast<long long>(g.group), static_cast<long long>(g.x.c));
+    }
+
+    void require_groups_divide(int64_t m) const {
+        if (m % g.group != 0)
+            fail(KES_ERR_INVALID_ARGUMENT, "%lld output channels are not divisible by group %lld",
+                 static_cast<long long>(m), static_cast<long long>(g.group));
+    }
+
+    // With W's M output channels and kernel extents read: checks 'kernel_shape' against them and B
+    // against M, and sets W's kernel-axis strides. Returns the kernel extents.
+    Shape finish_weight(const Attrs& attrs, int64_t m, const Shape& kernel) {
+        // Kernel axes: W is [., ., K...] (NCHW) or [M, K..., C/g] (NHWC).
+        fill_dhw(wst, first_spatial_axis(layout), wst.size() - 2, &g.wkd, &g.wkh, &g.wkw);
+        const Shape k = kernel_attr_or(attrs, kernel);
+        if (b) {
+            require_dtype(*b, KES_F32, "input B");
+            if (b->shape != Shape{m})
+                fail(KES_ERR_INVALID_ARGUMENT, "bias shape %s; expected [%lld]", shape_string(b->shape).c_str(),
+                     static_cast<long long>(m));
+        }
+        return k;
+    }
+
+    // Y: f32, an image of M channels over the windows.
+    void set_output(int64_t m, const std::vector<Window>& win, TensorDesc& y) {
+        split_windows(win, g.wd, g.wh, g.ww);
+        y.dtype = KES_F32;
+        y.shape = image_shape(g.x.n, m, win, layout);
+        g.y = image_dims(y.shape, layout);
+    }
+};
 
 template <bool kDeep>
 void conv_run(const ConvGeom& g, const Activation& act, const float* px, const float* pw, const float* pb,
@@ -156,24 +208,12 @@ std::unique_ptr<Kernel> conv_kernel(const ConvGeom& g, const Activation& act, bo
 }
 
 std::unique_ptr<Kernel> create_conv(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
-    const TensorDesc& x = *node.inputs[0];
-    const TensorDesc& w = *node.inputs[1];
-    const TensorDesc* b = node.input(2);
-    require_dtype(x, KES_F32, "input X");
-    require_dtype(w, KES_F32, "input W");
-    require_image(x, "input X");
-    const Layout layout = get_layout(node.attrs);
-    if (w.rank() != x.rank())
-        fail(KES_ERR_INVALID_ARGUMENT, "weight shape %s does not match input rank %lld", shape_string(w.shape).c_str(),
-             static_cast<long long>(x.rank()));
-    ConvGeom g;
-    g.x = image_dims(x.shape, layout);
-    g.group = node.attrs.get_int("group", 1);
-    if (g.group < 1 || g.x.c % g.group != 0)
-        fail(KES_ERR_INVALID_ARGUMENT, "attribute 'group' is %lld; must divide the %lld input channels",
-             static_cast<long long>(g.group), static_cast<long long>(g.x.c));
+    ConvSetup s(node);
+    const TensorDesc& x = s.x;
+    const TensorDesc& w = s.w;
+    const Layout layout = s.layout;
+    ConvGeom& g = s.g;
     // Weight as [M, C/g, K...] (NCHW) or [M, K..., C/g] (NHWC).
-    const Shape wst = contiguous_strides(w.shape);
     const int64_t m = w.shape[0];
     const int64_t cg = layout == Layout::NCHW ? w.shape[1] : w.shape.back();
     Shape kernel = layout == Layout::NCHW ? Shape(w.shape.begin() + 2, w.shape.end())
@@ -182,26 +222,13 @@ std::unique_ptr<Kernel> create_conv(const NodeDesc& node, std::vector<TensorDesc
         fail(KES_ERR_INVALID_ARGUMENT, "weight shape %s: %lld input channels per group expected (C=%lld, group=%lld)",
              shape_string(w.shape).c_str(), static_cast<long long>(g.x.c / g.group), static_cast<long long>(g.x.c),
              static_cast<long long>(g.group));
-    if (m % g.group != 0)
-        fail(KES_ERR_INVALID_ARGUMENT, "%lld output channels are not divisible by group %lld",
-             static_cast<long long>(m), static_cast<long long>(g.group));
-    kernel = kernel_attr_or(node.attrs, kernel);
-    g.wm = wst[0];
-    g.wc = layout == Layout::NCHW ? wst[1] : wst.back();
-    set_kernel_strides(g, wst, layout);
-    if (b) {
-        require_dtype(*b, KES_F32, "input B");
-        if (b->shape != Shape{m})
-            fail(KES_ERR_INVALID_ARGUMENT, "bias shape %s; expected [%lld]", shape_string(b->shape).c_str(),
-                 static_cast<long long>(m));
-    }
-    const std::vector<Window> win = resolve_windows(node.attrs, spatial_of(g.x, x.shape.size()), kernel, false);
-    split_windows(win, g.wd, g.wh, g.ww);
-    outputs[0].dtype = KES_F32;
-    outputs[0].shape = image_shape(g.x.n, m, win, layout);
-    g.y = image_dims(outputs[0].shape, layout);
+    s.require_groups_divide(m);
+    kernel = s.finish_weight(node.attrs, m, kernel);
+    g.wm = s.wst[0];
+    g.wc = layout == Layout::NCHW ? s.wst[1] : s.wst.back();
+    s.set_output(m, resolve_windows(node.attrs, spatial_of(g.x, x.shape.size()), kernel, false), outputs[0]);
     const Activation act = Activation::from_attrs(node.attrs);
-    const bool has_bias = b != nullptr;
+    const bool has_bias = s.b != nullptr;
     // Input 3 (Kestrel's, not ONNX's): a tensor of the output's shape added before the activation, the
     // residual Add the converter fuses into the Conv before it (fusion.cpp fuse_residual_add).
     const TensorDesc* sum = node.input(3);
@@ -269,23 +296,12 @@ std::unique_ptr<Kernel> conv_transpose_kernel(const ConvGeom& g, const Activatio
 }
 
 std::unique_ptr<Kernel> create_conv_transpose(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
-    const TensorDesc& x = *node.inputs[0];
-    const TensorDesc& w = *node.inputs[1];
-    const TensorDesc* b = node.input(2);
-    require_dtype(x, KES_F32, "input X");
-    require_dtype(w, KES_F32, "input W");
-    require_image(x, "input X");
-    const Layout layout = get_layout(node.attrs);
-    if (w.rank() != x.rank())
-        fail(KES_ERR_INVALID_ARGUMENT, "weight shape %s does not match input rank %lld", shape_string(w.shape).c_str(),
-             static_cast<long long>(x.rank()));
-    ConvGeom g;
-    g.x = image_dims(x.shape, layout);
-    g.group = node.attrs.get_int("group", 1);
-    if (g.group < 1 || g.x.c % g.group != 0)
-        fail(KES_ERR_INVALID_ARGUMENT, "attribute 'group' is %lld; must divide the %lld input channels",
-             static_cast<long long>(g.group), static_cast<long long>(g.x.c));
-    const Shape wst = contiguous_strides(w.shape);
+    ConvSetup s(node);
+    const TensorDesc& x = s.x;
+    const TensorDesc& w = s.w;
+    const Layout layout = s.layout;
+    const Shape& wst = s.wst;
+    ConvGeom& g = s.g;
     int64_t m = 0;
     Shape kernel;
     if (layout == Layout::NCHW) {  // [C, M/g, K...]
@@ -300,37 +316,16 @@ std::unique_ptr<Kernel> create_conv_transpose(const NodeDesc& node, std::vector<
             fail(KES_ERR_INVALID_ARGUMENT, "weight shape %s: last dim must be %lld input channels per group",
                  shape_string(w.shape).c_str(), static_cast<long long>(g.x.c / g.group));
         m = w.shape[0];
-        if (m % g.group != 0)
-            fail(KES_ERR_INVALID_ARGUMENT, "%lld output channels are not divisible by group %lld",
-                 static_cast<long long>(m), static_cast<long long>(g.group));
+        s.require_groups_divide(m);
         kernel.assign(w.shape.begin() + 1, w.shape.end() - 1);
         g.wm = wst[0], g.wc = wst.back();
     }
-    set_kernel_strides(g, wst, layout);
-    kernel = kernel_attr_or(node.attrs, kernel);
-    if (b) {
-        require_dtype(*b, KES_F32, "input B");
-        if (b->shape != Shape{m})
-            fail(KES_ERR_INVALID_ARGUMENT, "bias shape %s; expected [%lld]", shape_string(b->shape).c_str(),
-                 static_cast<long long>(m));
-    }
+    kernel = s.finish_weight(node.attrs, m, kernel);
     const Shape spatial = spatial_of(g.x, x.shape.size());
     const size_t ns = spatial.size();
-    auto per_axis = [&](const char* name, int64_t fallback, int64_t min_value) {
-        std::vector<int64_t> v = node.attrs.get_ints(name, std::vector<int64_t>(ns, fallback));
-        if (v.size() != ns)
-            fail(KES_ERR_INVALID_ARGUMENT, "attribute '%s' has %zu values; expected %zu", name, v.size(), ns);
-        for (int64_t e : v) check_geometry(format("attribute '%s'", name).c_str(), e, min_value);
-        return v;
-    };
-    const std::vector<int64_t> strides = per_axis("strides", 1, 1), dil = per_axis("dilations", 1, 1);
-    const std::vector<int64_t> out_pad = per_axis("output_padding", 0, 0);
-    std::vector<int64_t> pads = node.attrs.get_ints("pads", std::vector<int64_t>(2 * ns, 0));
-    if (pads.size() != 2 * ns)
-        fail(KES_ERR_INVALID_ARGUMENT, "attribute 'pads' has %zu values; expected %zu", pads.size(), 2 * ns);
-    for (int64_t p : pads) check_geometry("attribute 'pads'", p, 0);
-    const std::string auto_pad =
-        get_choice(node.attrs, "auto_pad", "NOTSET", {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"});
+    const WindowAttrs wa = read_window_attrs(node.attrs, ns);
+    const std::string& auto_pad = wa.auto_pad;
+    const std::vector<int64_t> out_pad = per_axis_attr(node.attrs, "output_padding", ns, 0, 0);
     std::vector<int64_t> out_shape_attr = node.attrs.get_ints("output_shape");
     if (!out_shape_attr.empty() && out_shape_attr.size() != ns) {
         if (out_shape_attr.size() == ns + 2)  // some exporters give the full shape
@@ -345,7 +340,7 @@ std::unique_ptr<Kernel> create_conv_transpose(const NodeDesc& node, std::vector<
     for (size_t i = 0; i < ns; ++i) {
         Window& a = win[i];
         check_geometry("the kernel extent", kernel[i], 1);
-        a.in = spatial[i], a.kernel = kernel[i], a.stride = strides[i], a.dilation = dil[i];
+        a.in = spatial[i], a.kernel = kernel[i], a.stride = wa.strides[i], a.dilation = wa.dilations[i];
         if (out_pad[i] >= std::max(a.stride, a.dilation))
             fail(KES_ERR_INVALID_ARGUMENT, "attribute 'output_padding' %lld must be < stride or dilation",
                  static_cast<long long>(out_pad[i]));
@@ -359,17 +354,14 @@ std::unique_ptr<Kernel> create_conv_transpose(const NodeDesc& node, std::vector<
             a.pad_begin = lower ? total - total / 2 : total / 2;
             a.pad_end = total - a.pad_begin;
         } else if (auto_pad == "NOTSET") {
-            a.pad_begin = pads[i], a.pad_end = pads[i + ns];
+            a.pad_begin = wa.pads[i], a.pad_end = wa.pads[i + ns];
         }
         a.out = full - a.pad_begin - a.pad_end;
         if (a.out < 0) fail(KES_ERR_INVALID_ARGUMENT, "pads exceed the transposed output size %lld", (long long)full);
     }
-    split_windows(win, g.wd, g.wh, g.ww);
-    outputs[0].dtype = KES_F32;
-    outputs[0].shape = image_shape(g.x.n, m, win, layout);
-    g.y = image_dims(outputs[0].shape, layout);
+    s.set_output(m, win, outputs[0]);
     const Activation act = Activation::from_attrs(node.attrs);
-    const bool has_bias = b != nullptr;
+    const bool has_bias = s.b != nullptr;
     const int64_t out_count = shape_elements(outputs[0].shape);
     const bool nchw_weight = layout == Layout::NCHW;
     return x.rank() == 5 ? conv_transpose_kernel<true>(g, act, has_bias, out_count, nchw_weight)

@@ -112,25 +112,33 @@ Layout get_layout(const Attrs& attrs) {
     return get_choice(attrs, "data_layout", "NCHW", {"NCHW", "NHWC"}) == "NHWC" ? Layout::NHWC : Layout::NCHW;
 }
 
+std::vector<int64_t> per_axis_attr(const Attrs& attrs, const char* name, size_t n, int64_t fallback,
+                                   int64_t min_value) {
+    std::vector<int64_t> v = attrs.get_ints(name, std::vector<int64_t>(n, fallback));
+    if (v.size() != n)
+        fail(KES_ERR_INVALID_ARGUMENT, "attribute '%s' has %zu values; expected %zu (one per spatial axis)", name,
+             v.size(), n);
+    for (int64_t x : v) check_geometry(format("attribute '%s'", name).c_str(), x, min_value);
+    return v;
+}
+
+WindowAttrs read_window_attrs(const Attrs& attrs, size_t n) {
+    WindowAttrs a;
+    a.strides = per_axis_attr(attrs, "strides", n, 1, 1);
+    a.dilations = per_axis_attr(attrs, "dilations", n, 1, 1);
+    a.auto_pad = get_choice(attrs, "auto_pad", "NOTSET", {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"});
+    a.pads = attrs.get_ints("pads", std::vector<int64_t>(2 * n, 0));
+    if (a.pads.size() != 2 * n)
+        fail(KES_ERR_INVALID_ARGUMENT, "attribute 'pads' has %zu values; expected %zu", a.pads.size(), 2 * n);
+    for (int64_t p : a.pads) check_geometry("attribute 'pads'", p, 0);
+    return a;
+}
+
 std::vector<Window> resolve_windows(const Attrs& attrs, const Shape& spatial_in, const Shape& kernel,
                                     bool allow_ceil_mode) {
     const size_t n = spatial_in.size();
-    auto per_axis = [&](const char* name, int64_t fallback) {
-        std::vector<int64_t> v = attrs.get_ints(name, std::vector<int64_t>(n, fallback));
-        if (v.size() != n)
-            fail(KES_ERR_INVALID_ARGUMENT, "attribute '%s' has %zu values; expected %zu (one per spatial axis)", name,
-                 v.size(), n);
-        for (int64_t x : v) check_geometry(format("attribute '%s'", name).c_str(), x, 1);
-        return v;
-    };
-    const std::vector<int64_t> strides = per_axis("strides", 1);
-    const std::vector<int64_t> dilations = per_axis("dilations", 1);
-    const std::string auto_pad =
-        get_choice(attrs, "auto_pad", "NOTSET", {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"});
-    std::vector<int64_t> pads = attrs.get_ints("pads", std::vector<int64_t>(2 * n, 0));
-    if (pads.size() != 2 * n)
-        fail(KES_ERR_INVALID_ARGUMENT, "attribute 'pads' has %zu values; expected %zu", pads.size(), 2 * n);
-    for (int64_t p : pads) check_geometry("attribute 'pads'", p, 0);
+    const WindowAttrs wa = read_window_attrs(attrs, n);
+    const std::string& auto_pad = wa.auto_pad;
     const int64_t ceil_mode = attrs.get_int("ceil_mode", 0);
     if (ceil_mode != 0 && ceil_mode != 1)
         fail(KES_ERR_INVALID_ARGUMENT, "attribute 'ceil_mode' is %lld; expected 0 or 1",
@@ -142,12 +150,12 @@ std::vector<Window> resolve_windows(const Attrs& attrs, const Shape& spatial_in,
         Window& a = w[i];
         a.in = spatial_in[i];
         a.kernel = kernel[i];
-        a.stride = strides[i];
-        a.dilation = dilations[i];
+        a.stride = wa.strides[i];
+        a.dilation = wa.dilations[i];
         check_geometry("the kernel extent", a.kernel, 1);
         if (auto_pad == "NOTSET") {
-            a.pad_begin = pads[i];
-            a.pad_end = pads[i + n];
+            a.pad_begin = wa.pads[i];
+            a.pad_end = wa.pads[i + n];
         } else if (auto_pad == "VALID") {
             a.pad_begin = a.pad_end = 0;
         } else {

@@ -185,6 +185,16 @@ struct Window {
     int64_t in = 1, kernel = 1, stride = 1, dilation = 1, pad_begin = 0, pad_end = 0, out = 1;
     int64_t extent() const { return (kernel - 1) * dilation + 1; }
 };
+// One value per spatial axis (n of them), each at least min_value: strides, dilations, output_padding.
+std::vector<int64_t> per_axis_attr(const Attrs& attrs, const char* name, size_t n, int64_t fallback, int64_t min_value);
+// The window attributes of a conv or pool over n spatial axes, checked: strides and dilations (≥ 1),
+// pads (≥ 0; the n begins, then the n ends) and auto_pad (NOTSET, SAME_UPPER, SAME_LOWER or VALID).
+struct WindowAttrs {
+    std::vector<int64_t> strides, dilations, pads;
+    std::string auto_pad;
+};
+WindowAttrs read_window_attrs(const Attrs& attrs, size_t n);
+
 // Resolves a window per spatial axis from kernel_shape/strides/dilations/pads/auto_pad/ceil_mode;
 // explicit pads afterwards (auto_pad SAME_* is turned into pads here). `spatial_in` are the input
 // extents, `kernel` the kernel extents (from the weight for Conv, the attribute for pools).
