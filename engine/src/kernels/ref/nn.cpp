@@ -164,11 +164,32 @@ struct ConvSetup {
     }
 };
 
+// The taps of the window at (od, oh, ow) of a conv or pool geometry: f(kd, kh, kw, d, h, w) for each
+// kernel offset whose position (o · stride − pad_begin + k · dilation per axis) lies inside `img`, in
+// kernel order. Conv and MaxPool gather from X's positions, ConvTranspose scatters to Y's.
+template <bool kDeep, class Geom, class F>
+void for_each_tap(const Geom& g, const Img& img, int64_t od, int64_t oh, int64_t ow, F&& f) {
+    const int64_t kernel_d = kDeep ? g.wd.kernel : 1;
+    for (int64_t kd = 0; kd < kernel_d; ++kd) {
+        const int64_t d = kDeep ? od * g.wd.stride - g.wd.pad_begin + kd * g.wd.dilation : 0;
+        if (kDeep && (d < 0 || d >= img.d)) continue;
+        for (int64_t kh = 0; kh < g.wh.kernel; ++kh) {
+            const int64_t h = oh * g.wh.stride - g.wh.pad_begin + kh * g.wh.dilation;
+            if (h < 0 || h >= img.h) continue;
+            for (int64_t kw = 0; kw < g.ww.kernel; ++kw) {
+                const int64_t w = ow * g.ww.stride - g.ww.pad_begin + kw * g.ww.dilation;
+                if (w < 0 || w >= img.w) continue;
+                f(kd, kh, kw, d, h, w);
+            }
+        }
+    }
+}
+
 template <bool kDeep>
 void conv_run(const ConvGeom& g, const Activation& act, const float* px, const float* pw, const float* pb,
               const float* psum, float* py) {
     const int64_t cpg = g.x.c / g.group, mg = g.y.c / g.group;
-    const int64_t out_d = kDeep ? g.y.d : 1, kernel_d = kDeep ? g.wd.kernel : 1;
+    const int64_t out_d = kDeep ? g.y.d : 1;
     for (int64_t n = 0; n < g.x.n; ++n)
         for (int64_t oc = 0; oc < g.y.c; ++oc) {
             const int64_t c0 = (oc / mg) * cpg;
@@ -176,21 +197,13 @@ void conv_run(const ConvGeom& g, const Activation& act, const float* px, const f
                 for (int64_t oh = 0; oh < g.y.h; ++oh)
                     for (int64_t ow = 0; ow < g.y.w; ++ow) {
                         float acc = pb ? pb[oc] : 0.0f;
-                        for (int64_t kd = 0; kd < kernel_d; ++kd) {
-                            const int64_t id = kDeep ? od * g.wd.stride - g.wd.pad_begin + kd * g.wd.dilation : 0;
-                            if (kDeep && (id < 0 || id >= g.x.d)) continue;
-                            for (int64_t kh = 0; kh < g.wh.kernel; ++kh) {
-                                const int64_t ih = oh * g.wh.stride - g.wh.pad_begin + kh * g.wh.dilation;
-                                if (ih < 0 || ih >= g.x.h) continue;
-                                for (int64_t kw = 0; kw < g.ww.kernel; ++kw) {
-                                    const int64_t iw = ow * g.ww.stride - g.ww.pad_begin + kw * g.ww.dilation;
-                                    if (iw < 0 || iw >= g.x.w) continue;
-                                    const float* xp = px + g.x.at(n, c0, id, ih, iw);
-                                    const float* wp = pw + oc * g.wm + kd * g.wkd + kh * g.wkh + kw * g.wkw;
-                                    for (int64_t c = 0; c < cpg; ++c) acc += xp[c * g.x.sc] * wp[c * g.wc];
-                                }
-                            }
-                        }
+                        for_each_tap<kDeep>(
+                            g, g.x, od, oh, ow,
+                            [&](int64_t kd, int64_t kh, int64_t kw, int64_t id, int64_t ih, int64_t iw) {
+                                const float* xp = px + g.x.at(n, c0, id, ih, iw);
+                                const float* wp = pw + oc * g.wm + kd * g.wkd + kh * g.wkh + kw * g.wkw;
+                                for (int64_t c = 0; c < cpg; ++c) acc += xp[c * g.x.sc] * wp[c * g.wc];
+                            });
                         const int64_t o = g.y.at(n, oc, od, oh, ow);
                         // The residual is added before the activation (Add(Conv(x), r) then Relu); it is
                         // read before y[o] is written, so y may sit on its bytes.
@@ -248,7 +261,7 @@ template <bool kDeep>
 void conv_transpose_run(const ConvGeom& g, bool nchw_weight, const float* px, const float* pw, const float* pb,
                         float* py) {
     const int64_t cg = g.x.c / g.group, mg = g.y.c / g.group;
-    const int64_t in_d = kDeep ? g.x.d : 1, out_d = kDeep ? g.y.d : 1, kernel_d = kDeep ? g.wd.kernel : 1;
+    const int64_t in_d = kDeep ? g.x.d : 1, out_d = kDeep ? g.y.d : 1;
     for (int64_t n = 0; n < g.y.n; ++n)
         for (int64_t oc = 0; oc < g.y.c; ++oc)
             for (int64_t od = 0; od < out_d; ++od)
@@ -266,19 +279,11 @@ void conv_transpose_run(const ConvGeom& g, bool nchw_weight, const float* px, co
                             const int64_t oc = grp * mg + mo;
                             // NCHW weight [C, M/g, ...] is indexed by (c, mo); NHWC [M, ..., C/g] by (oc, ci).
                             const float* wp = nchw_weight ? pw + c * g.wc + mo * g.wm : pw + oc * g.wm + ci * g.wc;
-                            for (int64_t kd = 0; kd < kernel_d; ++kd) {
-                                const int64_t od = kDeep ? id * g.wd.stride - g.wd.pad_begin + kd * g.wd.dilation : 0;
-                                if (kDeep && (od < 0 || od >= g.y.d)) continue;
-                                for (int64_t kh = 0; kh < g.wh.kernel; ++kh) {
-                                    const int64_t oh = ih * g.wh.stride - g.wh.pad_begin + kh * g.wh.dilation;
-                                    if (oh < 0 || oh >= g.y.h) continue;
-                                    for (int64_t kw = 0; kw < g.ww.kernel; ++kw) {
-                                        const int64_t ow = iw * g.ww.stride - g.ww.pad_begin + kw * g.ww.dilation;
-                                        if (ow < 0 || ow >= g.y.w) continue;
-                                        py[g.y.at(n, oc, od, oh, ow)] += v * wp[kd * g.wkd + kh * g.wkh + kw * g.wkw];
-                                    }
-                                }
-                            }
+                            for_each_tap<kDeep>(
+                                g, g.y, id, ih, iw,
+                                [&](int64_t kd, int64_t kh, int64_t kw, int64_t od, int64_t oh, int64_t ow) {
+                                    py[g.y.at(n, oc, od, oh, ow)] += v * wp[kd * g.wkd + kh * g.wkh + kw * g.wkw];
+                                });
                         }
                     }
         }
@@ -491,7 +496,7 @@ PoolGeom pool_geometry(const NodeDesc& node, std::vector<TensorDesc>& outputs, b
 
 template <class T, bool kDeep>
 void max_pool_run(const PoolGeom& g, int64_t storage_order, const T* px, T* py, int64_t* pi) {
-    const int64_t out_d = kDeep ? g.y.d : 1, kernel_d = kDeep ? g.wd.kernel : 1;
+    const int64_t out_d = kDeep ? g.y.d : 1;
     for (int64_t n = 0; n < g.x.n; ++n)
         for (int64_t c = 0; c < g.x.c; ++c)
             for (int64_t od = 0; od < out_d; ++od)
@@ -500,20 +505,12 @@ void max_pool_run(const PoolGeom& g, int64_t storage_order, const T* px, T* py, 
                         T best = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
                                                                       : std::numeric_limits<T>::lowest();
                         int64_t best_d = 0, best_h = -1, best_w = -1;
-                        for (int64_t kd = 0; kd < kernel_d; ++kd) {
-                            const int64_t id = kDeep ? od * g.wd.stride - g.wd.pad_begin + kd * g.wd.dilation : 0;
-                            if (kDeep && (id < 0 || id >= g.x.d)) continue;
-                            for (int64_t kh = 0; kh < g.wh.kernel; ++kh) {
-                                const int64_t ih = oh * g.wh.stride - g.wh.pad_begin + kh * g.wh.dilation;
-                                if (ih < 0 || ih >= g.x.h) continue;
-                                for (int64_t kw = 0; kw < g.ww.kernel; ++kw) {
-                                    const int64_t iw = ow * g.ww.stride - g.ww.pad_begin + kw * g.ww.dilation;
-                                    if (iw < 0 || iw >= g.x.w) continue;
-                                    const T v = px[g.x.at(n, c, id, ih, iw)];
-                                    if (v > best || best_h < 0) best = v, best_d = id, best_h = ih, best_w = iw;
-                                }
-                            }
-                        }
+                        for_each_tap<kDeep>(g, g.x, od, oh, ow,
+                                            [&](int64_t, int64_t, int64_t, int64_t id, int64_t ih, int64_t iw) {
+                                                const T v = px[g.x.at(n, c, id, ih, iw)];
+                                                if (v > best || best_h < 0)
+                                                    best = v, best_d = id, best_h = ih, best_w = iw;
+                                            });
                         const int64_t o = g.y.at(n, c, od, oh, ow);
                         py[o] = best;
                         if (pi) {
