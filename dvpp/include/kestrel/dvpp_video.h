@@ -101,7 +101,8 @@
  *   - the frames the decoder already holds are delivered first; then the channel waits
  *     reconnect_delay_ms (500) and opens the URL again (each attempt bounded by timeout_ms); after a
  *     failed attempt the wait doubles, up to reconnect_max_delay_ms (10000). reconnect_max_attempts
- *     failed attempts in a row (0: no limit) stop the channel: that read and every later one return
+ *     failed attempts in a row (0: no limit; a connection that drops again before its first packet
+ *     counts as a failed attempt) stop the channel: that read and every later one return
  *     KES_ERR_IO, "'URL': gave up after N reconnect attempts (lost: ...; last attempt: ...)";
  *   - a read never blocks for ever: while reconnecting, a call that has no frame after timeout_ms
  *     returns KES_ERR_TIMEOUT (the message says the channel is reconnecting, and why); the next call
