@@ -54,7 +54,8 @@ if [ ${#TARGETS[@]} -gt 0 ]; then
 fi
 # A replay-driver build cannot fuzz: say how to get a libFuzzer one.
 first=$(head -1 <<<"$LIST" | cut -f2)
-if ! "$first" -help=1 2>&1 | grep -q "max_total_time"; then
+help=$("$first" -help=1 2>&1 || true)
+if ! grep -q "max_total_time" <<<"$help"; then
   echo "fuzz: $first is not linked with libFuzzer; build the fuzz preset (./kestrel.sh fuzz)" >&2
   exit 2
 fi
