@@ -37,7 +37,7 @@ const char kUsage[] =
     "  --image-size HxW    image size gear (models converted with --dynamic-image-size)\n"
     "  --input NAME=FILE   an input from a .npy file (others get uniform random values in [-1, 1])\n"
     "  --seed S            seed of the random inputs (default 1)\n"
-    "  --profile           per-layer table (op, kernel, output shape, time, %, GFLOP/s); with KES_TRACE,\n"
+    "  --profile           per-layer table (op, kernel, output shape, median time, %, GFLOP/s); with KES_TRACE,\n"
     "                      one span per layer\n"
     "  --dump DIR          write every node output of one execution to DIR/<tensor>.npy, and\n"
     "                      DIR/order.txt listing them in graph order (file, layer, node; tab-separated):\n"
@@ -207,7 +207,9 @@ int main(int argc, char** argv) {
     if (profile) check(kes_model_context_set_profiling(ctx, 1), "profiling");
     size_t layers = 0;
     kes_model_layer_count(model, &layers);
-    std::vector<double> layer_ns(layers, 0.0);
+    // Every layer's time in every run: the table shows each layer's median, so a run preempted on a
+    // shared machine does not inflate the layers it happened to hit.
+    std::vector<std::vector<double>> layer_runs(layers);
     std::vector<double> ms;
     ms.reserve(static_cast<size_t>(iterations));
     for (long i = 0; i < iterations; ++i) {
@@ -220,7 +222,7 @@ int main(int argc, char** argv) {
                 std::memset(&lp, 0, sizeof lp);
                 lp.struct_size = sizeof lp;
                 kes_model_context_layer_profile(ctx, l, &lp);
-                layer_ns[l] += static_cast<double>(lp.time_ns);
+                layer_runs[l].push_back(static_cast<double>(lp.time_ns));
             }
         }
     }
@@ -264,8 +266,9 @@ int main(int argc, char** argv) {
     }
 
     if (profile) {
+        std::vector<double> layer_ns(layers, 0.0);
         double total = 0.0;
-        for (double v : layer_ns) total += v;
+        for (size_t l = 0; l < layers; ++l) total += layer_ns[l] = percentile(layer_runs[l], 50);
         std::printf("\n%4s  %-28s %-18s %-16s %-20s %10s %6s %8s\n", "#", "layer", "op", "kernel", "output", "ms", "%",
                     "GFLOP/s");
         for (size_t l = 0; l < layers; ++l) {
@@ -276,13 +279,12 @@ int main(int argc, char** argv) {
             std::string shape = "[";
             for (uint32_t d = 0; d < lp.output_ndim; ++d) shape += (d ? "," : "") + std::to_string(lp.output_shape[d]);
             shape += "]";
-            const double avg_ns = layer_ns[l] / static_cast<double>(iterations);
+            const double median_ns = layer_ns[l];
             std::printf("%4zu  %-28.28s %-18.18s %-16.16s %-20.20s %10.4f %6.2f %8.2f\n", l, lp.name, lp.op, lp.impl,
-                        shape.c_str(), avg_ns / 1e6, total > 0 ? 100.0 * layer_ns[l] / total : 0.0,
-                        avg_ns > 0 ? lp.flops / avg_ns : 0.0);
+                        shape.c_str(), median_ns / 1e6, total > 0 ? 100.0 * layer_ns[l] / total : 0.0,
+                        median_ns > 0 ? lp.flops / median_ns : 0.0);
         }
-        std::printf("%4s  %-28s %-18s %-16s %-20s %10.4f\n", "", "total (layers)", "", "", "",
-                    total / static_cast<double>(iterations) / 1e6);
+        std::printf("%4s  %-28s %-18s %-16s %-20s %10.4f\n", "", "total (layer medians)", "", "", "", total / 1e6);
         check(kes_model_context_set_profiling(ctx, 0), "profiling");
     }
 
