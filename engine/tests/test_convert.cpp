@@ -253,6 +253,59 @@ TEST(ConvertPipeline, AippBlocksAttachToTheirRelatedInput) {
     EXPECT_EQ(status_of([&] { convert::build_graph(model.data(), model.size(), opt); }), KES_ERR_INVALID_ARGUMENT);
 }
 
+// x (4-d) → [Transpose(perm), when perm is given] → Relu → y.
+std::vector<uint8_t> relu_model(const std::vector<int64_t>& x_shape, const std::vector<int64_t>& perm) {
+    OnnxGraphSpec s;
+    s.inputs.push_back(value_info("x", kFloat, x_shape));
+    std::vector<int64_t> y_shape = x_shape;
+    for (size_t d = 0; d < perm.size(); ++d) y_shape[d] = x_shape[static_cast<size_t>(perm[d])];
+    s.outputs.push_back(value_info("y", kFloat, y_shape));
+    if (perm.empty()) {
+        s.nodes.push_back(node("Relu", {"x"}, {"y"}));
+    } else {
+        s.nodes.push_back(node("Transpose", {"x"}, {"t"}, {attr_ints("perm", perm)}));
+        s.nodes.push_back(node("Relu", {"t"}, {"y"}));
+    }
+    return onnx_model(s);
+}
+
+kes_layout input_layout(const std::vector<uint8_t>& model, const convert::Options& opt) {
+    const ir::Graph g = convert::build_graph(model.data(), model.size(), opt);
+    return g.tensors[static_cast<size_t>(g.inputs[0])].layout;
+}
+
+const char* const kStaticRgbAipp = "aipp_op {\n  aipp_mode : static\n  input_format : RGB888_U8\n}\n";
+
+TEST(ConvertPipeline, AnInputReadThroughTransposeToNchwIsRecordedNhwc) {
+    const std::vector<uint8_t> model = relu_model({1, 8, 8, 3}, {0, 3, 1, 2});  // tf2onnx's pattern
+    convert::Options opt;
+    EXPECT_EQ(input_layout(model, opt), KES_LAYOUT_NHWC);
+    opt.aipp_config = kStaticRgbAipp;
+    EXPECT_EQ(input_layout(model, opt), KES_LAYOUT_NHWC);
+    // The same shape read through another Transpose says nothing: an AIPP input gets ATC's default.
+    EXPECT_EQ(input_layout(relu_model({1, 8, 8, 3}, {0, 2, 3, 1}), opt), KES_LAYOUT_NCHW);
+}
+
+TEST(ConvertPipeline, AnExplicitInputFormatWinsOverTheGraph) {
+    const std::vector<uint8_t> model = relu_model({1, 8, 8, 3}, {0, 3, 1, 2});
+    convert::Options opt;
+    opt.aipp_config = kStaticRgbAipp;
+    opt.input_format = "NCHW";
+    EXPECT_EQ(input_layout(model, opt), KES_LAYOUT_NCHW);
+    opt.input_format = "NHWC";
+    EXPECT_EQ(input_layout(relu_model({1, 3, 8, 8}, {}), opt), KES_LAYOUT_NHWC);
+}
+
+TEST(ConvertPipeline, AnAippInputsLayoutIsNeverReadFromItsShape) {
+    convert::Options opt;
+    opt.aipp_config = kStaticRgbAipp;
+    // Channels-last-looking and ambiguous shapes alike: no fact in the graph, so ATC's default NCHW.
+    for (const std::vector<int64_t>& shape : {std::vector<int64_t>{1, 8, 8, 3}, {1, 3, 3, 3}, {1, 3, 8, 8}})
+        EXPECT_EQ(input_layout(relu_model(shape, {}), opt), KES_LAYOUT_NCHW) << shape_string(shape);
+    // Without AIPP nothing needs a layout the model does not give: it stays ND.
+    EXPECT_EQ(input_layout(relu_model({1, 8, 8, 3}, {}), convert::Options{}), KES_LAYOUT_ND);
+}
+
 TEST(ConvertPipeline, F16WeightsAreCastBackBeforeTheirConsumer) {
     const std::vector<uint8_t> model = conv_bn_relu_model(16);  // 16×2×3×3 = 288 weights ≥ 256
     convert::Options opt;

@@ -150,9 +150,10 @@ static int model_open(model* m, const char* path, kes_mem_pool* pool) {
     if (kes_model_input_aipp(m->model, 0, &aipp) != KES_OK) return fail("input AIPP");
     m->has_aipp = aipp != NULL;
     if (kes_model_context_input_desc(m->ctx, 0, &desc) != KES_OK) return fail("input description");
-    /* An ONNX file does not say its layout: images with 3 channels last are NHWC (BlazeFace, MobileFaceNet). */
-    if (desc.ndim == 4 && desc.layout == KES_LAYOUT_ND)
-        desc.layout = desc.shape[3] == 3 ? KES_LAYOUT_NHWC : KES_LAYOUT_NCHW;
+    /* The layout kes-convert recorded (NHWC for both: MobileFaceNet is TFLite, BlazeFace a tf2onnx export
+     * read through Transpose(0,3,1,2)); never guessed from the shape. A 4-d input it could not tell is
+     * ND: NCHW, ATC's default input_format, as the engine takes an ND AIPP input (kestrel/engine.h). */
+    if (desc.ndim == 4 && desc.layout == KES_LAYOUT_ND) desc.layout = KES_LAYOUT_NCHW;
     if (!m->has_aipp && kes_tensor_alloc(&m->in, pool, desc.dtype, desc.layout, desc.ndim, desc.shape) != KES_OK)
         return fail("input tensor");
     kes_model_output_count(m->model, &m->outputs);

@@ -76,11 +76,9 @@ bool image_input(kes_model* m, size_t i, const kes_tensor& t, Model::ImageInput*
         return true;
     }
     if (p.aipp_mode != KES_AIPP_MODE_STATIC) return false;
-    // An ND input (an ONNX model's) follows the engine's rule for AIPP inputs (engine.h,
-    // kes_model_execute_images): NHWC when dim 3 is AIPP's channel count and dim 1 is not.
-    const int64_t channels = p.input_format == KES_AIPP_YUV400_U8 ? 1 : 3;
-    const bool nhwc =
-        t.layout == KES_LAYOUT_NHWC || (t.layout == KES_LAYOUT_ND && t.shape[3] == channels && t.shape[1] != channels);
+    // The input's recorded layout; an ND one (a .kom from an older converter) follows the engine's rule
+    // for AIPP inputs (engine.h, kes_model_execute_images): NCHW, ATC's default, never guessed from the shape.
+    const bool nhwc = t.layout == KES_LAYOUT_NHWC;
     out->width = p.src_image_size_w ? p.src_image_size_w : static_cast<uint32_t>(t.shape[nhwc ? 2 : 3]);
     out->height = p.src_image_size_h ? p.src_image_size_h : static_cast<uint32_t>(t.shape[nhwc ? 1 : 2]);
     const size_t area = size_t{out->width} * out->height;

@@ -63,7 +63,10 @@ typedef struct kes_convert_options {
     void* progress_user_data;
     const char* dynamic_image_size; /* "224,224;416,416" (ATC --dynamic_image_size): height,width gears */
     const char* input_format;       /* "NCHW", "NHWC" or "ND" (ATC --input_format): the layout recorded for
-                                       every 4-d graph input (ONNX inputs are ND otherwise, TFLite's NHWC) */
+                                       every 4-d graph input. Without it, TFLite inputs are NHWC, an ONNX
+                                       input the graph reads through Transpose(perm=0,3,1,2) is NHWC, an
+                                       AIPP input with neither is NCHW (ATC's default; logged as a
+                                       warning), other inputs ND. Never decided from the shape. */
 } kes_convert_options;
 
 typedef struct kes_convert_summary {

@@ -276,9 +276,11 @@ typedef struct kes_model_input {
 /* As kes_model_execute, with each AIPP input (kes_model_input_aipp non-NULL) fed DVPP images through the
  * model's static AIPP, or the dynamic AIPP parameters the context was given for it
  * (kes_model_context_set_dynamic_aipp): crop, colour conversion, padding and normalisation write the input tensor in
- * the arena in the input's layout (an ND 4-d input, as ONNX inputs are unless converted with
- * --input-format, is NCHW — ATC's default — unless dim 3 is AIPP's channel count and dim 1 is not,
- * which is NHWC: BlazeFace [1,256,256,3]). The images must suit the
+ * the arena in the input's layout (kes_model_context_input_desc). kes-convert records a definite layout for
+ * every AIPP input: --input-format if given, else NHWC for a TFLite input or an ONNX input the graph
+ * reads through Transpose(perm=0,3,1,2) (a tf2onnx export's, e.g. BlazeFace [1,256,256,3]), else NCHW,
+ * ATC's default input_format; never from the shape. An ND 4-d AIPP input (a .kom from an older
+ * converter) is NCHW, ATC's default: convert such a channels-last model again. The images must suit the
  * config (input_format, src_image_size, crop; the aipp module's rules name any mismatch). Errors:
  * KES_ERR_INVALID_ARGUMENT naming the input (a tensor for an AIPP input or the reverse, an image count
  * other than the batch, an image AIPP refuses, a dynamic-AIPP input without parameters — naming

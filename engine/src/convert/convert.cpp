@@ -15,6 +15,7 @@
 #include "importers.hpp"
 #include "kes/error.hpp"
 #include "kes/file.hpp"
+#include "kes/logging.hpp"
 #include "kes/math.hpp"
 #include "kes/npy.hpp"
 #include "kestrel/convert.h"
@@ -436,6 +437,57 @@ std::vector<uint64_t> check_gears(const ir::Graph& g) {
     return capacity;
 }
 
+namespace {
+
+// Whether graph input t is read as channels-last: a tf2onnx-style export turns its NHWC input into
+// the NCHW its Conv takes with Transpose(perm=0,3,1,2), the pattern the layout pass removes
+// (pass_layout.hpp). Every Transpose reading t must have that perm, and one must.
+bool feeds_nhwc_to_nchw_transpose(const ir::Graph& g, int32_t t) {
+    bool found = false;
+    for (int32_t n : g.consumers(t)) {
+        const ir::Node& node = g.nodes[static_cast<size_t>(n)];
+        if (node.op != "Transpose") continue;
+        if (node.attrs.get_ints("perm") != std::vector<int64_t>{0, 3, 1, 2}) return false;
+        found = true;
+    }
+    return found;
+}
+
+// Records a definite layout for the 4-d inputs the model says it of, from facts: --input-format (ATC's
+// option, already applied); a TFLite input (NHWC by definition, set by the importer); an ONNX input the
+// graph reads as channels-last (above). Never from the shape, which cannot tell [1,3,3,3] apart. An
+// input that carries AIPP must have one (AIPP writes its output in it): with none of these facts it
+// gets ATC's default input_format, NCHW, and a warning saying so. Other inputs the model says nothing
+// of stay ND. Each choice for an AIPP input and its reason are logged.
+void record_input_layouts(ir::Graph& g, bool input_format_given, Format format) {
+    for (int32_t t : g.inputs) {
+        ir::Tensor& in = g.tensors[static_cast<size_t>(t)];
+        const bool aipp =
+            std::any_of(g.aipp.begin(), g.aipp.end(), [&](const ir::InputAipp& a) { return a.input == t; });
+        if (in.shape.size() != 4) continue;  // an AIPP input that is not 4-d: the aipp module refuses it, by name
+        const char* why = nullptr;
+        if (in.layout != KES_LAYOUT_ND) {
+            why = input_format_given ? "--input-format" : "TFLite inputs are NHWC";
+        } else if (format != Format::Tflite && feeds_nhwc_to_nchw_transpose(g, t)) {
+            in.layout = KES_LAYOUT_NHWC;
+            why = "the graph reads it through Transpose(perm=0,3,1,2): a channels-last, tf2onnx-style input";
+        } else if (aipp) {
+            in.layout = KES_LAYOUT_NCHW;
+            KES_LOGW("convert",
+                     "input '%s' carries AIPP and the model does not say its layout: NCHW, ATC's default "
+                     "input_format (give --input-format NHWC if it is channels-last)",
+                     in.name.c_str());
+            continue;
+        } else {
+            continue;
+        }
+        KES_LOGI("convert", "input '%s'%s: layout %s (%s)", in.name.c_str(), aipp ? " carries AIPP" : "",
+                 kes_layout_name(in.layout), why);
+    }
+}
+
+}  // namespace
+
 ir::Graph build_graph(const uint8_t* data, size_t size, const Options& options, ir::PassStats* stats_out) {
     auto progress = [&](const char* stage, size_t done, size_t total) {
         if (options.progress) options.progress(stage, done, total);
@@ -488,6 +540,7 @@ ir::Graph build_graph(const uint8_t* data, size_t size, const Options& options, 
                 in.layout = f == "NCHW" ? KES_LAYOUT_NCHW : f == "NHWC" ? KES_LAYOUT_NHWC : KES_LAYOUT_ND;
         }
     }
+    record_input_layouts(g, !options.input_format.empty(), format);
     if (!options.dynamic_image_sizes.empty()) set_image_gears(g, options.dynamic_image_sizes);
 
     ir::PassStats stats;

@@ -444,13 +444,10 @@ public:
             const bool dynamic = model_.aipp[i].params.aipp_mode == KES_AIPP_MODE_DYNAMIC;
             kes_tensor tensor;
             kes::describe(ti, p.shapes[t], p.bytes[t], &tensor);
-            // An ND input (ONNX's, unless converted with --input-format) is NCHW, ATC's default input_format,
-            // unless it is plainly channels-last: dim 3 is AIPP's channel count and dim 1 is not (models
-            // exported from TensorFlow or Barracuda, e.g. BlazeFace [1,256,256,3]).
-            if (tensor.layout == KES_LAYOUT_ND && tensor.ndim == 4) {
-                const int64_t c = model_.aipp[i].params.input_format == KES_AIPP_YUV400_U8 ? 1 : 3;
-                tensor.layout = tensor.shape[3] == c && tensor.shape[1] != c ? KES_LAYOUT_NHWC : KES_LAYOUT_NCHW;
-            }
+            // kes-convert records every AIPP input's layout (convert.cpp, record_input_layouts); an ND one
+            // is from an older converter and is NCHW, ATC's default input_format (engine.h) — never
+            // guessed from the shape.
+            if (tensor.layout == KES_LAYOUT_ND && tensor.ndim == 4) tensor.layout = KES_LAYOUT_NCHW;
             tensor.data = dst;
             const kes_status st = dynamic ? kes_aipp_dynamic_execute(dynamic_aipp[i], nullptr, inputs[i].images,
                                                                      inputs[i].image_count, &tensor)
