@@ -15,6 +15,7 @@
 #include "kes/error.hpp"
 #include "kestrel/convert.h"
 #include "kestrel/engine.h"
+#include "kestrel/log.h"
 #include "test_kom_run.hpp"
 #include "test_onnx_builder.hpp"
 #include "test_passes_runner.hpp"
@@ -304,6 +305,57 @@ TEST(ConvertPipeline, AnAippInputsLayoutIsNeverReadFromItsShape) {
         EXPECT_EQ(input_layout(relu_model(shape, {}), opt), KES_LAYOUT_NCHW) << shape_string(shape);
     // Without AIPP nothing needs a layout the model does not give: it stays ND.
     EXPECT_EQ(input_layout(relu_model({1, 8, 8, 3}, {}), convert::Options{}), KES_LAYOUT_ND);
+}
+
+// A .kom from before kes-convert recorded AIPP layouts carries an ND input: it runs as NCHW (engine.h),
+// exactly like a file that says NCHW, whatever its shape looks like, and the load says so once.
+TEST(ConvertPipeline, AnOlderFilesAippInputWithoutALayoutRunsAsNchwAndLoadingSaysSo) {
+    convert::Options opt;
+    opt.aipp_config = kStaticRgbAipp;
+    const std::vector<uint8_t> model = relu_model({1, 3, 4, 3}, {});  // either way round: the shape decides nothing
+    ir::Graph recorded = convert::build_graph(model.data(), model.size(), opt);
+    ASSERT_EQ(recorded.tensors[static_cast<size_t>(recorded.inputs[0])].layout, KES_LAYOUT_NCHW);
+    ir::Graph older = recorded;
+    older.tensors[static_cast<size_t>(older.inputs[0])].layout = KES_LAYOUT_ND;
+
+    static std::vector<std::string> warnings;
+    warnings.clear();
+    kes_log_set_callback(
+        [](kes_log_level level, const char*, const char* message, void*) {
+            if (level == KES_LOG_WARN) warnings.emplace_back(message);
+        },
+        nullptr);
+    std::vector<uint8_t> rgb(3 * 4 * 3);
+    for (size_t i = 0; i < rgb.size(); ++i) rgb[i] = static_cast<uint8_t>(17 * i + 3);
+    auto run = [&](const ir::Graph& g) {
+        const ir::KomImage kom = ir::write_kom(g);
+        kes_model* m = nullptr;
+        kes_model_context* ctx = nullptr;
+        std::vector<float> y(3 * 4 * 3, -1.f);
+        EXPECT_EQ(kes_model_load_from_memory(kom.bytes.data(), kom.bytes.size(), &m), KES_OK) << kes_last_error();
+        EXPECT_EQ(kes_model_context_create(m, nullptr, 0, &ctx), KES_OK) << kes_last_error();
+        kes_image image;
+        EXPECT_EQ(kes_image_wrap(&image, KES_PIXEL_RGB888, 3, 4, 0, 0, rgb.data(), rgb.size()), KES_OK);
+        const kes_model_input in{nullptr, &image, 1};
+        kes_tensor out;
+        EXPECT_EQ(kes_model_context_output_desc(ctx, 0, &out), KES_OK);
+        out.data = y.data();
+        out.size = y.size() * sizeof(float);
+        EXPECT_EQ(kes_model_execute_images(ctx, &in, 1, &out, 1), KES_OK) << kes_last_error();
+        kes_model_context_destroy(ctx);
+        kes_model_unload(m);
+        return y;
+    };
+    const std::vector<float> as_recorded = run(recorded);
+    EXPECT_TRUE(warnings.empty());
+    const std::vector<float> as_older = run(older);
+    kes_log_set_callback(nullptr, nullptr);
+    EXPECT_EQ(as_older, as_recorded);
+    // NCHW: the red plane first (the first pixel's R, G, B are 3, 20, 37).
+    EXPECT_EQ(as_recorded[0], 3.f);
+    EXPECT_EQ(as_recorded[1], 3.f + 17 * 3);
+    ASSERT_EQ(warnings.size(), 1u);
+    EXPECT_NE(warnings[0].find("read as NCHW"), std::string::npos) << warnings[0];
 }
 
 TEST(ConvertPipeline, F16WeightsAreCastBackBeforeTheirConsumer) {

@@ -15,6 +15,7 @@
 #include "../model.hpp"
 #include "kes/error.hpp"
 #include "kes/file.hpp"
+#include "kes/logging.hpp"
 #include "kes/math.hpp"
 #include "kestrel/memory.h"
 #include "kestrel/thread_pool.h"
@@ -198,6 +199,14 @@ void prepare_aipp(CpuModel& model) {
             KES_FAIL(KES_ERR_CORRUPT_DATA, "model: input %u (%s) carries %u aipp_op blocks (one expected)", index,
                      name.c_str(), blocks);
         a.present = true;
+        // Said once at load, not per frame: the file predates recorded layouts (kes-convert now writes
+        // one for every AIPP input), so the rule of engine.h applies and the user should know it does.
+        const TensorInfo& ti = model.info.tensors[static_cast<size_t>(model.info.inputs[index])];
+        if (ti.layout == KES_LAYOUT_ND && ti.shape.size() == 4)
+            KES_LOGW("engine",
+                     "input %u (%s): the model records no layout for its AIPP output (an older kes-convert): "
+                     "read as NCHW, ATC's default; convert it again if the model takes NHWC",
+                     index, name.c_str());
     }
 #endif
 }
