@@ -9,6 +9,10 @@
 #         default threshold; the annotated JPEGs decode at the photo's (even) size; the annotated MP4
 #         decodes and holds exactly the frames face-search says it wrote; --save then --load answers the
 #         same; --gallery enrolls a folder; KES_TRACE shows the stages; bad inputs are clear errors.
+#   camera (face-search.KeepsSearchingWhenTheCameraRestarts, host): the demo video served as an RTSP
+#         camera (dvpp/tests/rtsp_test_server.c, the 5th argument), killed mid-stream and started again on
+#         the same port: face-search says the camera was lost, goes on when it is back, reads all the
+#         frames it was asked for and reports the reconnect.
 #   quick (face-search.RecognisesPeopleOnTheEmulatedBoard, aarch64 build): the cross-built tools under
 #         EMULATOR (board/emulate.sh): the known pair across photos 1 and 3, no stranger in photo 6, the
 #         annotated JPEG, and a 10-frame annotated MP4 (about a minute under qemu).
@@ -25,11 +29,14 @@ skip() {
 fail() { echo "FAIL: $*"; exit 1; }
 case "${1:-}" in
   full | quick) [ $# -ge 4 ] || { echo "usage: check.sh full|quick KES_CONVERT FACE_SEARCH WORK_DIR [EMULATOR ...]" >&2; exit 2; } ;;
+  camera) [ $# -eq 5 ] || { echo "usage: check.sh camera KES_CONVERT FACE_SEARCH WORK_DIR RTSP_SERVER" >&2; exit 2; } ;;
   *) echo "usage: check.sh full|quick KES_CONVERT FACE_SEARCH WORK_DIR [EMULATOR ...] (the demo is demo.sh BUILD_DIR WORK_DIR)" >&2
      exit 2 ;;
 esac
 mode=$1 convert=$2 search=$3 work=$4
 shift 4
+camera_server=
+if [ "$mode" = camera ]; then camera_server=$1; shift; fi
 run=("$@")  # the emulator, if any, before every tool
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache=${KES_MODEL_CACHE:-$HOME/.cache/kestrel/models}/files
@@ -58,6 +65,56 @@ even_size() { head -c 64 "$1" | sed -n 2p | awk '{ print $1 - $1 % 2, $2 - $2 % 
 mp4_frames() { ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$1"; }
 
 enroll=(--enroll ava=$data/photo1.jpg:0 --enroll mia=$data/photo1.jpg:1 --enroll zoe=$data/photo1.jpg:2)
+
+if [ "$mode" = camera ]; then
+  # The camera on port $1 (0: a free one): sets server_pid, and served_port once it listens (it prints
+  # "PORT n"); started again on the same port after it is killed.
+  serve() {
+    "$camera_server" "$data/demo.mp4" "$1" >"$work/server.out" 2>"$work/server.err" &
+    server_pid=$!
+    served_port=
+    for _ in $(seq 100); do
+      served_port=$(sed -n 's/^PORT //p' "$work/server.out")
+      [ -n "$served_port" ] && return 0
+      kill -0 $server_pid 2>/dev/null || return 1
+      sleep 0.1
+    done
+    return 1
+  }
+  server_pid=
+  search_pid=
+  trap '[ -n "$server_pid" ] && kill -9 $server_pid 2>/dev/null; [ -n "$search_pid" ] && kill -9 $search_pid 2>/dev/null; true' EXIT
+  serve 0 || skip "face-search camera check: the RTSP test server did not start (GStreamer plugins?)"
+  port=$served_port
+  url=rtsp://127.0.0.1:$port/cam
+  fs "${models[@]}" "${enroll[@]}" --no-annotate --video "$url" --max-frames 60 --every 5 >"$work/out.txt" 2>"$work/stderr" &
+  search_pid=$!
+  for _ in $(seq 600); do grep -q '^  frame ' "$work/out.txt" && break; sleep 0.1; done
+  grep -q '^  frame ' "$work/out.txt" || { cat "$work/out.txt" "$work/stderr"; fail "no frame searched from $url"; }
+  kill -9 $server_pid
+  wait $server_pid 2>/dev/null || true
+  # Down for longer than a read's timeout (5 s), so a read returns while the channel is reconnecting.
+  sleep 7
+  for _ in $(seq 20); do
+    serve "$port" && [ "$served_port" = "$port" ] && break
+    kill -9 $server_pid 2>/dev/null || true
+    sleep 0.25
+  done
+  [ "$served_port" = "$port" ] || fail "the camera did not come back on port $port"
+  rc=0
+  timeout 180 tail --pid=$search_pid -f /dev/null || fail "face-search did not finish within 180 s"
+  wait $search_pid || rc=$?
+  search_pid=
+  out=$(cat "$work/out.txt")
+  echo "$out"
+  [ "$rc" = 0 ] || { cat "$work/stderr"; fail "face-search exited $rc after the camera came back"; }
+  grep -q "^  camera lost (.*$url" <<<"$out" || fail "face-search did not say the camera was lost"
+  grep -q '^  camera back (' <<<"$out" || fail "face-search did not say the camera was back"
+  grep -q "^video $url: 60 frames, " <<<"$out" || fail "face-search did not read the 60 frames asked for"
+  grep -Eq '^  camera: [1-9][0-9]* reconnects' <<<"$out" || fail "the reconnect is not in the summary"
+  echo "face-search: kept searching through a camera restart"
+  exit 0
+fi
 
 if [ "$mode" = quick ]; then
   start=$SECONDS

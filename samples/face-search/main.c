@@ -944,6 +944,29 @@ typedef struct seen {
     float best;
 } seen;
 
+/* A camera that drops is reconnected inside kes_vdec_read_frame (with backoff); meanwhile a read times
+ * out with KES_ERR_TIMEOUT. Says so once per outage and keeps reading; 0 when the channel is not
+ * reconnecting (the timeout is then the stream's error). */
+static int camera_reconnecting(const kes_vdec* vdec, int* outage) {
+    kes_vdec_health h;
+    memset(&h, 0, sizeof h);
+    h.struct_size = sizeof h;
+    if (kes_vdec_get_health(vdec, &h) != KES_OK || h.state != KES_VDEC_STATE_RECONNECTING) return 0;
+    if (!*outage) printf("  camera lost (%s): reconnecting\n", h.last_error_text);
+    *outage = 1;
+    return 1;
+}
+
+static void camera_back(const kes_vdec* vdec, int* outage) {
+    kes_vdec_health h;
+    memset(&h, 0, sizeof h);
+    h.struct_size = sizeof h;
+    if (kes_vdec_get_health(vdec, &h) == KES_OK)
+        printf("  camera back (%llu reconnects so far, %llu frames dropped)\n", (unsigned long long)h.reconnects,
+               (unsigned long long)h.frames_dropped);
+    *outage = 0;
+}
+
 static int search_video(pipeline* p, const options* o, float* embeddings) {
     kes_vdec_config cfg;
     kes_vdec_config_init(&cfg);
@@ -960,6 +983,7 @@ static int search_video(pipeline* p, const options* o, float* embeddings) {
         return 1;
     }
     size_t last_count = 0;
+    int outage = 0; /* a live camera is down and being reconnected */
     unsigned long long frames = 0, searched = 0, unknown = 0;
     char out[4096], shown[1024] = "", now[1024];
     output_path(o->video, o->out_dir, "_annotated.mp4", out, sizeof out);
@@ -978,11 +1002,13 @@ static int search_video(pipeline* p, const options* o, float* embeddings) {
         t0 = stage_begin(ST_DECODE);
         const kes_status st = kes_vdec_read_frame(vdec, &frame);
         stage_end(&p->time, ST_DECODE, t0);
+        if (st == KES_ERR_TIMEOUT && camera_reconnecting(vdec, &outage)) continue; /* the camera dropped */
         if (st != KES_OK) {
             rc = fail("VDEC");
             break;
         }
         if (frame.end_of_stream) break;
+        if (outage) camera_back(vdec, &outage);
         p->time.frames++;
         if (frames % o->every == 0) {
             size_t n = 0;
@@ -1044,6 +1070,12 @@ static int search_video(pipeline* p, const options* o, float* embeddings) {
                 printf("  %s: in %llu searched frames, best cosine %.3f\n", p->who.names[i], per_person[i].frames,
                        per_person[i].best);
         printf("  unknown: %llu faces\n", unknown);
+        kes_vdec_health h;
+        memset(&h, 0, sizeof h);
+        h.struct_size = sizeof h;
+        if (kes_vdec_get_health(vdec, &h) == KES_OK && (h.reconnects || h.reconnect_attempts))
+            printf("  camera: %llu reconnects (%llu attempts), %llu frames dropped\n", (unsigned long long)h.reconnects,
+                   (unsigned long long)h.reconnect_attempts, (unsigned long long)h.frames_dropped);
         if (venc) {
             uint64_t written = 0, bytes = 0;
             kes_venc_get_counts(venc, &written, &bytes);
@@ -1291,6 +1323,8 @@ static int run(int argc, char** argv) {
 }
 
 int main(int argc, char** argv) {
+    /* A line at a time even into a file or a pipe: a video or camera run reports as it goes. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     int rc = run(argc, argv);
     /* KES_TRACE=trace.json is written at exit, too late to change the exit status; stopping here
      * makes a trace that cannot be written fail the run instead of passing unnoticed. */
