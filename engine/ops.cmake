@@ -35,7 +35,8 @@ set(engine_ops_test_sources
   tests/test_ops_rnn.cpp
   tests/test_ops_sampling.cpp
   tests/test_ops_nms.cpp
-  tests/test_kernels_fast.cpp)
+  tests/test_kernels_fast.cpp
+  tests/test_fusion_dwpw.cpp)
 
 # The ops get their own test binary (kes_engine_ops_tests, label "engine"): every test runs each
 # kernel under the allocation counter, so the binary links alloc_counter.cpp as well.

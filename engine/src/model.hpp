@@ -73,6 +73,9 @@ struct ModelInfo {
 struct Program {
     Gear gear;                                     // all 0: the static shapes as written
     std::vector<std::unique_ptr<Kernel>> kernels;  // one per node
+    // Per node: the fused kernel the CPU executor runs in its place (a depthwise Conv's consumer, with the
+    // depthwise node skipped), or null. Filled by the executor after build_program; kernels stay.
+    std::vector<std::unique_ptr<Kernel>> fused;
     std::vector<Shape> shapes;                     // per tensor, at this gear
     std::vector<uint64_t> bytes;                   // per tensor, at this gear
 };

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "../executor.hpp"
+#include "../kernels/common/kernels.hpp"
+#include "../memory_plan.hpp"
 #include "../model.hpp"
 #include "kes/error.hpp"
 #include "kes/file.hpp"
@@ -67,6 +69,15 @@ public:
     std::vector<size_t> packed_offset;  // per node, into the packed region
     uint8_t* packed = nullptr;
     void* owned_packed = nullptr;
+    // Fusion (fuse_programs): fused_into[i] = j when depthwise node i runs inside node j's fused kernel
+    // (then the intermediate tensor is not in the arena), fused_from[j] = i; -1 otherwise. A context with
+    // an observer runs the nodes apart and keeps each intermediate in its spill buffer, at spill_offset.
+    std::vector<int32_t> fused_into, fused_from;
+    std::vector<std::string> fused_note;  // per skipped node: its profile's impl, "fused into <node>"
+    std::vector<uint64_t> spill_offset;   // per tensor (intermediates only)
+    std::vector<bool> spilled;            // per tensor: an intermediate fusion keeps out of the arena
+    size_t spill_size = 0;
+    bool fused() const { return spill_size != 0; }
     MappedFile map;        // the file, for KES_MODEL_LOAD_MMAP
     void* work = nullptr;  // caller work memory from a *_with_mem load
     size_t work_size = 0;
@@ -127,6 +138,123 @@ public:
     }
 };
 
+// Re-plans the arena without the intermediates of the fused pairs (the .kom's plan holds them): the
+// writer's procedure (memory_plan.hpp) over the graph as the fused program runs it — the depthwise node
+// gone, its consumer reading the depthwise input (whose life thus reaches the consumer) — sharing bytes
+// only where the file did and share_buffers still allows. The intermediates get offsets in the spill
+// buffer instead, planned over their own lifetimes (depthwise node to consumer), for observed runs.
+void replan_fused(CpuModel& model) {
+    ModelInfo& m = model.info;
+    const size_t nt = m.tensors.size(), nn = m.nodes.size();
+    std::vector<std::vector<int32_t>> ins(nn), outs(nn);
+    for (size_t i = 0; i < nn; ++i) ins[i] = m.nodes[i].inputs, outs[i] = m.nodes[i].outputs;
+    for (size_t i = 0; i < nn; ++i) {
+        const int32_t j = model.fused_into[i];
+        if (j < 0) continue;
+        ins[static_cast<size_t>(j)][0] = ins[i][0];
+        ins[i].clear();
+        outs[i].clear();
+    }
+    SharingGraph g;
+    g.tensors.resize(nt);
+    for (size_t t = 0; t < nt; ++t)
+        g.tensors[t] = SharingGraph::Tensor{m.tensors[t].dtype, &m.tensors[t].shape, m.tensors[t].weight < 0};
+    for (size_t i = 0; i < nn; ++i) g.nodes.push_back(SharingGraph::Node{m.nodes[i].op, &ins[i], &outs[i]});
+    g.inputs = &m.inputs;
+    g.outputs = &m.outputs;
+    const BufferSharing sharing = share_buffers(g, [&](ShareKind, size_t node, size_t input) {
+        const TensorInfo& in = m.tensors[static_cast<size_t>(ins[node][input])];
+        const TensorInfo& out = m.tensors[static_cast<size_t>(outs[node][0])];
+        return in.capacity != 0 && out.capacity != 0 && in.offset == out.offset;  // as the file shares
+    });
+    std::vector<size_t> buffer_of(nt, SIZE_MAX);
+    std::vector<PlanBuffer> buffers, spills;
+    std::vector<size_t> spill_of(nt, SIZE_MAX);
+    for (size_t t = 0; t < nt; ++t) {
+        if (m.tensors[t].weight >= 0) continue;
+        if (model.spilled[t]) {
+            spill_of[t] = spills.size();
+            spills.push_back(PlanBuffer{m.tensors[t].capacity, 0, 0});
+            continue;
+        }
+        int64_t first = sharing.first[t], last = sharing.last[t];
+        if (first == INT64_MAX) first = last = 0;  // unused: a slot anyway, as the writer gives it
+        const size_t r = sharing.group[t];
+        if (buffer_of[r] == SIZE_MAX) {
+            buffer_of[r] = buffers.size();
+            buffers.push_back(PlanBuffer{0, first, last});
+        }
+        PlanBuffer& b = buffers[buffer_of[r]];
+        b.size = std::max(b.size, m.tensors[t].capacity);
+        b.first = std::min(b.first, first);
+        b.last = std::max(b.last, last);
+        buffer_of[t] = buffer_of[r];
+    }
+    for (size_t i = 0; i < nn; ++i)
+        if (model.fused_into[i] >= 0) {
+            PlanBuffer& b = spills[spill_of[static_cast<size_t>(m.nodes[i].outputs[0])]];
+            b.first = static_cast<int64_t>(i), b.last = model.fused_into[i];
+        }
+    const MemoryPlanResult plan = plan_memory(buffers), spill = plan_memory(spills);
+    model.spill_offset.assign(nt, 0);
+    for (size_t t = 0; t < nt; ++t) {
+        if (m.tensors[t].weight >= 0) continue;
+        if (model.spilled[t])
+            model.spill_offset[t] = spill.offsets[spill_of[t]];
+        else
+            m.tensors[t].offset = plan.offsets[buffer_of[t]];
+    }
+    m.arena_size = plan.arena_size;
+    m.ideal_size = plan.ideal_size;
+    model.spill_size = static_cast<size_t>(std::max<uint64_t>(spill.arena_size, KES_MEM_ALIGNMENT));
+}
+
+// Depthwise → pointwise fusion (kernels::fuse_depthwise_pointwise), decided here at load so that every
+// .kom gains it and the format stays: a depthwise Conv whose output is read by exactly one node, a Conv
+// taking it as input 0 (and nowhere else), and is no graph output, runs inside that Conv's kernel when
+// every gear's fast kernels fuse. KES_KERNELS=reference has no fast kernels, hence no fusion: the
+// oracle runs every node apart.
+void fuse_programs(CpuModel& model) {
+    const ModelInfo& m = model.info;
+    const size_t nn = m.nodes.size(), nt = m.tensors.size();
+    for (Program& p : model.programs) p.fused.resize(nn);
+    model.fused_into.assign(nn, -1);
+    model.fused_from.assign(nn, -1);
+    model.fused_note.assign(nn, std::string());
+    model.spilled.assign(nt, false);
+    std::vector<int32_t> reader(nt, -1);
+    std::vector<uint32_t> reads(nt, 0);
+    for (size_t i = 0; i < nn; ++i)
+        for (int32_t t : m.nodes[i].inputs)
+            if (t >= 0) ++reads[static_cast<size_t>(t)], reader[static_cast<size_t>(t)] = static_cast<int32_t>(i);
+    for (int32_t t : m.outputs) reads[static_cast<size_t>(t)] += 2;  // a graph output stays in the arena
+    bool any = false;
+    for (size_t i = 0; i < nn; ++i) {
+        const NodeInfo& dw = m.nodes[i];
+        if (dw.op != "Conv" || dw.outputs.size() != 1 || dw.inputs.empty() || dw.inputs[0] < 0) continue;
+        const size_t d = static_cast<size_t>(dw.outputs[0]);
+        if (reads[d] != 1) continue;
+        const size_t j = static_cast<size_t>(reader[d]);
+        const NodeInfo& pw = m.nodes[j];
+        if (pw.op != "Conv" || pw.inputs[0] != dw.outputs[0] || model.fused_from[i] >= 0) continue;
+        bool every_gear = true;
+        for (Program& p : model.programs) {
+            p.fused[j] = kernels::fuse_depthwise_pointwise(*p.kernels[i], *p.kernels[j]);
+            every_gear = every_gear && p.fused[j] != nullptr;
+        }
+        if (!every_gear) {
+            for (Program& p : model.programs) p.fused[j].reset();
+            continue;
+        }
+        model.fused_into[i] = static_cast<int32_t>(j);
+        model.fused_from[j] = static_cast<int32_t>(i);
+        model.fused_note[i] = "fused into " + pw.name;
+        model.spilled[d] = true;
+        any = true;
+    }
+    if (any) replan_fused(model);
+}
+
 // The kernels of every gear (the largest, as written, first), with fast kernels where they apply; then
 // the sizes they need: packed weights (one slice per node, laid out from the first gear, which every
 // other gear's kernel of that node shares) and scratch (the largest of any kernel at kMaxThreads).
@@ -142,6 +270,7 @@ void build_programs(CpuModel& model) {
         model.programs.push_back(
             build_program(m, model.weights, Gear{0, m.image_sizes[g].first, m.image_sizes[g].second}, true));
 
+    fuse_programs(model);
     model.packed_offset.assign(m.nodes.size(), 0);
     size_t packed = 0, scratch = 0;
     for (size_t i = 0; i < m.nodes.size(); ++i) {
@@ -154,6 +283,7 @@ void build_programs(CpuModel& model) {
                 KES_FAIL(KES_ERR_INTERNAL, "model: node %zu (%s): the packed weights differ between gears", i,
                          m.nodes[i].name.c_str());
             scratch = std::max(scratch, p.kernels[i]->scratch_bytes(kMaxThreads));
+            if (p.fused[i]) scratch = std::max(scratch, p.fused[i]->scratch_bytes(kMaxThreads));
         }
     }
     model.packed_size = packed;
@@ -347,10 +477,13 @@ public:
     std::vector<const char*> observed_names;
     std::vector<const char*> span_names;                // per node, interned when profiling is turned on
     std::vector<const kes_aipp_dynamic*> dynamic_aipp;  // per graph input: borrowed, sized at creation
+    void* spill = nullptr;  // the fused pairs' intermediates while an observer is set (model->spill_size)
+    bool ran_fused = false;  // the last execution ran the fused kernels (no observer)
 
     ~CpuContext() override {
         kes_thread_pool_destroy(owned_pool);
         kes_mem_free(owned_arena);
+        kes_mem_free(spill);
     }
 
     uint32_t threads() const override { return rc.threads; }
@@ -489,6 +622,15 @@ public:
         out->op = n.op.c_str();
         out->impl = p.kernels[index]->impl();
         out->time_ns = node_ns[index];
+        out->flops = layer_flops(m, p, index);
+        if (ran_fused && model->fused_into[index] >= 0) {
+            out->impl = model->fused_note[index].c_str();
+            out->flops = 0.0;
+        } else if (ran_fused && model->fused_from[index] >= 0) {
+            // The fused kernel's time is the pair's: so are its flops.
+            out->impl = p.fused[index]->impl();
+            out->flops += layer_flops(m, p, static_cast<size_t>(model->fused_from[index]));
+        }
         out->output_index = n.outputs.empty() || n.outputs[0] < 0 ? -1 : n.outputs[0];
         out->output_ndim = 0;
         if (!n.outputs.empty() && n.outputs[0] >= 0) {
@@ -496,7 +638,6 @@ public:
             out->output_ndim = static_cast<uint32_t>(std::min<size_t>(shape.size(), KES_TENSOR_MAX_DIMS));
             for (uint32_t d = 0; d < out->output_ndim; ++d) out->output_shape[d] = shape[d];
         }
-        out->flops = layer_flops(m, p, index);
         out->weight_bytes = 0;
         for (int32_t t : n.inputs)
             if (t >= 0 && m.tensors[static_cast<size_t>(t)].weight >= 0)
@@ -504,7 +645,14 @@ public:
         out->packed_bytes = p.kernels[index]->packed_bytes();
     }
 
+    // An observer sees every node's output, so the context then runs fused pairs apart, each intermediate
+    // in a spill buffer allocated here (execute still allocates nothing) and kept until the context goes.
     void set_observer(kes_model_node_observer fn, void* user_data) override {
+        if (fn && model->fused() && !spill && kes_mem_alloc(KES_MEM_HOST, model->spill_size, &spill) != KES_OK)
+            KES_FAIL(KES_ERR_OUT_OF_MEMORY,
+                     "cannot allocate the %zu-byte buffer an observer needs for the tensors fused kernels keep "
+                     "out of the arena",
+                     model->spill_size);
         observer = fn;
         observer_user = user_data;
     }
@@ -549,15 +697,14 @@ private:
 
     // One node on the pointers already in in_ptrs / out_ptrs; with profiling on, timed and traced (one
     // span per node, named after it).
-    void run_node(size_t i, bool tracing) {
-        const Program& p = *program;
+    void run_node(size_t i, const Kernel& kernel, bool tracing) {
         if (!profiling) {
-            p.kernels[i]->run(rc, in_ptrs.data(), out_ptrs.data());
+            kernel.run(rc, in_ptrs.data(), out_ptrs.data());
             return;
         }
         if (tracing) kes_trace_begin("engine.node", span_names[i]);
         const auto start = std::chrono::steady_clock::now();
-        p.kernels[i]->run(rc, in_ptrs.data(), out_ptrs.data());
+        kernel.run(rc, in_ptrs.data(), out_ptrs.data());
         node_ns[i] = static_cast<uint64_t>(
             std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
         if (tracing) kes_trace_end();
@@ -569,16 +716,27 @@ private:
         auto ptr = [&](int32_t t) -> void* {
             if (t < 0) return nullptr;
             const TensorInfo& ti = m.tensors[static_cast<size_t>(t)];
+            // An intermediate of a fused pair, run apart for the observer, lives in the spill buffer.
+            if (ti.weight < 0 && model->fused() && model->spilled[static_cast<size_t>(t)])
+                return static_cast<uint8_t*>(spill) + model->spill_offset[static_cast<size_t>(t)];
             // Weights are read-only: kernels receive them through const pointers only.
             const uint8_t* base = ti.weight >= 0 ? model->weights : arena;
             return const_cast<uint8_t*>(base) + ti.offset;
         };
         const bool tracing = kes_trace_enabled() != 0;
+        const bool fused = model->fused() && !observer;
+        ran_fused = fused;
         for (size_t i = 0; i < m.nodes.size(); ++i) {
             const NodeInfo& n = m.nodes[i];
-            for (size_t k = 0; k < n.inputs.size(); ++k) in_ptrs[k] = ptr(n.inputs[k]);
+            if (fused && model->fused_into[i] >= 0) {
+                node_ns[i] = 0;  // runs inside its consumer's kernel
+                continue;
+            }
+            const int32_t from = fused ? model->fused_from[i] : -1;
+            for (size_t k = 0; k < n.inputs.size(); ++k)
+                in_ptrs[k] = k == 0 && from >= 0 ? ptr(m.nodes[static_cast<size_t>(from)].inputs[0]) : ptr(n.inputs[k]);
             for (size_t k = 0; k < n.outputs.size(); ++k) out_ptrs[k] = ptr(n.outputs[k]);
-            run_node(i, tracing);
+            run_node(i, from >= 0 ? *p.fused[i] : *p.kernels[i], tracing);
             if (!observer) continue;
             for (size_t k = 0; k < n.outputs.size(); ++k) {
                 kes_tensor& t = observed[k];
@@ -625,6 +783,7 @@ std::unique_ptr<ExecutorContext> CpuModel::create_context(void* work_memory, siz
     ctx->observed.resize(info.max_node_outputs);
     ctx->observed_names.resize(info.max_node_outputs);
     ctx->dynamic_aipp.assign(info.inputs.size(), nullptr);
+    ctx->ran_fused = fused();
     // Threads: a pool of its own when CPUs are pinned, else the shared pool (at most its size). A model
     // whose activations fit in kSerialArena runs on the calling thread unless threads are asked for: its
     // layers are too small to split, and its contexts then start no threads (the ONNX conformance

@@ -69,6 +69,10 @@ public:
         }
         for (int64_t t = 0; t < g.taps(); ++t) tap_offset_.push_back((tap_dy_[t] * g.iw + tap_dx_[t]) * g.c);
         reach_y_ = (g.wh.kernel - 1) * g.wh.dilation, reach_x_ = (g.ww.kernel - 1) * g.ww.dilation;
+        // The output columns whose taps all fall inside the input's width (run_depthwise's one call).
+        const int64_t sw = g.ww.stride, pw = g.ww.pad_begin;
+        dw_ox_lo_ = std::min(g.ow, (pw + sw - 1) / sw);
+        dw_ox_hi_ = std::max(dw_ox_lo_, std::min(g.ow, (g.iw - 1 + pw - reach_x_) / sw + 1));
         pointwise_ = g.taps() == 1 && g.wh.stride == 1 && g.ww.stride == 1 && g.wh.pad_begin == 0 &&
                      g.ww.pad_begin == 0 && g.oh == g.ih && g.ow == g.iw;
     }
@@ -220,46 +224,55 @@ private:
     size_t dw_zero_floats() const { return static_cast<size_t>(g_.ow * g_.ww.stride * g_.c + g_.c); }
     size_t dw_zero_bytes() const { return (dw_zero_floats() * sizeof(float) + 127) / 128 * 128; }
 
-    // One output row per unit: the pixels whose taps all fall inside the row's width run as one call
-    // (pointers advance by stride·C); the few at the edges run one by one with their own pointers.
+    // One output row per unit (dw_row), then the row's residual and the activations not fused into it.
     void run_depthwise(const RunContext& rc, const float* x, const float* sum, float* y) const {
-        const size_t ks = static_cast<size_t>(g_.taps()), c = static_cast<size_t>(g_.c);
+        const size_t c = static_cast<size_t>(g_.c), ow = static_cast<size_t>(g_.ow);
         const size_t rows = static_cast<size_t>(g_.n * g_.oh);
-        const int64_t ow = g_.ow, sw = g_.ww.stride, pw = g_.ww.pad_begin;
-        const int64_t reach = (g_.ww.kernel - 1) * g_.ww.dilation;
-        const int64_t ox_lo = std::min(ow, (pw + sw - 1) / sw);
-        const int64_t ox_hi = std::max(ox_lo, std::min(ow, (g_.iw - 1 + pw - reach) / sw + 1));
         const float* zero = reinterpret_cast<const float*>(rc.scratch);
         std::memset(rc.scratch, 0, dw_zero_floats() * sizeof(float));
         parallel_units(rc, rows, [&](uint64_t row, uint32_t slot) {
             const float** ptrs = reinterpret_cast<const float**>(rc.scratch + dw_zero_bytes() + slot * slot_bytes_);
-            const int64_t n = static_cast<int64_t>(row) / g_.oh, oy = static_cast<int64_t>(row) % g_.oh;
-            float* out = y + row * static_cast<uint64_t>(ow) * c;
-            auto one = [&](int64_t ox) {
-                for (size_t t = 0; t < ks; ++t) {
-                    const float* ptr = tap_pointer(x, n, oy, ox, static_cast<int64_t>(t));
-                    ptrs[t] = ptr == zero_row() ? zero : ptr;
-                }
-                mk_.dwconv(1, c, ks, ptrs, 0, packed_, out + ox * g_.c, clamp_);
-            };
-            for (int64_t ox = 0; ox < ox_lo; ++ox) one(ox);
-            if (ox_hi > ox_lo) {
-                for (size_t t = 0; t < ks; ++t) {
-                    const int64_t ky = static_cast<int64_t>(t) / g_.ww.kernel;
-                    const int64_t kx = static_cast<int64_t>(t) % g_.ww.kernel;
-                    const int64_t iy = oy * g_.wh.stride - g_.wh.pad_begin + ky * g_.wh.dilation;
-                    ptrs[t] = iy < 0 || iy >= g_.ih
-                                  ? zero
-                                  : x + ((n * g_.ih + iy) * g_.iw + ox_lo * sw - pw + kx * g_.ww.dilation) * g_.c;
-                }
-                mk_.dwconv(static_cast<size_t>(ox_hi - ox_lo), c, ks, ptrs, static_cast<size_t>(sw) * c, packed_,
-                           out + ox_lo * g_.c, clamp_);
-            }
-            for (int64_t ox = ox_hi; ox < ow; ++ox) one(ox);
-            if (sum) add_residual(sum, y, row * static_cast<size_t>(ow), static_cast<size_t>(ow));
-            if (rest_.kind != Activation::Kind::None) rest_.apply(out, static_cast<size_t>(ow) * c);
+            float* out = y + row * ow * c;
+            dw_row(x, static_cast<int64_t>(row) / g_.oh, static_cast<int64_t>(row) % g_.oh, zero, ptrs, out);
+            if (sum) add_residual(sum, y, row * ow, ow);
+            if (rest_.kind != Activation::Kind::None) rest_.apply(out, ow * c);
         });
     }
+
+    // Depthwise output row oy of image n into `out` (ow × c floats), clamp included: the pixels whose
+    // taps all fall inside the row's width run as one call (pointers advance by stride·C); the few at
+    // the edges run one by one with their own pointers. `zero` is the zeroed dw_zero_floats() row,
+    // `ptrs` room for taps() pointers. The fused dw→pw kernel computes its rows here too, so both give
+    // the same bytes.
+    void dw_row(const float* x, int64_t n, int64_t oy, const float* zero, const float** ptrs, float* out) const {
+        const size_t ks = static_cast<size_t>(g_.taps()), c = static_cast<size_t>(g_.c);
+        const int64_t ow = g_.ow, sw = g_.ww.stride, pw = g_.ww.pad_begin;
+        const int64_t ox_lo = dw_ox_lo_, ox_hi = dw_ox_hi_;
+        auto one = [&](int64_t ox) {
+            for (size_t t = 0; t < ks; ++t) {
+                const float* ptr = tap_pointer(x, n, oy, ox, static_cast<int64_t>(t));
+                ptrs[t] = ptr == zero_row() ? zero : ptr;
+            }
+            mk_.dwconv(1, c, ks, ptrs, 0, packed_, out + ox * g_.c, clamp_);
+        };
+        for (int64_t ox = 0; ox < ox_lo; ++ox) one(ox);
+        if (ox_hi > ox_lo) {
+            for (size_t t = 0; t < ks; ++t) {
+                const int64_t ky = static_cast<int64_t>(t) / g_.ww.kernel;
+                const int64_t kx = static_cast<int64_t>(t) % g_.ww.kernel;
+                const int64_t iy = oy * g_.wh.stride - g_.wh.pad_begin + ky * g_.wh.dilation;
+                ptrs[t] = iy < 0 || iy >= g_.ih
+                              ? zero
+                              : x + ((n * g_.ih + iy) * g_.iw + ox_lo * sw - pw + kx * g_.ww.dilation) * g_.c;
+            }
+            mk_.dwconv(static_cast<size_t>(ox_hi - ox_lo), c, ks, ptrs, static_cast<size_t>(sw) * c, packed_,
+                       out + ox_lo * g_.c, clamp_);
+        }
+        for (int64_t ox = ox_hi; ox < ow; ++ox) one(ox);
+    }
+
+    friend class DwPwKernel;
+    friend std::unique_ptr<Kernel> kes::kernels::fuse_depthwise_pointwise(const Kernel& dw, const Kernel& pw);
 
     ConvGeometry g_;
     const float* weights_;  // the raw OHWI filter and bias, read by pack() only
@@ -277,6 +290,88 @@ private:
     bool pointwise_ = false;
     std::vector<int64_t> tap_offset_;    // (dy · W + dx) · C per tap: the pointer step of an interior pixel
     int64_t reach_y_ = 0, reach_x_ = 0;  // the kernel's extent minus one, per axis
+    int64_t dw_ox_lo_ = 0, dw_ox_hi_ = 0;  // depthwise: [lo, hi) are the interior output columns
+};
+
+
+// A depthwise conv feeding a 1×1, stride-1 conv (fuse_depthwise_pointwise): per unit, a band of a few
+// output rows of one image. The band's depthwise rows go into the worker's scratch tile (dw_row, the
+// unfused kernel's own code), then the pointwise igemm reads the tile while it is still in L1 and
+// writes the band's final rows; the intermediate tensor is never written to memory. Same arithmetic as
+// the two kernels apart: each depthwise row is computed by the same calls, and the igemm accumulates each
+// output in the same order whatever its tile (microkernels.hpp), so the bytes are the same.
+class DwPwKernel final : public Kernel {
+public:
+    DwPwKernel(const ConvNhwcKernel& dw, const ConvNhwcKernel& pw)
+        : dw_(dw), pw_(pw), name_(std::string("dwconv+igemm-") + dw.mk_.name) {
+        const ConvGeometry& g = dw.g_;
+        const size_t row_bytes = static_cast<size_t>(g.ow * g.c) * sizeof(float);
+        // Rows per band: a tile of about kTileBytes (L1-sized, so the igemm's panels all read it from
+        // L1), and at least 4 bands per image while rows allow, so small layers still share out.
+        rows_ = std::max<size_t>(1, kTileBytes / row_bytes);
+        rows_ = std::min(rows_, std::max<size_t>(1, (static_cast<size_t>(g.oh) + 3) / 4));
+        bands_ = (static_cast<size_t>(g.oh) + rows_ - 1) / rows_;
+        units_ = static_cast<size_t>(g.n) * bands_;
+        ptr_bytes_ = (static_cast<size_t>(g.taps()) * sizeof(float*) + 127) / 128 * 128;
+        slot_bytes_ = ptr_bytes_ + (rows_ * row_bytes + 127) / 128 * 128;
+    }
+
+    const char* impl() const override { return name_.c_str(); }
+    // The weights stay the two kernels' own packed slices (bound to them before this runs).
+    size_t scratch_bytes(uint32_t threads) const override {
+        return dw_.dw_zero_bytes() + std::min<size_t>(threads, units_) * slot_bytes_;
+    }
+
+    using Kernel::run;
+    // inputs: the pointwise node's, with input 0 the depthwise node's input; outputs: the pointwise node's.
+    void run(const RunContext& rc, const void* const* inputs, void* const* outputs) const override {
+        const auto* x = static_cast<const float*>(inputs[0]);
+        const auto* sum = pw_.has_sum_ ? static_cast<const float*>(inputs[3]) : nullptr;
+        auto* y = static_cast<float*>(outputs[0]);
+        const ConvGeometry& g = dw_.g_;
+        const Microkernels& mk = pw_.mk_;
+        const size_t c = static_cast<size_t>(g.c), m = static_cast<size_t>(pw_.g_.m), ow = static_cast<size_t>(g.ow);
+        const size_t oh = static_cast<size_t>(g.oh), pixels = oh * ow, mr = mk.gemm_mr, nr = mk.gemm_nr;
+        const size_t panels = pw_.panels_per_group(), panel_floats = pw_.panel_floats();
+        const float* zero = reinterpret_cast<const float*>(rc.scratch);
+        std::memset(rc.scratch, 0, dw_.dw_zero_floats() * sizeof(float));
+        parallel_units(rc, units_, [&](uint64_t unit, uint32_t slot) {
+            const int64_t n = static_cast<int64_t>(unit / bands_);
+            const size_t oy0 = (unit % bands_) * rows_, oy1 = std::min(oh, oy0 + rows_);
+            uint8_t* base = rc.scratch + dw_.dw_zero_bytes() + slot * slot_bytes_;
+            const float** ptrs = reinterpret_cast<const float**>(base);
+            float* tile = reinterpret_cast<float*>(base + ptr_bytes_);
+            for (size_t oy = oy0; oy < oy1; ++oy) {
+                float* out = tile + (oy - oy0) * ow * c;
+                dw_.dw_row(x, n, static_cast<int64_t>(oy), zero, ptrs, out);
+                if (dw_.rest_.kind != Activation::Kind::None) dw_.rest_.apply(out, ow * c);
+            }
+            // The band's pixels in tiles of gemm_mr rows, one pointer per row (rows past the last repeat it).
+            const size_t p0 = oy0 * ow, p1 = oy1 * ow;
+            float* yn = y + static_cast<size_t>(n) * pixels * m;
+            const float* a[kMaxMr];
+            for (size_t pb = 0; pb < panels; ++pb) {
+                const size_t nc = std::min(nr, m - pb * nr);
+                for (size_t t0 = p0; t0 < p1; t0 += mr) {
+                    const size_t rows = std::min(mr, p1 - t0);
+                    for (size_t r = 0; r < mr; ++r) a[r] = tile + (t0 - p0 + std::min(r, rows - 1)) * c;
+                    mk.igemm(rows, nc, c, 1, a, pw_.packed_ + pb * panel_floats, yn + t0 * m + pb * nr, m, pw_.clamp_);
+                }
+            }
+            if (sum) pw_.add_residual(sum + static_cast<size_t>(n) * pixels * m, yn, p0, p1 - p0);
+            if (pw_.rest_.kind != Activation::Kind::None)
+                for (size_t q = p0; q < p1; ++q) pw_.rest_.apply(yn + q * m, m);
+        });
+    }
+
+    static constexpr size_t kMaxMr = 16;  // every table's gemm_mr is at most this (the row pointers live on the stack)
+
+private:
+    static constexpr size_t kTileBytes = 16 * 1024;
+    const ConvNhwcKernel& dw_;
+    const ConvNhwcKernel& pw_;
+    std::string name_;
+    size_t rows_ = 1, bands_ = 1, units_ = 1, ptr_bytes_ = 0, slot_bytes_ = 0;
 };
 
 }  // namespace
@@ -319,6 +414,17 @@ std::unique_ptr<Kernel> select_conv(const NodeDesc& node, const std::vector<Tens
     return std::make_unique<ConvNhwcKernel>(g, static_cast<const float*>(w.data),
                                             b ? static_cast<const float*>(b->data) : nullptr,
                                             Activation::from_attrs(node.attrs), sum != nullptr, mk);
+}
+
+std::unique_ptr<Kernel> fuse_depthwise_pointwise(const Kernel& dw, const Kernel& pw) {
+    const auto* d = dynamic_cast<const ConvNhwcKernel*>(&dw);
+    const auto* p = dynamic_cast<const ConvNhwcKernel*>(&pw);
+    if (!d || !p || &d->mk_ != &p->mk_ || d->mk_.gemm_mr > DwPwKernel::kMaxMr) return nullptr;
+    // A depthwise conv without a residual of its own; a plain 1×1 (ungrouped, stride 1, unpadded) after it.
+    if (!d->depthwise_ || d->has_sum_ || p->depthwise_ || !p->pointwise_ || p->g_.group != 1) return nullptr;
+    const ConvGeometry &a = d->g_, &b = p->g_;
+    if (a.n != b.n || a.oh != b.ih || a.ow != b.iw || a.m != b.c) return nullptr;
+    return std::make_unique<DwPwKernel>(*d, *p);
 }
 
 }  // namespace kernels

@@ -30,6 +30,14 @@ std::unique_ptr<Kernel> select_global_average_pool(const NodeDesc&, const std::v
 std::unique_ptr<Kernel> select_global_max_pool(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 // A 1×1 Conv on images smaller than a tile, as one Gemm (gemm.cpp); nullptr otherwise (select_conv's turn).
 std::unique_ptr<Kernel> select_pointwise_conv(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
+// A depthwise Conv's fast kernel and the 1×1, stride-1, ungrouped Conv's fast kernel that consumes its
+// output, as one kernel over bands of output rows (conv_nhwc.cpp): the intermediate tensor stays in
+// the worker's scratch tile. nullptr when the pair does not qualify (another kernel, another table,
+// a residual on the depthwise conv, shapes that do not chain). The result borrows both kernels, which
+// keep their packed weights (pack and bind them before running it); it takes the pointwise node's
+// inputs with input 0 replaced by the depthwise node's input 0, and writes the pointwise node's output.
+// Same bytes as the two kernels run one after the other, for any thread count.
+std::unique_ptr<Kernel> fuse_depthwise_pointwise(const Kernel& dw, const Kernel& pw);
 std::unique_ptr<Kernel> select_gemm(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_matmul(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_relu(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
