@@ -39,7 +39,15 @@
  *     place and puts the packed weights in engine memory.
  *   - work memory: ONE arena holding every activation, graph inputs and outputs included, at offsets
  *     fixed by the converter's static memory plan, followed by the kernels' scratch (the largest need
- *     of any node at KES_MODEL_MAX_THREADS threads). Each context executes in a work arena.
+ *     of any node at KES_MODEL_MAX_THREADS threads). Each context executes in a work arena. When the
+ *     load fuses layers (below), the plan is redone then without the tensors fused kernels keep in
+ *     their scratch, so the arena shrinks (kes_model_get_memory_plan reports the plan in use).
+ * Fused layers. Loading decides, from the fast kernels this CPU runs (so every .kom gains it, and
+ *   KES_KERNELS=reference, the oracle, never fuses): a depthwise Conv whose output is read only by a
+ *   1x1, stride-1, ungrouped Conv (and is no graph output) runs inside that Conv's kernel, a band of
+ *   rows at a time through a cache-sized tile, and its output tensor is never written. The results are
+ *   the bytes of the two layers run apart. The per-layer profile and the observer below say how they
+ *   see such a pair.
  * The *_with_mem loads take caller memory (e.g. from a kes_mem_pool, the aclmdlLoadFromMemWithMem
  * analog): each pointer must be 128-byte aligned and hold at least the queried bytes, and must stay
  * valid until kes_model_unload. A NULL pointer (size 0) lets the engine allocate that region.
@@ -188,9 +196,13 @@ typedef struct kes_model_layer_profile {
     uint32_t struct_size; /* set by the caller to sizeof(kes_model_layer_profile) */
     const char* name;     /* the node's name (lives as long as the model) */
     const char* op;       /* "Conv", "Add", ... */
-    const char* impl;     /* the kernel that ran it: "reference", "igemm-avx512", "dwconv-neon", ... */
-    uint64_t time_ns;     /* its time in the context's last profiled execution */
-    double flops;         /* floating-point operations at the context's gear (0 when not counted) */
+    const char* impl;     /* the kernel that ran it: "reference", "igemm-avx512", "dwconv-neon", ...;
+                             a fused pair (see "Fused layers"): "dwconv+igemm-avx512" on the 1x1 Conv,
+                             "fused into <that layer's name>" on the depthwise Conv */
+    uint64_t time_ns;     /* its time in the context's last profiled execution (a fused pair's time is
+                             the 1x1 Conv's; the depthwise layer reports 0) */
+    double flops;         /* floating-point operations at the context's gear (0 when not counted; a
+                             fused pair counts both layers' on the 1x1 Conv and 0 on the other) */
     int32_t output_index; /* the model tensor of its first output */
     uint32_t output_ndim; /* and that output's shape at the context's gear */
     int64_t output_shape[KES_TENSOR_MAX_DIMS];
@@ -202,12 +214,17 @@ typedef struct kes_model_layer_profile {
  * and outputs (their tensor names, as in the source model, and descriptors): `outputs[k].data` points into the work
  * arena and is valid during the call only (later nodes reuse the bytes). This is how kes-model-bench --dump writes
  * every tensor of a run (the msaccucmp dump). The observer may change the outputs it is given, e.g. to inject an error
- * into one layer and check that kes-compare finds it; nothing else of the arena may be touched. */
+ * into one layer and check that kes-compare finds it; nothing else of the arena may be touched.
+ * A context with an observer runs fused layers apart (same bytes), so it sees every node's output: the
+ * tensor a fused pair keeps out of the arena then lives in a buffer the context allocates when the
+ * observer is first set (kes_model_context_set_observer; executing still allocates nothing) and frees
+ * when it is destroyed, and `outputs[k].data` of that node points there. */
 typedef void (*kes_model_node_observer)(size_t layer, const char* name, const char* const* output_names,
                                         kes_tensor* outputs, size_t output_count, void* user_data);
 
 /* Sets (or, with NULL, removes) the context's observer. KES_ERR_INVALID_ARGUMENT while asynchronous
- * work is queued. */
+ * work is queued; KES_ERR_OUT_OF_MEMORY when the model has fused layers and the buffer for their
+ * tensors (the largest set live at once) cannot be allocated. */
 KES_API kes_status kes_model_context_set_observer(kes_model_context* context, kes_model_node_observer observer,
                                                   void* user_data);
 
