@@ -46,8 +46,9 @@
  *   KES_KERNELS=reference, the oracle, never fuses): a depthwise Conv whose output is read only by a
  *   1x1, stride-1, ungrouped Conv (and is no graph output) runs inside that Conv's kernel, a band of
  *   rows at a time through a cache-sized tile, and its output tensor is never written. The results are
- *   the bytes of the two layers run apart. The per-layer profile and the observer below say how they
- *   see such a pair.
+ *   the bytes of the two layers run apart. Fusion never costs memory: when the tiles' scratch would
+ *   outgrow what the smaller arena saves (the arena's peak lies elsewhere), every pair runs apart. The
+ *   per-layer profile and the observer below say how they see such a pair.
  * The *_with_mem loads take caller memory (e.g. from a kes_mem_pool, the aclmdlLoadFromMemWithMem
  * analog): each pointer must be 128-byte aligned and hold at least the queried bytes, and must stay
  * valid until kes_model_unload. A NULL pointer (size 0) lets the engine allocate that region.

@@ -270,9 +270,13 @@ void build_programs(CpuModel& model) {
         model.programs.push_back(
             build_program(m, model.weights, Gear{0, m.image_sizes[g].first, m.image_sizes[g].second}, true));
 
+    // Fusion pays in time and must not cost memory: where the fused pairs' tile scratch outgrows what the
+    // re-planned arena saves (a model whose peak lies elsewhere: BlazeFace-128), every pair stays apart.
+    const std::vector<TensorInfo> tensors_apart = m.tensors;
+    const uint64_t arena_apart = m.arena_size, ideal_apart = m.ideal_size;
     fuse_programs(model);
     model.packed_offset.assign(m.nodes.size(), 0);
-    size_t packed = 0, scratch = 0;
+    size_t packed = 0, scratch = 0, scratch_apart = 0;
     for (size_t i = 0; i < m.nodes.size(); ++i) {
         const size_t bytes = model.programs.front().kernels[i]->packed_bytes();
         model.packed_offset[i] = packed;
@@ -282,9 +286,23 @@ void build_programs(CpuModel& model) {
             if (p.kernels[i]->packed_bytes() != bytes)
                 KES_FAIL(KES_ERR_INTERNAL, "model: node %zu (%s): the packed weights differ between gears", i,
                          m.nodes[i].name.c_str());
-            scratch = std::max(scratch, p.kernels[i]->scratch_bytes(kMaxThreads));
+            scratch_apart = std::max(scratch_apart, p.kernels[i]->scratch_bytes(kMaxThreads));
             if (p.fused[i]) scratch = std::max(scratch, p.fused[i]->scratch_bytes(kMaxThreads));
         }
+    }
+    scratch = std::max(scratch, scratch_apart);
+    if (model.fused() && model.info.arena_size + align128(scratch) > arena_apart + align128(scratch_apart)) {
+        model.info.tensors = tensors_apart;
+        model.info.arena_size = arena_apart;
+        model.info.ideal_size = ideal_apart;
+        for (Program& p : model.programs)
+            for (auto& f : p.fused) f.reset();
+        std::fill(model.fused_into.begin(), model.fused_into.end(), -1);
+        std::fill(model.fused_from.begin(), model.fused_from.end(), -1);
+        std::fill(model.fused_note.begin(), model.fused_note.end(), std::string());
+        std::fill(model.spilled.begin(), model.spilled.end(), false);
+        model.spill_size = 0;
+        scratch = scratch_apart;
     }
     model.packed_size = packed;
     model.scratch_size = align128(scratch);
@@ -477,7 +495,7 @@ public:
     std::vector<const char*> observed_names;
     std::vector<const char*> span_names;                // per node, interned when profiling is turned on
     std::vector<const kes_aipp_dynamic*> dynamic_aipp;  // per graph input: borrowed, sized at creation
-    void* spill = nullptr;  // the fused pairs' intermediates while an observer is set (model->spill_size)
+    void* spill = nullptr;   // the fused pairs' intermediates while an observer is set (model->spill_size)
     bool ran_fused = false;  // the last execution ran the fused kernels (no observer)
 
     ~CpuContext() override {
