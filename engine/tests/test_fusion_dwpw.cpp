@@ -394,9 +394,10 @@ TEST(FusionDwPw, APairThatWouldGrowTheWorkMemoryStaysApart) {
     size_t arena = 0, ideal = 0;
     ASSERT_EQ(kes_model_get_memory_plan(m.model, &arena, &ideal), KES_OK);
     EXPECT_EQ(arena, file.arena_size);
-    if (std::string(kes::kernel_set_name()) != "reference")
+    if (std::string(kes::kernel_set_name()) != "reference") {
         EXPECT_EQ(std::string(impl_of(m.ctx, m.model, "d")),
                   "dwconv-" + std::string(kes::kernels::microkernels_active().name));
+    }
 }
 
 // Batch gears: every gear fuses (one plan for all), and each gear's result is the batch-1 result per image.
