@@ -13,7 +13,8 @@
 //   - padding SAME becomes auto_pad SAME_UPPER (TF rule: the odd pixel goes to the bottom/right), so
 //     it follows the input size (--input-shape, --dynamic-image-size); make_padding_explicit then
 //     writes explicit pads for static shapes. RESIZE_* by an integer factor becomes scales (it then
-//     follows the input size too); other sizes stay the file's constants.
+//     follows the input size too); another ratio keeps the file's sizes with Kestrel's Resize attribute
+//     kes_size_ratio (kernels/ref/misc.cpp), so it follows the input at that ratio, where whole.
 //   - fused activations become op.hpp's Activation attributes on Conv, Gemm, Add, Sub, Mul and Div,
 //     and a separate node after ops that do not read them (pools, Concat).
 //   - DEQUANTIZE of a constant (fp16 weights, int8/uint8/int16 with scale/zero point, per tensor or per
@@ -26,6 +27,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <numeric>
 #include <string>
 #include <unordered_set>
 
@@ -893,14 +895,26 @@ private:
         const int32_t x = ref(ins_[0]);
         // An integer upscale (an FPN's ×2) becomes scales [1, k, k', 1]: the same output (ONNX derives
         // the coordinate scale from sizes as out/in = k), but it follows the input's batch and size,
-        // so batch and image gears work. Other ratios keep the file's sizes (N and C as the input's).
-        const bool integral = xs[1] > 0 && xs[2] > 0 && size[0] % xs[1] == 0 && size[1] % xs[2] == 0;
-        const int32_t target =
-            integral ? const_f32("scales", {4},
-                                 {1.0f, static_cast<float>(size[0] / xs[1]), static_cast<float>(size[1] / xs[2]), 1.0f})
-                     : const_i64("sizes", {4}, {xs[0], size[0], size[1], xs[3]});
-        Node& n = integral ? node("Resize", {x, -1, target}, {def(outs_[0])})
-                           : node("Resize", {x, -1, -1, target}, {def(outs_[0])});
+        // so batch and image gears work. Another ratio (×1.5, or a downscale) becomes sizes over axes
+        // H and W with kes_size_ratio = size/in reduced, which the kernel applies to whatever input
+        // size a gear gives (the file's own size gives the file's sizes).
+        const bool known = xs[1] > 0 && xs[2] > 0;
+        const bool integral = known && size[0] % xs[1] == 0 && size[1] % xs[2] == 0;
+        Node* resize = nullptr;
+        if (integral) {
+            const int32_t scales = const_f32(
+                "scales", {4}, {1.0f, static_cast<float>(size[0] / xs[1]), static_cast<float>(size[1] / xs[2]), 1.0f});
+            resize = &node("Resize", {x, -1, scales}, {def(outs_[0])});
+        } else if (known) {
+            const int64_t gh = std::gcd(size[0], xs[1]), gw = std::gcd(size[1], xs[2]);
+            resize = &node("Resize", {x, -1, -1, const_i64("sizes", {2}, {size[0], size[1]})}, {def(outs_[0])});
+            resize->attrs.set_ints("axes", {1, 2});
+            resize->attrs.set_ints("kes_size_ratio", {size[0] / gh, xs[1] / gh, size[1] / gw, xs[2] / gw});
+        } else {
+            resize = &node("Resize", {x, -1, -1, const_i64("sizes", {4}, {xs[0], size[0], size[1], xs[3]})},
+                           {def(outs_[0])});
+        }
+        Node& n = *resize;
         n.attrs.set_string("mode", bilinear ? "linear" : "nearest");
         if (bilinear) {
             n.attrs.set_string("coordinate_transformation_mode",

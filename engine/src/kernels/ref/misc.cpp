@@ -9,6 +9,11 @@
 //   half_pixel_symmetric. Output size from scales is floor(in × scale) computed in double from the f32
 //   scale; with sizes the scale is out / in. Linear/cubic sample with edge clamping (ONNX's edge
 //   padding). The opset-18 "axes" attribute and keep_aspect_ratio_policy (with sizes) are honoured.
+//   Kestrel's own "kes_size_ratio" (ints, num and den per resized axis; with sizes) makes the output
+//   follow the input: each listed axis becomes in × num / den, which must be whole, and "sizes" is the
+//   size at the input the file was made for. It is how a TFLite RESIZE to a non-integer ratio of its
+//   input (a constant size there) follows dynamic image gears: the gear of a size that ratio cannot
+//   serve is refused, naming the axis.
 // - Pad: modes constant, edge, reflect, wrap; any dtype; negative pads crop; constant_value may be a
 //   runtime scalar; the opset-18 axes input is honoured (constant).
 // - Cast: "to" is ONNX's TensorProto data type code (as in the .onnx file; onnx_to_kes_dtype below).
@@ -929,9 +934,29 @@ std::unique_ptr<Kernel> create_resize(const NodeDesc& node, std::vector<TensorDe
             scale[d] = s[i];
         }
     } else {
-        const std::vector<int64_t> s = const_int_list(*sizes_t, "input sizes");
+        std::vector<int64_t> s = const_int_list(*sizes_t, "input sizes");
         if (s.size() != axes.size())
             fail(KES_ERR_INVALID_ARGUMENT, "input sizes has %zu values; expected %zu", s.size(), axes.size());
+        if (node.attrs.has("kes_size_ratio")) {
+            const std::vector<int64_t> ratio = node.attrs.get_ints("kes_size_ratio");
+            if (ratio.size() != 2 * axes.size())
+                fail(KES_ERR_INVALID_ARGUMENT, "kes_size_ratio has %zu values; expected %zu (num, den per axis)",
+                     ratio.size(), 2 * axes.size());
+            for (size_t i = 0; i < axes.size(); ++i) {
+                const int64_t num = ratio[2 * i], den = ratio[2 * i + 1];
+                const int64_t in = x.shape[static_cast<size_t>(axes[i])];
+                if (num <= 0 || den <= 0 || num > kMaxGeometry || den > kMaxGeometry)
+                    fail(KES_ERR_INVALID_ARGUMENT, "kes_size_ratio %lld/%lld is not a positive ratio",
+                         static_cast<long long>(num), static_cast<long long>(den));
+                if ((in * num) % den != 0)
+                    fail(KES_ERR_UNSUPPORTED,
+                         "Resize follows its input at %lld/%lld along axis %lld, and %lld x %lld/%lld is not a "
+                         "whole size",
+                         static_cast<long long>(num), static_cast<long long>(den), static_cast<long long>(axes[i]),
+                         static_cast<long long>(in), static_cast<long long>(num), static_cast<long long>(den));
+                s[i] = in * num / den;
+            }
+        }
         for (size_t i = 0; i < axes.size(); ++i) {
             const size_t d = static_cast<size_t>(axes[i]);
             check_geometry("an entry of input sizes", s[i], 0);
