@@ -68,6 +68,8 @@ function(dvpp_video_after_module)
   add_custom_target(kes_dvpp_video_clips DEPENDS ${clips})
   add_dependencies(kes_dvpp_tests kes_dvpp_video_clips)
   target_compile_definitions(kes_dvpp_tests PRIVATE KES_VIDEO_TEST_DATA="${dir}")
+  # The hardware path's RTSP test (board/ascend-sim, added after the modules) serves the same clips.
+  set_property(GLOBAL PROPERTY KES_VIDEO_TEST_DATA ${dir})
 
   # A camera-like RTSP server for the RTSP tests (GStreamer's rtsp-server library). A host-side test
   # helper only: not built when cross-compiling, and built without the sanitizers (it is not Kestrel).

@@ -21,6 +21,7 @@ extern "C" {
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -29,12 +30,14 @@ extern "C" {
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ascend_test_env.hpp"
 #include "kestrel/dvpp_video.h"
 #include "kestrel/log.h"
 #include "kestrel/memory.h"
+#include "rtsp_test_server.hpp"
 #include "test_deps.hpp"
 
 #if defined(__SANITIZE_THREAD__)
@@ -537,6 +540,131 @@ TEST_P(VdecHardware, OutputResizeAndBFramesFallBackToTheCpu) {
     EXPECT_TRUE(log.has("B-frames")) << log.text;
     ExpectCleanShutdown();
 }
+
+// ---- RTSP: a camera that restarts while the hardware decodes ---------------------------------------------
+
+#if defined(KES_RTSP_TEST_SERVER)
+kes_backend backend_of(kes_vdec* v) {
+    kes_vdec_stream_info info{};
+    info.struct_size = sizeof info;
+    EXPECT_EQ(kes_vdec_get_stream_info(v, &info), KES_OK) << kes_last_error();
+    return info.backend;
+}
+
+kes_vdec_health health_of(const kes_vdec* v) {
+    kes_vdec_health h{};
+    h.struct_size = sizeof h;
+    EXPECT_EQ(kes_vdec_get_health(v, &h), KES_OK) << kes_last_error();
+    return h;
+}
+
+// The camera server of test_vdec_rtsp.cpp (camera.mp4: 90 frames, a key frame every 15, no B-frames),
+// killed mid-stream and started again on its port; the channel stays on the hardware, which gets the new
+// session's parameter sets ahead of its first key frame. Every frame, before the loss and after, must be
+// the CPU's decode of the clip at its place in the session (each session serves the clip from its first
+// frame), bit for bit. Run on every simulated board, not one: the reconnect feeds the same VDEC channel
+// on, and the channel's memory (device or host run mode) and strides (310, 310B) are per board; a run
+// takes about 6 s (mostly the outage: timeout_ms of refused attempts, then a second), affordable 4 times.
+TEST_P(VdecHardware, RtspReconnectsOnTheHardware) {
+    const std::string clip = std::string(KES_VIDEO_TEST_DATA) + "/camera.mp4";
+    if (!std::ifstream(clip).good()) KES_TEST_SKIP("no test clip " << clip);
+    const Decoded ref = decode_file(config_for(KES_BACKEND_CPU, clip.c_str()));
+    ASSERT_EQ(ref.status, KES_OK) << ref.error;
+    ASSERT_EQ(ref.frames.size(), 90u);
+    auto server = std::make_unique<kes_test::RtspServer>(clip);
+    if (server->port() == 0) KES_TEST_SKIP("the GStreamer RTSP server did not start (plugins missing?)");
+    const int port = server->port();
+    const std::string url = "rtsp://127.0.0.1:" + std::to_string(port) + "/cam";
+    kes_vdec_config cfg = config_for(KES_BACKEND_AUTO, url.c_str());
+    cfg.rtsp_transport = KES_RTSP_TCP;  // lossless: pixels are compared
+    cfg.timeout_ms = 3000;              // generous for a loaded 2-core machine (a frame every 33 ms)
+    cfg.reconnect_delay_ms = 100;
+    cfg.reconnect_max_delay_ms = 400;
+    kes_vdec* v = nullptr;
+    ASSERT_EQ(kes_vdec_create(&cfg, &v), KES_OK) << kes_last_error();
+    std::unique_ptr<kes_vdec, void (*)(kes_vdec*)> channel(v, kes_vdec_destroy);
+    EXPECT_EQ(backend_of(v), KES_BACKEND_ASCEND);
+
+    int64_t last_pts = KES_VIDEO_NO_PTS;
+    uint64_t last_index = 0;
+    size_t delivered = 0;
+    // A frame of the session that is `at` frames in: on the hardware, the CPU's pixels, after the last one.
+    auto check = [&](const kes_vdec_frame& f, size_t at, const char* when) {
+        const Frame got = take(f);
+        EXPECT_EQ(got.memory, KES_MEM_DVPP) << when << " frame " << at;
+        EXPECT_EQ(got.width_stride, ref.frames[0].width_stride) << when << " frame " << at;
+        EXPECT_TRUE(at < ref.frames.size() && got.visible == ref.frames[at].visible)
+            << when << ": pixels of frame " << at << " differ from the CPU's";
+        EXPECT_NE(f.pts, KES_VIDEO_NO_PTS) << when << " frame " << at;
+        if (delivered > 0) {
+            EXPECT_GT(f.pts, last_pts) << when << " frame " << at;
+            EXPECT_GT(f.frame_index, last_index) << when << " frame " << at;
+        }
+        last_pts = f.pts;
+        last_index = f.frame_index;
+        ++delivered;
+    };
+
+    size_t before = 0;
+    for (; before < 10; ++before) {
+        kes_vdec_frame f;
+        ASSERT_EQ(kes_vdec_read_frame(v, &f), KES_OK) << kes_last_error();
+        ASSERT_FALSE(f.end_of_stream);
+        check(f, before, "before the loss");
+        kes_image_release(&f.image);
+    }
+    server->stop();
+    // The frames still in flight on the hardware come back first; then a read gives up after timeout_ms.
+    kes_status st = KES_OK;
+    for (int held = 0; held < 90; ++held, ++before) {
+        kes_vdec_frame f;
+        st = kes_vdec_read_frame(v, &f);
+        if (st != KES_OK) break;
+        ASSERT_FALSE(f.end_of_stream) << "a live source does not end when reconnect is on";
+        check(f, before, "held at the loss");
+        kes_image_release(&f.image);
+    }
+    ASSERT_EQ(st, KES_ERR_TIMEOUT) << kes_last_error();
+    EXPECT_NE(std::strstr(kes_last_error(), "reconnecting"), nullptr) << kes_last_error();
+    kes_vdec_health h = health_of(v);
+    EXPECT_EQ(h.state, KES_VDEC_STATE_RECONNECTING);
+    EXPECT_GE(h.failed_attempts, 1u);
+    EXPECT_EQ(h.reconnects, 0u);
+
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    server = kes_test::restart_on(clip, port);
+    ASSERT_TRUE(server) << "the server did not come back on port " << port;
+    size_t after = 0;
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (after < 20 && std::chrono::steady_clock::now() < give_up) {
+        kes_vdec_frame f;
+        st = kes_vdec_read_frame(v, &f);
+        if (st == KES_ERR_TIMEOUT) continue;  // still reconnecting (a slow machine)
+        ASSERT_EQ(st, KES_OK) << kes_last_error();
+        ASSERT_FALSE(f.end_of_stream);
+        check(f, after, "after the reconnect");
+        ++after;
+        kes_image_release(&f.image);
+    }
+    EXPECT_EQ(after, 20u);
+    EXPECT_EQ(backend_of(v), KES_BACKEND_ASCEND) << "the channel stayed on the hardware";
+    h = health_of(v);
+    EXPECT_EQ(h.state, KES_VDEC_STATE_RUNNING);
+    EXPECT_GE(h.reconnects, 1u);
+    EXPECT_EQ(h.failed_attempts, 0u);
+    EXPECT_EQ(h.frames_delivered, before + after);
+    kes_vdec_stats stats{};
+    ASSERT_EQ(kes_vdec_get_stats(v, &stats), KES_OK);
+    EXPECT_EQ(stats.corrupt_packets, 0u) << "every unit after the reconnect had its parameter sets";
+    channel.reset();
+    server.reset();
+    ExpectCleanShutdown();
+}
+#elif defined(KES_RTSP_TEST_SERVER_MISSING)
+TEST_P(VdecHardware, RtspReconnectsOnTheHardware) {
+    KES_TEST_SKIP(KES_RTSP_TEST_SERVER_MISSING);
+}
+#endif  // neither: a cross-compiled build, which has no RTSP server by design (board/ascend-sim/CMakeLists.txt)
 
 // ---- faults: a clear status, nothing leaked, nothing hung ------------------------------------------------
 
