@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "alloc_counter.hpp"
+#include "fast_kernel_test_util.hpp"
 #include "kernels/common/kernels.hpp"
 #include "kernels/common/microkernels.hpp"
 #include "kernels/select.hpp"
@@ -31,57 +32,10 @@ namespace {
 using kes_test::A;
 using kes_test::TT;
 
-struct Buffer {
-    void* p = nullptr;
-    explicit Buffer(size_t bytes) { EXPECT_EQ(kes_mem_alloc(KES_MEM_HOST, bytes ? bytes : 128, &p), KES_OK); }
-    ~Buffer() { kes_mem_free(p); }
-    uint8_t* data() const { return static_cast<uint8_t*>(p); }
-};
-
-struct Pool {
-    kes_thread_pool* pool = nullptr;
-    Pool() {
-        kes_thread_pool_config c;
-        kes_thread_pool_config_init(&c);
-        c.threads = 3;
-        EXPECT_EQ(kes_thread_pool_create(&c, &pool), KES_OK);
-    }
-    ~Pool() { kes_thread_pool_destroy(pool); }
-};
-
-TT random_f32(std::mt19937& rng, kes::Shape shape, bool is_const = false) {
-    std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-    int64_t n = 1;
-    for (int64_t s : shape) n *= s;
-    std::vector<float> v(static_cast<size_t>(n));
-    for (float& x : v) x = d(rng);
-    return kes_test::f32(std::move(shape), v, is_const);
-}
-
-// A node's descriptors over test tensors (constants visible to select_kernel).
-struct Node {
-    std::string op;  // NodeDesc keeps a reference
-    std::vector<kes::TensorDesc> descs;
-    std::vector<const kes::TensorDesc*> ptrs;
-    std::vector<kes::TensorDesc> outs;
-    std::unique_ptr<kes::NodeDesc> node;
-    Node(const std::string& op_name, const kes::Attrs& attrs, const std::vector<const TT*>& in)
-        : op(op_name), descs(in.size()) {
-        static const std::string name = "n";
-        for (size_t i = 0; i < in.size(); ++i) {
-            if (!in[i]) {
-                ptrs.push_back(nullptr);
-                continue;
-            }
-            descs[i].dtype = in[i]->dtype;
-            descs[i].shape = in[i]->shape;
-            descs[i].data = in[i]->is_const ? in[i]->bytes.data() : nullptr;
-            ptrs.push_back(&descs[i]);
-        }
-        node = std::make_unique<kes::NodeDesc>(kes::NodeDesc{name, op, attrs, ptrs, 1});
-        kes::create_kernel(*kes::find_op(op), *node, outs);
-    }
-};
+using kes_test::random_f32;
+using Buffer = kes_test::AlignedBuffer;
+using Pool = kes_test::ThreePool;
+using Node = kes_test::TestNode;
 
 const char* const kActivations[] = {"", "Relu", "Relu6", "HardSwish", "Sigmoid"};
 

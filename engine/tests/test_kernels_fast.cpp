@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "alloc_counter.hpp"
+#include "fast_kernel_test_util.hpp"
 #include "kernels/common/microkernels.hpp"
 #include "kernels/select.hpp"
 #include "kestrel/memory.h"
@@ -25,32 +26,9 @@ namespace {
 using kes_test::A;
 using kes_test::TT;
 
-struct AlignedBuffer {
-    void* p = nullptr;
-    explicit AlignedBuffer(size_t bytes) { EXPECT_EQ(kes_mem_alloc(KES_MEM_HOST, bytes ? bytes : 128, &p), KES_OK); }
-    ~AlignedBuffer() { kes_mem_free(p); }
-    uint8_t* data() const { return static_cast<uint8_t*>(p); }
-};
-
-struct Pool {
-    kes_thread_pool* pool = nullptr;
-    Pool() {
-        kes_thread_pool_config c;
-        kes_thread_pool_config_init(&c);
-        c.threads = 3;
-        EXPECT_EQ(kes_thread_pool_create(&c, &pool), KES_OK);
-    }
-    ~Pool() { kes_thread_pool_destroy(pool); }
-};
-
-TT random_f32(std::mt19937& rng, kes::Shape shape, bool is_const = false, float range = 1.0f) {
-    std::uniform_real_distribution<float> d(-range, range);
-    int64_t n = 1;
-    for (int64_t s : shape) n *= s;
-    std::vector<float> v(static_cast<size_t>(n));
-    for (float& x : v) x = d(rng);
-    return kes_test::f32(std::move(shape), v, is_const);
-}
+using kes_test::AlignedBuffer;
+using kes_test::random_f32;
+using Pool = kes_test::ThreePool;
 
 struct FastRun {
     std::vector<float> one_thread, three_threads;
@@ -63,25 +41,10 @@ void expect_fast_matches_reference(const std::string& op, const kes::Attrs& attr
                                    const std::string& what, float tolerance = 1e-4f) {
     SCOPED_TRACE(op + " " + what);
     const std::vector<TT> ref = kes_test::run_op(op, attrs, in, 1);
-    static const std::string node_name = "n0";
-    std::vector<kes::TensorDesc> descs(in.size());
-    std::vector<const kes::TensorDesc*> ptrs;
-    std::vector<const void*> in_ptrs;
-    for (size_t i = 0; i < in.size(); ++i) {
-        if (!in[i]) {  // an omitted optional input
-            ptrs.push_back(nullptr);
-            in_ptrs.push_back(nullptr);
-            continue;
-        }
-        descs[i].dtype = in[i]->dtype;
-        descs[i].shape = in[i]->shape;
-        descs[i].data = in[i]->is_const ? in[i]->bytes.data() : nullptr;
-        ptrs.push_back(&descs[i]);
-        in_ptrs.push_back(in[i]->bytes.data());
-    }
-    kes::NodeDesc node{node_name, op, attrs, ptrs, 1};
-    std::vector<kes::TensorDesc> outs;
-    kes::create_kernel(*kes::find_op(op), node, outs);
+    kes_test::TestNode t(op, attrs, in);
+    const kes::NodeDesc& node = *t.node;
+    const std::vector<kes::TensorDesc>& outs = t.outs;
+    const std::vector<const void*>& in_ptrs = t.data;
     Pool pool;
     for (const kes::kernels::Microkernels* table : kes::kernels::microkernels_available()) {
         SCOPED_TRACE(table->name);
@@ -113,19 +76,8 @@ void expect_fast_matches_reference(const std::string& op, const kes::Attrs& attr
 
 // True when no fast kernel takes the node (the reference kernel stays).
 bool keeps_reference(const std::string& op, const kes::Attrs& attrs, const std::vector<const TT*>& in) {
-    static const std::string node_name = "n0";
-    std::vector<kes::TensorDesc> descs(in.size());
-    std::vector<const kes::TensorDesc*> ptrs;
-    for (size_t i = 0; i < in.size(); ++i) {
-        descs[i].dtype = in[i]->dtype;
-        descs[i].shape = in[i]->shape;
-        descs[i].data = in[i]->is_const ? in[i]->bytes.data() : nullptr;
-        ptrs.push_back(&descs[i]);
-    }
-    kes::NodeDesc node{node_name, op, attrs, ptrs, 1};
-    std::vector<kes::TensorDesc> outs;
-    kes::create_kernel(*kes::find_op(op), node, outs);
-    return kes::select_kernel(node, outs) == nullptr;
+    kes_test::TestNode t(op, attrs, in);
+    return kes::select_kernel(*t.node, t.outs) == nullptr;
 }
 
 const char* const kActivations[] = {"", "Relu", "Relu6", "LeakyRelu", "HardSwish", "Sigmoid"};
