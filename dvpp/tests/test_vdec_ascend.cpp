@@ -551,13 +551,6 @@ kes_backend backend_of(kes_vdec* v) {
     return info.backend;
 }
 
-kes_vdec_health health_of(const kes_vdec* v) {
-    kes_vdec_health h{};
-    h.struct_size = sizeof h;
-    EXPECT_EQ(kes_vdec_get_health(v, &h), KES_OK) << kes_last_error();
-    return h;
-}
-
 // The camera server of test_vdec_rtsp.cpp (camera.mp4: 90 frames, a key frame every 15, no B-frames),
 // killed mid-stream and started again on its port; the channel stays on the hardware, which gets the new
 // session's parameter sets ahead of its first key frame. Every frame, before the loss and after, must be
@@ -606,27 +599,15 @@ TEST_P(VdecHardware, RtspReconnectsOnTheHardware) {
     };
 
     size_t before = 0;
-    for (; before < 10; ++before) {
-        kes_vdec_frame f;
-        ASSERT_EQ(kes_vdec_read_frame(v, &f), KES_OK) << kes_last_error();
-        ASSERT_FALSE(f.end_of_stream);
-        check(f, before, "before the loss");
-        kes_image_release(&f.image);
-    }
+    ASSERT_NO_FATAL_FAILURE(
+        kes_test::read_frames(v, 10, [&](const kes_vdec_frame& f) { check(f, before++, "before the loss"); }));
     server->stop();
     // The frames still in flight on the hardware come back first; then a read gives up after timeout_ms.
-    kes_status st = KES_OK;
-    for (int held = 0; held < 90; ++held, ++before) {
-        kes_vdec_frame f;
-        st = kes_vdec_read_frame(v, &f);
-        if (st != KES_OK) break;
-        ASSERT_FALSE(f.end_of_stream) << "a live source does not end when reconnect is on";
-        check(f, before, "held at the loss");
-        kes_image_release(&f.image);
-    }
+    const kes_status st =
+        kes_test::read_until_error(v, [&](const kes_vdec_frame& f) { check(f, before++, "held at the loss"); });
     ASSERT_EQ(st, KES_ERR_TIMEOUT) << kes_last_error();
     EXPECT_NE(std::strstr(kes_last_error(), "reconnecting"), nullptr) << kes_last_error();
-    kes_vdec_health h = health_of(v);
+    kes_vdec_health h = kes_test::vdec_health(v);
     EXPECT_EQ(h.state, KES_VDEC_STATE_RECONNECTING);
     EXPECT_GE(h.failed_attempts, 1u);
     EXPECT_EQ(h.reconnects, 0u);
@@ -634,21 +615,12 @@ TEST_P(VdecHardware, RtspReconnectsOnTheHardware) {
     std::this_thread::sleep_for(std::chrono::seconds(1));
     server = kes_test::restart_on(clip, port);
     ASSERT_TRUE(server) << "the server did not come back on port " << port;
-    size_t after = 0;
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (after < 20 && std::chrono::steady_clock::now() < give_up) {
-        kes_vdec_frame f;
-        st = kes_vdec_read_frame(v, &f);
-        if (st == KES_ERR_TIMEOUT) continue;  // still reconnecting (a slow machine)
-        ASSERT_EQ(st, KES_OK) << kes_last_error();
-        ASSERT_FALSE(f.end_of_stream);
-        check(f, after, "after the reconnect");
-        ++after;
-        kes_image_release(&f.image);
-    }
+    size_t seen = 0;
+    const size_t after =
+        kes_test::read_through_outage(v, 20, [&](const kes_vdec_frame& f) { check(f, seen++, "after the reconnect"); });
     EXPECT_EQ(after, 20u);
     EXPECT_EQ(backend_of(v), KES_BACKEND_ASCEND) << "the channel stayed on the hardware";
-    h = health_of(v);
+    h = kes_test::vdec_health(v);
     EXPECT_EQ(h.state, KES_VDEC_STATE_RUNNING);
     EXPECT_GE(h.reconnects, 1u);
     EXPECT_EQ(h.failed_attempts, 0u);

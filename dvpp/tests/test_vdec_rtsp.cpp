@@ -169,14 +169,6 @@ std::vector<std::string> camera_reference() {
     return ref;
 }
 
-kes_vdec_health health_of(const kes_vdec* v) {
-    kes_vdec_health h;
-    std::memset(&h, 0, sizeof h);
-    h.struct_size = sizeof h;
-    EXPECT_EQ(kes_vdec_get_health(v, &h), KES_OK) << kes_last_error();
-    return h;
-}
-
 TEST(VdecRtsp, PullsCameraFramesOverTcp) {
     if (data_path("camera.h264").empty()) KES_TEST_SKIP("no test clips");
     // Reference: the same clip decoded from the file.
@@ -282,6 +274,22 @@ struct FrameChecker {
     }
 };
 
+// The camera (the server on camera.mp4) and the URL to pull it from; nullptr, and why, when the test
+// clips or the server are missing.
+std::unique_ptr<RtspServer> start_camera(std::string& url, std::string& why) {
+    if (data_path("camera.h264").empty()) {
+        why = "no test clips";
+        return nullptr;
+    }
+    auto server = std::make_unique<RtspServer>(data_path("camera.mp4"));
+    if (server->port() == 0) {
+        why = "the GStreamer RTSP server did not start (plugins missing?)";
+        return nullptr;
+    }
+    url = "rtsp://127.0.0.1:" + std::to_string(server->port()) + "/cam";
+    return server;
+}
+
 kes_vdec_config camera_config(const std::string& url) {
     kes_vdec_config cfg;
     kes_vdec_config_init(&cfg);
@@ -319,29 +327,15 @@ TEST(VdecRtsp, ReconnectsWhenTheCameraRestarts) {
     });
 
     FrameChecker check;
-    for (int i = 0; i < 10; ++i) {
-        kes_vdec_frame f;
-        ASSERT_EQ(kes_vdec_read_frame(v, &f), KES_OK) << kes_last_error();
-        ASSERT_FALSE(f.end_of_stream);
-        check.take(f);
-        kes_image_release(&f.image);
-    }
+    ASSERT_NO_FATAL_FAILURE(kes_test::read_frames(v, 10, [&](const kes_vdec_frame& f) { check.take(f); }));
     server->stop();
     // The frames the decoder still held come first; then, with the camera down, a read gives up after
     // timeout_ms and says the channel is reconnecting.
-    kes_status st = KES_OK;
-    for (int held = 0; held < 90; ++held) {
-        kes_vdec_frame f;
-        st = kes_vdec_read_frame(v, &f);
-        if (st != KES_OK) break;
-        ASSERT_FALSE(f.end_of_stream) << "a live source does not end when reconnect is on";
-        check.take(f);
-        kes_image_release(&f.image);
-    }
+    kes_status st = kes_test::read_until_error(v, [&](const kes_vdec_frame& f) { check.take(f); });
     ASSERT_EQ(st, KES_ERR_TIMEOUT) << kes_last_error();
     EXPECT_NE(std::strstr(kes_last_error(), url.c_str()), nullptr) << kes_last_error();
     EXPECT_NE(std::strstr(kes_last_error(), "reconnecting"), nullptr) << kes_last_error();
-    kes_vdec_health h = health_of(v);
+    kes_vdec_health h = kes_test::vdec_health(v);
     EXPECT_EQ(h.state, KES_VDEC_STATE_RECONNECTING);
     EXPECT_GE(h.reconnect_attempts, 1u);
     EXPECT_GE(h.failed_attempts, 1u);
@@ -356,25 +350,18 @@ TEST(VdecRtsp, ReconnectsWhenTheCameraRestarts) {
     ASSERT_TRUE(server) << "the server did not come back on port " << port;
     // Frames come again: the camera's new session from its first frame, decoded afresh, on the channel's
     // timeline (the new session's clock restarts at 0; the channel's pts go on past the outage).
-    size_t after = 0, matched = 0;
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (after < 20 && std::chrono::steady_clock::now() < give_up) {
-        kes_vdec_frame f;
-        st = kes_vdec_read_frame(v, &f);
-        if (st == KES_ERR_TIMEOUT) continue;  // still reconnecting (a slow machine)
-        ASSERT_EQ(st, KES_OK) << kes_last_error();
-        ASSERT_FALSE(f.end_of_stream);
-        if (after == 0) {
+    size_t seen = 0, matched = 0;
+    const size_t after = kes_test::read_through_outage(v, 20, [&](const kes_vdec_frame& f) {
+        if (seen == 0) {
             EXPECT_GE(f.pts - pts_before, 1000000) << "pts after the outage include the outage";
         }
         check.take(f);
-        if (after < ref.size() && md5_hex(tight_nv12(f.image)) == ref[after]) ++matched;
-        ++after;
-        kes_image_release(&f.image);
-    }
+        if (seen < ref.size() && md5_hex(tight_nv12(f.image)) == ref[seen]) ++matched;
+        ++seen;
+    });
     EXPECT_EQ(after, 20u);
     EXPECT_EQ(matched, after) << "every frame after the reconnect is the camera's, from its key frame";
-    h = health_of(v);
+    h = kes_test::vdec_health(v);
     EXPECT_EQ(h.state, KES_VDEC_STATE_RUNNING);
     EXPECT_GE(h.reconnects, 1u);
     EXPECT_GT(h.reconnect_attempts, h.reconnects - 1);
@@ -401,20 +388,14 @@ TEST(VdecRtsp, ReconnectsOverUdp) {
     ASSERT_EQ(kes_vdec_create(&cfg, &v), KES_OK) << kes_last_error();
     // RTP over UDP may drop a datagram even on loopback: count frames and check pts, not pixels.
     FrameChecker check;
-    for (int i = 0; i < 5; ++i) {
-        kes_vdec_frame f;
-        ASSERT_EQ(kes_vdec_read_frame(v, &f), KES_OK) << kes_last_error();
-        ASSERT_FALSE(f.end_of_stream);
-        check.take(f);
-        kes_image_release(&f.image);
-    }
+    ASSERT_NO_FATAL_FAILURE(kes_test::read_frames(v, 5, [&](const kes_vdec_frame& f) { check.take(f); }));
     server->stop();
     std::this_thread::sleep_for(std::chrono::seconds(1));
     server = restart_on(clip, port);
     ASSERT_TRUE(server) << "the server did not come back on port " << port;
     size_t frames = 0;
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (health_of(v).reconnects == 0 || frames < 10) {
+    while (kes_test::vdec_health(v).reconnects == 0 || frames < 10) {
         ASSERT_LT(std::chrono::steady_clock::now(), give_up) << "no reconnect, or no frames after it";
         kes_vdec_frame f;
         const kes_status st = kes_vdec_read_frame(v, &f);
@@ -422,81 +403,49 @@ TEST(VdecRtsp, ReconnectsOverUdp) {
         ASSERT_EQ(st, KES_OK) << kes_last_error();
         ASSERT_FALSE(f.end_of_stream);
         check.take(f);
-        if (health_of(v).reconnects > 0) ++frames;
+        if (kes_test::vdec_health(v).reconnects > 0) ++frames;
         kes_image_release(&f.image);
     }
-    EXPECT_EQ(health_of(v).state, KES_VDEC_STATE_RUNNING);
+    EXPECT_EQ(kes_test::vdec_health(v).state, KES_VDEC_STATE_RUNNING);
     kes_vdec_destroy(v);
 }
 
 TEST(VdecRtsp, ReconnectsWhenTheCameraHangs) {
-    if (data_path("camera.h264").empty()) KES_TEST_SKIP("no test clips");
-    auto server = std::make_unique<RtspServer>(data_path("camera.mp4"));
-    if (server->port() == 0) KES_TEST_SKIP("the GStreamer RTSP server did not start (plugins missing?)");
-    const std::string url = "rtsp://127.0.0.1:" + std::to_string(server->port()) + "/cam";
+    std::string url, why;
+    auto server = start_camera(url, why);
+    if (!server) KES_TEST_SKIP(why);
     kes_vdec_config cfg = camera_config(url);
     kes_vdec* v = nullptr;
     ASSERT_EQ(kes_vdec_create(&cfg, &v), KES_OK) << kes_last_error();
     FrameChecker check;
-    for (int i = 0; i < 5; ++i) {
-        kes_vdec_frame f;
-        ASSERT_EQ(kes_vdec_read_frame(v, &f), KES_OK) << kes_last_error();
-        ASSERT_FALSE(f.end_of_stream);
-        check.take(f);
-        kes_image_release(&f.image);
-    }
+    ASSERT_NO_FATAL_FAILURE(kes_test::read_frames(v, 5, [&](const kes_vdec_frame& f) { check.take(f); }));
     server->pause();
     // No error from the network, just silence: timeout_ms without a packet is a loss too.
-    kes_status st = KES_OK;
-    for (int held = 0; held < 90; ++held) {
-        kes_vdec_frame f;
-        st = kes_vdec_read_frame(v, &f);
-        if (st != KES_OK) break;
-        ASSERT_FALSE(f.end_of_stream);
-        check.take(f);
-        kes_image_release(&f.image);
-    }
+    kes_status st = kes_test::read_until_error(v, [&](const kes_vdec_frame& f) { check.take(f); });
     ASSERT_EQ(st, KES_ERR_TIMEOUT) << kes_last_error();
     EXPECT_NE(std::strstr(kes_last_error(), "reconnecting (lost: no data within timeout_ms"), nullptr)
         << kes_last_error();
-    kes_vdec_health h = health_of(v);
+    kes_vdec_health h = kes_test::vdec_health(v);
     EXPECT_EQ(h.state, KES_VDEC_STATE_RECONNECTING);
     EXPECT_EQ(h.last_error, KES_ERR_TIMEOUT);
     server->resume();
-    size_t after = 0;
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (after < 10 && std::chrono::steady_clock::now() < give_up) {
-        kes_vdec_frame f;
-        st = kes_vdec_read_frame(v, &f);
-        if (st == KES_ERR_TIMEOUT) continue;
-        ASSERT_EQ(st, KES_OK) << kes_last_error();
-        ASSERT_FALSE(f.end_of_stream);
-        check.take(f);
-        ++after;
-        kes_image_release(&f.image);
-    }
+    const size_t after = kes_test::read_through_outage(v, 10, [&](const kes_vdec_frame& f) { check.take(f); });
     EXPECT_EQ(after, 10u);
-    h = health_of(v);
+    h = kes_test::vdec_health(v);
     EXPECT_EQ(h.state, KES_VDEC_STATE_RUNNING);
     EXPECT_GE(h.reconnects, 1u);
     kes_vdec_destroy(v);
 }
 
 TEST(VdecRtsp, ReconnectGivesUpAfterMaxAttempts) {
-    if (data_path("camera.h264").empty()) KES_TEST_SKIP("no test clips");
-    auto server = std::make_unique<RtspServer>(data_path("camera.mp4"));
-    if (server->port() == 0) KES_TEST_SKIP("the GStreamer RTSP server did not start (plugins missing?)");
-    const std::string url = "rtsp://127.0.0.1:" + std::to_string(server->port()) + "/cam";
+    std::string url, why;
+    auto server = start_camera(url, why);
+    if (!server) KES_TEST_SKIP(why);
     kes_vdec_config cfg = camera_config(url);
     cfg.reconnect_max_attempts = 3;
     kes_vdec* v = nullptr;
     ASSERT_EQ(kes_vdec_create(&cfg, &v), KES_OK) << kes_last_error();
-    for (int i = 0; i < 5; ++i) {
-        kes_vdec_frame f;
-        ASSERT_EQ(kes_vdec_read_frame(v, &f), KES_OK) << kes_last_error();
-        ASSERT_FALSE(f.end_of_stream);
-        kes_image_release(&f.image);
-    }
+    ASSERT_NO_FATAL_FAILURE(kes_test::read_frames(v, 5));
     server->stop();  // for good: every attempt is refused
     kes_status st = KES_OK;
     for (int i = 0; i < 200; ++i) {
@@ -512,7 +461,7 @@ TEST(VdecRtsp, ReconnectGivesUpAfterMaxAttempts) {
     const std::string message = kes_last_error();
     EXPECT_NE(message.find(url), std::string::npos) << message;
     EXPECT_NE(message.find("gave up after 3 reconnect attempts"), std::string::npos) << message;
-    kes_vdec_health h = health_of(v);
+    kes_vdec_health h = kes_test::vdec_health(v);
     EXPECT_EQ(h.state, KES_VDEC_STATE_STOPPED);
     EXPECT_EQ(h.reconnect_attempts, 3u);
     EXPECT_EQ(h.failed_attempts, 3u);
@@ -525,25 +474,19 @@ TEST(VdecRtsp, ReconnectGivesUpAfterMaxAttempts) {
     EXPECT_EQ(kes_vdec_read_frame(v, &f), KES_ERR_IO);
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
     EXPECT_EQ(message, kes_last_error());
-    EXPECT_EQ(health_of(v).reconnect_attempts, 3u);
+    EXPECT_EQ(kes_test::vdec_health(v).reconnect_attempts, 3u);
     kes_vdec_destroy(v);
 }
 
 TEST(VdecRtsp, WithoutReconnectTheFirstErrorEndsTheStream) {
-    if (data_path("camera.h264").empty()) KES_TEST_SKIP("no test clips");
-    auto server = std::make_unique<RtspServer>(data_path("camera.mp4"));
-    if (server->port() == 0) KES_TEST_SKIP("the GStreamer RTSP server did not start (plugins missing?)");
-    const std::string url = "rtsp://127.0.0.1:" + std::to_string(server->port()) + "/cam";
+    std::string url, why;
+    auto server = start_camera(url, why);
+    if (!server) KES_TEST_SKIP(why);
     kes_vdec_config cfg = camera_config(url);
     cfg.reconnect = KES_VDEC_RECONNECT_OFF;
     kes_vdec* v = nullptr;
     ASSERT_EQ(kes_vdec_create(&cfg, &v), KES_OK) << kes_last_error();
-    for (int i = 0; i < 5; ++i) {
-        kes_vdec_frame f;
-        ASSERT_EQ(kes_vdec_read_frame(v, &f), KES_OK) << kes_last_error();
-        ASSERT_FALSE(f.end_of_stream);
-        kes_image_release(&f.image);
-    }
+    ASSERT_NO_FATAL_FAILURE(kes_test::read_frames(v, 5));
     server->stop();
     // The frames the decoder held, then the end: KES_ERR_IO for a broken connection, or end_of_stream
     // when the server's side closed it (FFmpeg cannot tell that from the end of a stream), as before
@@ -562,7 +505,7 @@ TEST(VdecRtsp, WithoutReconnectTheFirstErrorEndsTheStream) {
         kes_image_release(&f.image);
     }
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(cfg.timeout_ms));
-    kes_vdec_health h = health_of(v);
+    kes_vdec_health h = kes_test::vdec_health(v);
     if (ended) {
         EXPECT_EQ(h.state, KES_VDEC_STATE_ENDED);
         kes_vdec_frame f;
