@@ -7,11 +7,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "convert/convert.hpp"
@@ -396,9 +398,16 @@ TEST(DynamicAipp, ExecuteImagesEqualsDynamicAippThenExecute) {
     kes_tensor qout;
     kes_tensor_wrap(&qout, r.dout.dtype, r.dout.layout, r.dout.ndim, r.dout.shape, queued.data(), r.dout.size);
     const kes_model_input in{nullptr, r.images.data(), 2};
-    ASSERT_EQ(kes_model_execute_images_async(r.ctx, &in, 1, &qout, 1, nullptr, nullptr), KES_OK) << kes_last_error();
+    // The job's callback holds it on the queue until the check below is done: without it, a fast worker
+    // could finish first and the "queued" check would see an idle context (it did, once, under load).
+    std::atomic<bool> release{false};
+    auto hold = [](kes_status, const char*, void* user) {
+        while (!static_cast<std::atomic<bool>*>(user)->load()) std::this_thread::yield();
+    };
+    ASSERT_EQ(kes_model_execute_images_async(r.ctx, &in, 1, &qout, 1, hold, &release), KES_OK) << kes_last_error();
     EXPECT_EQ(kes_model_context_set_dynamic_aipp(r.ctx, 0, nullptr), KES_ERR_INVALID_ARGUMENT)
         << "refused while work is queued";
+    release = true;
     ASSERT_EQ(kes_model_context_wait(r.ctx), KES_OK) << kes_last_error();
     EXPECT_EQ(queued, got);
     kes_aipp_dynamic_destroy(params);
