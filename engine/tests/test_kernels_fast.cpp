@@ -130,6 +130,46 @@ TEST(FastKernels, ConvNhwcMatchesReferenceOnRandomShapes) {
     EXPECT_EQ(tested, 90);
 }
 
+// The sliding-window depthwise microkernel (stride 1 along the row) gives the generic one's bytes: same
+// taps in the same order, only the loads are shared. Random runs, channel counts off every vector width,
+// every kernel size it takes, zero rows among the kernel rows, on every table.
+TEST(FastKernels, DepthwiseSlidingWindowGivesTheGenericKernelsBytes) {
+    std::mt19937 rng(99);
+    for (const kes::kernels::Microkernels* t : kes::kernels::microkernels_available()) {
+        SCOPED_TRACE(t->name);
+        for (int trial = 0; trial < 60; ++trial) {
+            const size_t pixels = 1 + rng() % 23, channels = 1 + rng() % 70;
+            const size_t kh = 1 + rng() % 5, kw = 1 + rng() % kes::kernels::Microkernels::dwconv_s1_max_kw;
+            const size_t ks = kh * kw, block = t->dw_block;
+            const size_t blocks = (channels + block - 1) / block;
+            // Packed as the driver packs: per block, bias then ks rows, zero past `channels`.
+            std::vector<float> w(blocks * block * (1 + ks), 0.0f);
+            std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+            for (size_t b = 0; b < blocks; ++b)
+                for (size_t r = 0; r < 1 + ks; ++r)
+                    for (size_t c = 0; c < block && b * block + c < channels; ++c)
+                        w[(b * (1 + ks) + r) * block + c] = d(rng);
+            const size_t row_floats = (pixels + kw - 1) * channels;
+            std::vector<std::vector<float>> rows(kh, std::vector<float>(row_floats));
+            std::vector<float> zero(row_floats, 0.0f);
+            std::vector<const float*> row_ptrs(kh);
+            for (size_t ky = 0; ky < kh; ++ky) {
+                for (float& v : rows[ky]) v = d(rng);
+                row_ptrs[ky] = rng() % 4 == 0 ? zero.data() : rows[ky].data();  // a row in the padding
+            }
+            std::vector<const float*> taps(ks);
+            for (size_t ky = 0; ky < kh; ++ky)
+                for (size_t kx = 0; kx < kw; ++kx) taps[ky * kw + kx] = row_ptrs[ky] + kx * channels;
+            const kes::kernels::Clamp clamp{trial % 3 == 0 ? 0.0f : -INFINITY, trial % 5 == 0 ? 0.5f : INFINITY};
+            std::vector<float> generic(pixels * channels, NAN), sliding(pixels * channels, -NAN);
+            t->dwconv(pixels, channels, ks, taps.data(), channels, w.data(), generic.data(), clamp);
+            t->dwconv_s1(pixels, channels, kh, kw, row_ptrs.data(), w.data(), sliding.data(), clamp);
+            ASSERT_EQ(std::memcmp(generic.data(), sliding.data(), generic.size() * sizeof(float)), 0)
+                << pixels << " pixels, " << channels << " channels, " << kh << "x" << kw;
+        }
+    }
+}
+
 TEST(FastKernels, AddAndMulMatchReferenceForEveryBroadcastTheyTake) {
     std::mt19937 rng(99);
     const std::vector<std::pair<kes::Shape, kes::Shape>> cases = {

@@ -221,7 +221,8 @@ private:
     }
 
     // The zero row the depthwise kernel's padded taps read: long enough for a whole run of pixels.
-    size_t dw_zero_floats() const { return static_cast<size_t>(g_.ow * g_.ww.stride * g_.c + g_.c); }
+    // A zero row for taps in the padding: a whole run's reads, the sliding window's kernel width too.
+    size_t dw_zero_floats() const { return static_cast<size_t>((g_.ow * g_.ww.stride + reach_x_ + 1) * g_.c); }
     size_t dw_zero_bytes() const { return (dw_zero_floats() * sizeof(float) + 127) / 128 * 128; }
 
     // One output row per unit (dw_row), then the row's residual and the activations not fused into it.
@@ -256,7 +257,17 @@ private:
             mk_.dwconv(1, c, ks, ptrs, 0, packed_, out + ox * g_.c, clamp_);
         };
         for (int64_t ox = 0; ox < ox_lo; ++ox) one(ox);
-        if (ox_hi > ox_lo) {
+        if (ox_hi > ox_lo && sw == 1 && g_.ww.dilation == 1 &&
+            static_cast<size_t>(g_.ww.kernel) <= Microkernels::dwconv_s1_max_kw &&
+            static_cast<size_t>(g_.wh.kernel) <= Microkernels::dwconv_s1_max_kh) {
+            // Stride 1 along the row: one pointer per kernel row, the window slides (dwconv_s1).
+            for (int64_t ky = 0; ky < g_.wh.kernel; ++ky) {
+                const int64_t iy = oy * g_.wh.stride - g_.wh.pad_begin + ky * g_.wh.dilation;
+                ptrs[ky] = iy < 0 || iy >= g_.ih ? zero : x + ((n * g_.ih + iy) * g_.iw + ox_lo - pw) * g_.c;
+            }
+            mk_.dwconv_s1(static_cast<size_t>(ox_hi - ox_lo), c, static_cast<size_t>(g_.wh.kernel),
+                          static_cast<size_t>(g_.ww.kernel), ptrs, packed_, out + ox_lo * g_.c, clamp_);
+        } else if (ox_hi > ox_lo) {
             for (size_t t = 0; t < ks; ++t) {
                 const int64_t ky = static_cast<int64_t>(t) / g_.ww.kernel;
                 const int64_t kx = static_cast<int64_t>(t) % g_.ww.kernel;
@@ -288,11 +299,10 @@ private:
     size_t tiles_ = 0, chunk_ = 1, chunks_ = 1, units_ = 1, slot_bytes_ = 0;
     std::vector<int64_t> tap_dy_, tap_dx_;
     bool pointwise_ = false;
-    std::vector<int64_t> tap_offset_;    // (dy · W + dx) · C per tap: the pointer step of an interior pixel
-    int64_t reach_y_ = 0, reach_x_ = 0;  // the kernel's extent minus one, per axis
+    std::vector<int64_t> tap_offset_;      // (dy · W + dx) · C per tap: the pointer step of an interior pixel
+    int64_t reach_y_ = 0, reach_x_ = 0;    // the kernel's extent minus one, per axis
     int64_t dw_ox_lo_ = 0, dw_ox_hi_ = 0;  // depthwise: [lo, hi) are the interior output columns
 };
-
 
 // A depthwise conv feeding a 1×1, stride-1 conv (fuse_depthwise_pointwise): per unit, a band of a few
 // output rows of one image. The band's depthwise rows go into the worker's scratch tile (dw_row, the

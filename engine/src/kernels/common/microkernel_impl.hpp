@@ -141,6 +141,79 @@ void dwconv(size_t pixels, size_t channels, size_t ks, const float* const* in, s
     }
 }
 
+// Depthwise at stride 1 and dilation 1 along the row, P output pixels of one channel vector at a time:
+// along a kernel row the taps of neighbouring pixels are neighbouring input pixels, so each input vector
+// is loaded once and serves up to kw taps (a sliding window) instead of once per tap. Every output's sum
+// is bias + Σ_{ky} Σ_{kx} x·w in the generic kernel's tap order, so the bytes are dwconv's.
+template <class V, int NB, int P, int KW>
+inline void dw_s1_pixels(size_t p, size_t channels, size_t at, size_t vn, size_t kh, const float* const* rows,
+                         const float* w, float* out, typename V::reg lo, typename V::reg hi) {
+    using R = typename V::reg;
+    constexpr size_t W = V::width, B = NB * W;
+    auto load_x = [&](const float* x) { return vn == W ? V::load(x) : V::load_partial(x, vn); };
+    R acc[P];
+    const R bias = V::load(w + at);
+#pragma GCC unroll 8
+    for (int q = 0; q < P; ++q) acc[q] = bias;
+    const float* wt = w + B + at;
+    for (size_t ky = 0; ky < kh; ++ky) {
+        const float* row = rows[ky] + p * channels + at;
+        R x[P + KW - 1];
+#pragma GCC unroll 16
+        for (int j = 0; j < P + KW - 1; ++j) x[j] = load_x(row + static_cast<size_t>(j) * channels);
+#pragma GCC unroll 8
+        for (int kx = 0; kx < KW; ++kx) {
+            const R wv = V::load(wt + (ky * KW + static_cast<size_t>(kx)) * B);
+#pragma GCC unroll 8
+            for (int q = 0; q < P; ++q) acc[q] = V::fma(x[q + kx], wv, acc[q]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int q = 0; q < P; ++q) {
+        const R y = clamp<V>(acc[q], lo, hi);
+        float* dst = out + (p + static_cast<size_t>(q)) * channels + at;
+        if (vn == W)
+            V::store(dst, y);
+        else
+            V::store_partial(dst, vn, y);
+    }
+}
+
+template <class V, int NB, int KW>
+void dwconv_s1_kw(size_t pixels, size_t channels, size_t kh, const float* const* rows, const float* w, float* out,
+                  Clamp cl) {
+    constexpr size_t W = V::width, B = NB * W;
+    const typename V::reg lo = V::set1(cl.min), hi = V::set1(cl.max);
+    for (size_t c0 = 0; c0 < channels; c0 += B, w += B * (1 + kh * KW)) {
+        const size_t cn = std::min(B, channels - c0);
+        const float* block_rows[Microkernels::dwconv_s1_max_kh];
+        for (size_t ky = 0; ky < kh; ++ky) block_rows[ky] = rows[ky] + c0;
+        float* o = out + c0;
+        for (size_t at = 0; at < cn; at += W) {
+            const size_t vn = std::min(W, cn - at);
+            size_t p = 0;
+            for (; p + 4 <= pixels; p += 4)
+                dw_s1_pixels<V, NB, 4, KW>(p, channels, at, vn, kh, block_rows, w, o, lo, hi);
+            for (; p < pixels; ++p) dw_s1_pixels<V, NB, 1, KW>(p, channels, at, vn, kh, block_rows, w, o, lo, hi);
+        }
+    }
+}
+
+// rows[ky] points at the run's first input pixel (its leftmost tap) in kernel row ky; packed w as
+// dwconv's; kw ≤ dwconv_s1_max_kw (the driver keeps to it), each width its own instance so the window
+// stays in registers.
+template <class V, int NB>
+void dwconv_s1(size_t pixels, size_t channels, size_t kh, size_t kw, const float* const* rows, const float* w,
+               float* out, Clamp cl) {
+    switch (kw) {
+        case 1: return dwconv_s1_kw<V, NB, 1>(pixels, channels, kh, rows, w, out, cl);
+        case 2: return dwconv_s1_kw<V, NB, 2>(pixels, channels, kh, rows, w, out, cl);
+        case 3: return dwconv_s1_kw<V, NB, 3>(pixels, channels, kh, rows, w, out, cl);
+        case 4: return dwconv_s1_kw<V, NB, 4>(pixels, channels, kh, rows, w, out, cl);
+        default: return dwconv_s1_kw<V, NB, 5>(pixels, channels, kh, rows, w, out, cl);
+    }
+}
+
 template <class V, class Op>
 inline void binary(size_t n, const float* a, const float* b, float* out, Clamp cl, Op op) {
     using R = typename V::reg;
@@ -403,6 +476,7 @@ Microkernels make_table(const char* name) {
     t.igemm = &igemm<V, MR, NV>;
     t.dw_block = DWB * V::width;
     t.dwconv = &dwconv<V, DWB>;
+    t.dwconv_s1 = &dwconv_s1<V, DWB>;
     t.vadd = &vadd<V>;
     t.vmul = &vmul<V>;
     t.vadd_rows = &vadd_rows<V>;

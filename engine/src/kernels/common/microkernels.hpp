@@ -49,6 +49,13 @@ struct Microkernels {
     uint32_t dw_block;
     void (*dwconv)(size_t pixels, size_t channels, size_t ks, const float* const* in, size_t in_step, const float* w,
                    float* out, Clamp clamp);
+    // The same at stride 1 and dilation 1 along the row, kw ≤ dwconv_s1_max_kw, kh ≤ 8: `rows` holds kh
+    // pointers, each to the run's first input pixel of that kernel row (its leftmost tap; a row in the
+    // padding points into a zero row of pixels + kw - 1 pixels). Each input vector is loaded once and
+    // serves kw taps; the tap order, hence the bytes, are dwconv's.
+    static constexpr size_t dwconv_s1_max_kw = 5, dwconv_s1_max_kh = 8;
+    void (*dwconv_s1)(size_t pixels, size_t channels, size_t kh, size_t kw, const float* const* rows, const float* w,
+                      float* out, Clamp clamp);
 
     // out[i] = clamp(a[i] + b[i]) and clamp(a[i] · b[i]) over n floats (out may equal a or b).
     void (*vadd)(size_t n, const float* a, const float* b, float* out, Clamp clamp);
