@@ -171,8 +171,10 @@ struct Io {
     bool dynamic_aipp = false;  // its AIPP takes run-time parameters (ascend_dynamic_aipp_data)
 };
 
+// An image input is described as its raw bytes, [batch, bytes per image]: ND, whatever layout the
+// network's own input has (the .om says NCHW or NHWC for it, which a 2-d tensor cannot carry).
 void fill_tensor(const Io& io, const std::vector<int64_t>& shape, size_t bytes, kes_tensor* out) {
-    describe_contiguous(io.dtype, io.layout, shape, bytes, out);
+    describe_contiguous(io.dtype, io.image ? KES_LAYOUT_ND : io.layout, shape, bytes, out);
 }
 
 int64_t product(const std::vector<int64_t>& v) {
