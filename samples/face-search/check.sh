@@ -11,8 +11,8 @@
 #         same; --gallery enrolls a folder; KES_TRACE shows the stages; bad inputs are clear errors.
 #   camera (face-search.KeepsSearchingWhenTheCameraRestarts, host): the demo video served as an RTSP
 #         camera (dvpp/tests/rtsp_test_server.c, the 5th argument), killed mid-stream and started again on
-#         the same port: face-search says the camera was lost, goes on when it is back, reads all the
-#         frames it was asked for and reports the reconnect.
+#         the same port: face-search goes on when it is back (saying it was lost when a read had to give
+#         up meanwhile), reads all the frames it was asked for and reports the reconnect.
 #   quick (face-search.RecognisesPeopleOnTheEmulatedBoard, aarch64 build): the cross-built tools under
 #         EMULATOR (board/emulate.sh): the known pair across photos 1 and 3, no stranger in photo 6, the
 #         annotated JPEG, and a 10-frame annotated MP4 (about a minute under qemu).
@@ -108,8 +108,13 @@ if [ "$mode" = camera ]; then
   out=$(cat "$work/out.txt")
   echo "$out"
   [ "$rc" = 0 ] || { cat "$work/stderr"; fail "face-search exited $rc after the camera came back"; }
-  grep -q "^  camera lost (.*$url" <<<"$out" || fail "face-search did not say the camera was lost"
-  grep -q '^  camera back (' <<<"$out" || fail "face-search did not say the camera was back"
+  # "camera lost" shows when a read outlasts timeout_ms while the channel reconnects: a slow build still
+  # busy with the frames it had buffered may find the camera back within one read, and then says nothing.
+  # Either way the reconnect is in the summary, and every "lost" has its "back".
+  if grep -q '^  camera lost (' <<<"$out"; then
+    grep -q "^  camera lost (.*$url" <<<"$out" || fail "the camera-lost line does not name $url"
+    grep -q '^  camera back (' <<<"$out" || fail "face-search said the camera was lost, never that it was back"
+  fi
   grep -q "^video $url: 60 frames, " <<<"$out" || fail "face-search did not read the 60 frames asked for"
   grep -Eq '^  camera: [1-9][0-9]* reconnects' <<<"$out" || fail "the reconnect is not in the summary"
   echo "face-search: kept searching through a camera restart"
