@@ -22,6 +22,8 @@ from datetime import date
 BEGIN = "<!-- bench-table:begin -->"
 END = "<!-- bench-table:end -->"
 UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+# Name segments Google Benchmark appends for a case's settings.
+SETTING = re.compile(r"^(min_time|min_warmup_time|repeats|iterations|threads|real_time|manual_time|process_time)(:.*)?$")
 
 
 def fail(msg):
@@ -45,10 +47,15 @@ def kes_bench_rows(path):
     by_case, order = {}, []
     medians = {b.get("run_name") for b in data["benchmarks"] if b.get("aggregate_name") == "median"}
     for b in data["benchmarks"]:
-        name = b.get("run_name", b.get("name", ""))
+        full = b.get("run_name", b.get("name", ""))
         if b.get("error_occurred"):
             continue
-        if name in medians:  # with repetitions: the median only
+        # The case's own name, without the segments settings append (".../repeats:9/real_time"), as
+        # bench_main.cpp's ratio table does; wall time for cases that asked for it, else CPU time.
+        parts = full.split("/")
+        name = "/".join(p for p in parts if not SETTING.match(p))
+        clock = "real_time" if "real_time" in parts else "cpu_time"
+        if full in medians:  # with repetitions: the median only
             if b.get("aggregate_name") != "median":
                 continue
         elif b.get("run_type") != "iteration":
@@ -60,9 +67,9 @@ def kes_bench_rows(path):
         impl = name[colon + 1 : slash if slash >= 0 else None]
         key = name[:colon] + (name[slash:] if slash >= 0 else "")
         try:
-            ns = float(b["real_time"]) * UNIT_NS[b.get("time_unit", "ns")]
+            ns = float(b[clock]) * UNIT_NS[b.get("time_unit", "ns")]
         except (KeyError, TypeError, ValueError):
-            fail("%s: benchmark %s has no usable real_time" % (path, name))
+            fail("%s: benchmark %s has no usable %s" % (path, name, clock))
         if key not in by_case:
             order.append(key)
             by_case[key] = {}
