@@ -76,8 +76,8 @@ struct Program {
     // Per node: the fused kernel the CPU executor runs in its place (a depthwise Conv's consumer, with the
     // depthwise node skipped), or null. Filled by the executor after build_program; kernels stay.
     std::vector<std::unique_ptr<Kernel>> fused;
-    std::vector<Shape> shapes;                     // per tensor, at this gear
-    std::vector<uint64_t> bytes;                   // per tensor, at this gear
+    std::vector<Shape> shapes;    // per tensor, at this gear
+    std::vector<uint64_t> bytes;  // per tensor, at this gear
 };
 
 // Verifies a .kom image's structure and describes it. Throws kes::Error: KES_ERR_CORRUPT_DATA naming the
