@@ -1,63 +1,87 @@
-// fma_peak — this machine's single-core f32 FMA peak, the yardstick of bench/engine/run.sh's GFLOP/s:
-// 16 independent chains of vector FMAs (enough to cover the latency on every core here), widest vector
-// the compiler targets (bench/engine/run.sh builds it with -march=native).
+// fma_peak — this machine's single-core f32 FMA peak, the yardstick of every GFLOP/s figure
+// (bench/engine/run.sh, P10 in kes-bench): 12 independent chains of vector FMAs at the widest vector
+// this CPU runs. Built for the build's baseline like everything else (no -march=native: the aarch64 and
+// release builds stay portable); the width is chosen at run time with kes_cpu_has, so KES_CPU_DISABLE
+// applies, each width in a function compiled for its instruction set.
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
 
-#if defined(__AVX512F__)
-#include <immintrin.h>
-using V = __m512;
-static V fma(V a, V b, V c) {
-    return _mm512_fmadd_ps(a, b, c);
-}
-static V set1(float x) {
-    return _mm512_set1_ps(x);
-}
-static float first(V v) {
-    return _mm512_cvtss_f32(v);
-}
-static const char* kIsa = "avx512";
-#elif defined(__AVX2__) && defined(__FMA__)
-#include <immintrin.h>
-using V = __m256;
-static V fma(V a, V b, V c) {
-    return _mm256_fmadd_ps(a, b, c);
-}
-static V set1(float x) {
-    return _mm256_set1_ps(x);
-}
-static float first(V v) {
-    return _mm256_cvtss_f32(v);
-}
-static const char* kIsa = "avx2";
-#elif defined(__aarch64__)
-#include <arm_neon.h>
-using V = float32x4_t;
-static V fma(V a, V b, V c) {
-    return vfmaq_f32(c, a, b);
-}
-static V set1(float x) {
-    return vdupq_n_f32(x);
-}
-static float first(V v) {
-    return vgetq_lane_f32(v, 0);
-}
-static const char* kIsa = "neon";
-#endif
+#include "kestrel/cpu.h"
 
-int main() {
-    V acc[16];
-    for (int i = 0; i < 16; ++i) acc[i] = set1(1.0f + static_cast<float>(i) * 1e-7f);
-    const V b = set1(0.9999999f), c = set1(1e-7f);
-    const long iterations = 50000000;
+namespace {
+
+// 12 chains of a = a · b + c over vectors of V, `iterations` times; returns GFLOP/s. Inlined into
+// each ISA's function below, so the vector code is that ISA's (GCC contracts a·b + c into an FMA).
+template <class V>
+__attribute__((always_inline)) inline void keep(V& r) {
+#if defined(__x86_64__)
+    __asm__ volatile("" : "+v"(r));
+#elif defined(__aarch64__)
+    __asm__ volatile("" : "+w"(r));
+#else
+    __asm__ volatile("" : "+m"(r));
+#endif
+}
+
+template <class V>
+__attribute__((always_inline)) inline double chains(long iterations) {
+    constexpr int kLanes = sizeof(V) / sizeof(float);
+    const V b = V{} + 0.9999999f, c = V{} + 1e-7f;
+    // Twelve named chains (an array of vectors would live on the stack): more than FMA latency × pipes
+    // on every core here, and with b and c they fit AVX2's 16 registers.
+    V a0 = V{} + 1.0f, a1 = a0 + 1e-7f, a2 = a1 + 1e-7f, a3 = a2 + 1e-7f, a4 = a3 + 1e-7f, a5 = a4 + 1e-7f,
+      a6 = a5 + 1e-7f, a7 = a6 + 1e-7f, a8 = a7 + 1e-7f, a9 = a8 + 1e-7f, a10 = a9 + 1e-7f, a11 = a10 + 1e-7f;
     const auto t0 = std::chrono::steady_clock::now();
     for (long k = 0; k < iterations; ++k) {
-#pragma GCC unroll 16
-        for (int i = 0; i < 16; ++i) acc[i] = fma(acc[i], b, c);
+        // a = a·b + c in each chain (contracted into one FMA); keep() holds it in a register and the
+        // loop between the two clock reads.
+#define KES_FMA_STEP(a) \
+    a = a * b + c;      \
+    keep(a);
+        KES_FMA_STEP(a0)
+        KES_FMA_STEP(a1)
+        KES_FMA_STEP(a2) KES_FMA_STEP(a3) KES_FMA_STEP(a4) KES_FMA_STEP(a5) KES_FMA_STEP(a6) KES_FMA_STEP(a7)
+            KES_FMA_STEP(a8) KES_FMA_STEP(a9) KES_FMA_STEP(a10) KES_FMA_STEP(a11)
+#undef KES_FMA_STEP
     }
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    float sum = 0;
-    for (int i = 0; i < 16; ++i) sum += first(acc[i]);
-    const double flops = static_cast<double>(iterations) * 16 * (sizeof(V) / 4) * 2;
-    std::printf("{\"isa\":\"%s\",\"gflops\":%.1f,\"check\":%g}\n", kIsa, flops / s / 1e9, sum);
+    V sum = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9 + a10 + a11;
+    keep(sum);  // every chain's result is used, so none is optimised away
+    return static_cast<double>(iterations) * 12 * kLanes * 2 / s / 1e9;
+}
+
+constexpr long kIterations = 50000000;
+
+#if defined(__x86_64__)
+typedef float F16x __attribute__((vector_size(64)));
+typedef float F8x __attribute__((vector_size(32)));
+__attribute__((target("avx512f"))) double peak_avx512() {
+    return chains<F16x>(kIterations);
+}
+__attribute__((target("avx2,fma"))) double peak_avx2() {
+    return chains<F8x>(kIterations);
+}
+#endif
+typedef float F4x __attribute__((vector_size(16)));
+double peak_baseline() {  // SSE2 (no FMA) or NEON (FMA is part of armv8-a)
+    return chains<F4x>(kIterations);
+}
+
+}  // namespace
+
+int main() {
+    const char* isa = "baseline";
+    double gflops = 0;
+#if defined(__x86_64__)
+    if (kes_cpu_has(KES_CPU_AVX512F)) {
+        isa = "avx512", gflops = peak_avx512();
+    } else if (kes_cpu_has(KES_CPU_AVX2)) {
+        isa = "avx2", gflops = peak_avx2();
+    }
+#elif defined(__aarch64__)
+    isa = "neon";
+#endif
+    if (gflops == 0) gflops = peak_baseline();
+    std::printf("{\"isa\":\"%s\",\"gflops\":%.1f}\n", isa, gflops);
 }
