@@ -956,6 +956,12 @@ void note_error(kes_vdec* v, kes_status status, const std::string& text) {
     fail(KES_ERR_IO, "%s", text.c_str());
 }
 
+// The next attempt waits delay_ms from now; the one after waits twice as long, up to the maximum.
+void schedule_next_attempt(kes_vdec* v) {
+    v->next_attempt_ns = steady_now_ns() + int64_t(v->delay_ms) * 1000000;
+    v->delay_ms = uint32_t(std::min<uint64_t>(uint64_t(v->delay_ms) * 2, v->cfg.reconnect_max_delay_ms));
+}
+
 // A failed attempt (or a connection that dropped before it gave a packet): the next one waits longer,
 // or the channel gives up.
 void attempt_failed(kes_vdec* v, kes_status status, const std::string& why) {
@@ -965,8 +971,7 @@ void attempt_failed(kes_vdec* v, kes_status status, const std::string& why) {
     if (v->cfg.reconnect_max_attempts && v->failed_attempts >= v->cfg.reconnect_max_attempts)
         stop_channel(v, format("'%s': gave up after %u reconnect attempts (lost: %s; last attempt: %s)",
                                v->source.c_str(), v->failed_attempts, v->loss_cause.c_str(), why.c_str()));
-    v->next_attempt_ns = steady_now_ns() + int64_t(v->delay_ms) * 1000000;
-    v->delay_ms = uint32_t(std::min<uint64_t>(uint64_t(v->delay_ms) * 2, v->cfg.reconnect_max_delay_ms));
+    schedule_next_attempt(v);
     publish_health(v);
 }
 
@@ -991,8 +996,7 @@ void lose_connection(kes_vdec* v, kes_status status, const std::string& cause) {
         v->loss_cause = cause;
         v->failed_attempts = 0;
         v->delay_ms = v->cfg.reconnect_delay_ms;
-        v->next_attempt_ns = steady_now_ns() + int64_t(v->delay_ms) * 1000000;
-        v->delay_ms = uint32_t(std::min<uint64_t>(uint64_t(v->delay_ms) * 2, v->cfg.reconnect_max_delay_ms));
+        schedule_next_attempt(v);
         note_error(v, status, text);
         publish_health(v);
     } else {
