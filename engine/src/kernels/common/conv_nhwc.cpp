@@ -73,6 +73,9 @@ public:
         const int64_t sw = g.ww.stride, pw = g.ww.pad_begin;
         dw_ox_lo_ = std::min(g.ow, (pw + sw - 1) / sw);
         dw_ox_hi_ = std::max(dw_ox_lo_, std::min(g.ow, (g.iw - 1 + pw - reach_x_) / sw + 1));
+        dw_sliding_ = sw == 1 && g.ww.dilation == 1 &&
+                      static_cast<size_t>(g.ww.kernel) <= Microkernels::dwconv_s1_max_kw &&
+                      static_cast<size_t>(g.wh.kernel) <= Microkernels::dwconv_s1_max_kh;
         pointwise_ = g.taps() == 1 && g.wh.stride == 1 && g.ww.stride == 1 && g.wh.pad_begin == 0 &&
                      g.ww.pad_begin == 0 && g.oh == g.ih && g.ow == g.iw;
     }
@@ -257,27 +260,29 @@ private:
             mk_.dwconv(1, c, ks, ptrs, 0, packed_, out + ox * g_.c, clamp_);
         };
         for (int64_t ox = 0; ox < ox_lo; ++ox) one(ox);
-        if (ox_hi > ox_lo && sw == 1 && g_.ww.dilation == 1 &&
-            static_cast<size_t>(g_.ww.kernel) <= Microkernels::dwconv_s1_max_kw &&
-            static_cast<size_t>(g_.wh.kernel) <= Microkernels::dwconv_s1_max_kh) {
-            // Stride 1 along the row: one pointer per kernel row, the window slides (dwconv_s1).
-            for (int64_t ky = 0; ky < g_.wh.kernel; ++ky) {
+        if (ox_hi > ox_lo) {
+            // Kernel row ky of the interior run: its first pixel's leftmost tap, or null in the padding.
+            auto row = [&](int64_t ky) -> const float* {
                 const int64_t iy = oy * g_.wh.stride - g_.wh.pad_begin + ky * g_.wh.dilation;
-                ptrs[ky] = iy < 0 || iy >= g_.ih ? zero : x + ((n * g_.ih + iy) * g_.iw + ox_lo - pw) * g_.c;
+                return iy < 0 || iy >= g_.ih ? nullptr : x + ((n * g_.ih + iy) * g_.iw + ox_lo * sw - pw) * g_.c;
+            };
+            const size_t run = static_cast<size_t>(ox_hi - ox_lo);
+            if (dw_sliding_) {
+                // Stride 1 along the row: one pointer per kernel row, the window slides (dwconv_s1).
+                for (int64_t ky = 0; ky < g_.wh.kernel; ++ky) {
+                    const float* r = row(ky);
+                    ptrs[ky] = r ? r : zero;
+                }
+                mk_.dwconv_s1(run, c, static_cast<size_t>(g_.wh.kernel), static_cast<size_t>(g_.ww.kernel), ptrs,
+                              packed_, out + ox_lo * g_.c, clamp_);
+            } else {
+                for (size_t t = 0; t < ks; ++t) {
+                    const float* r = row(static_cast<int64_t>(t) / g_.ww.kernel);
+                    const int64_t kx = static_cast<int64_t>(t) % g_.ww.kernel;
+                    ptrs[t] = r ? r + kx * g_.ww.dilation * g_.c : zero;
+                }
+                mk_.dwconv(run, c, ks, ptrs, static_cast<size_t>(sw) * c, packed_, out + ox_lo * g_.c, clamp_);
             }
-            mk_.dwconv_s1(static_cast<size_t>(ox_hi - ox_lo), c, static_cast<size_t>(g_.wh.kernel),
-                          static_cast<size_t>(g_.ww.kernel), ptrs, packed_, out + ox_lo * g_.c, clamp_);
-        } else if (ox_hi > ox_lo) {
-            for (size_t t = 0; t < ks; ++t) {
-                const int64_t ky = static_cast<int64_t>(t) / g_.ww.kernel;
-                const int64_t kx = static_cast<int64_t>(t) % g_.ww.kernel;
-                const int64_t iy = oy * g_.wh.stride - g_.wh.pad_begin + ky * g_.wh.dilation;
-                ptrs[t] = iy < 0 || iy >= g_.ih
-                              ? zero
-                              : x + ((n * g_.ih + iy) * g_.iw + ox_lo * sw - pw + kx * g_.ww.dilation) * g_.c;
-            }
-            mk_.dwconv(static_cast<size_t>(ox_hi - ox_lo), c, ks, ptrs, static_cast<size_t>(sw) * c, packed_,
-                       out + ox_lo * g_.c, clamp_);
         }
         for (int64_t ox = ox_hi; ox < ow; ++ox) one(ox);
     }
@@ -302,6 +307,7 @@ private:
     std::vector<int64_t> tap_offset_;      // (dy · W + dx) · C per tap: the pointer step of an interior pixel
     int64_t reach_y_ = 0, reach_x_ = 0;    // the kernel's extent minus one, per axis
     int64_t dw_ox_lo_ = 0, dw_ox_hi_ = 0;  // depthwise: [lo, hi) are the interior output columns
+    bool dw_sliding_ = false;              // depthwise: the interior run goes to dwconv_s1
 };
 
 // A depthwise conv feeding a 1×1, stride-1 conv (fuse_depthwise_pointwise): per unit, a band of a few
