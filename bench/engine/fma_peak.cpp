@@ -24,6 +24,15 @@ __attribute__((always_inline)) inline void keep(V& r) {
 #endif
 }
 
+// One chain's step (operands by reference: a vector by value would warn of an ABI change). A function, not a lambda (a
+// lambda does not inherit the caller's target ISA) and not a macro (each clang-format version reflows a statement macro
+// differently).
+template <class V>
+__attribute__((always_inline)) inline void step(V& a, const V& b, const V& c) {
+    a = a * b + c;
+    keep(a);
+}
+
 template <class V>
 __attribute__((always_inline)) inline double chains(long iterations) {
     constexpr int kLanes = sizeof(V) / sizeof(float);
@@ -36,14 +45,8 @@ __attribute__((always_inline)) inline double chains(long iterations) {
     for (long k = 0; k < iterations; ++k) {
         // a = a·b + c in each chain (contracted into one FMA); keep() holds it in a register and the
         // loop between the two clock reads.
-#define KES_FMA_STEP(a) \
-    a = a * b + c;      \
-    keep(a);
-        KES_FMA_STEP(a0)
-        KES_FMA_STEP(a1)
-        KES_FMA_STEP(a2) KES_FMA_STEP(a3) KES_FMA_STEP(a4) KES_FMA_STEP(a5) KES_FMA_STEP(a6) KES_FMA_STEP(a7)
-            KES_FMA_STEP(a8) KES_FMA_STEP(a9) KES_FMA_STEP(a10) KES_FMA_STEP(a11)
-#undef KES_FMA_STEP
+        step(a0, b, c), step(a1, b, c), step(a2, b, c), step(a3, b, c), step(a4, b, c), step(a5, b, c);
+        step(a6, b, c), step(a7, b, c), step(a8, b, c), step(a9, b, c), step(a10, b, c), step(a11, b, c);
     }
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     V sum = a0 + a1 + a2 + a3 + a4 + a5 + a6 + a7 + a8 + a9 + a10 + a11;
