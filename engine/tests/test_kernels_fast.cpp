@@ -141,14 +141,17 @@ TEST(FastKernels, DepthwiseSlidingWindowGivesTheGenericKernelsBytes) {
             const size_t pixels = 1 + rng() % 23, channels = 1 + rng() % 70;
             const size_t kh = 1 + rng() % 5, kw = 1 + rng() % kes::kernels::Microkernels::dwconv_s1_max_kw;
             const size_t ks = kh * kw, block = t->dw_block;
-            const size_t blocks = (channels + block - 1) / block;
-            // Packed as the driver packs: per block, bias then ks rows, zero past `channels`.
-            std::vector<float> w(blocks * block * (1 + ks), 0.0f);
+            // Packed as the driver packs: per block, bias then ks rows, zero past `channels`; the last
+            // block only as wide as its whole vectors.
+            std::vector<float> w(t->block_columns(channels) * (1 + ks), 0.0f);
             std::uniform_real_distribution<float> d(-1.0f, 1.0f);
-            for (size_t b = 0; b < blocks; ++b)
-                for (size_t r = 0; r < 1 + ks; ++r)
-                    for (size_t c = 0; c < block && b * block + c < channels; ++c)
-                        w[(b * (1 + ks) + r) * block + c] = d(rng);
+            float* packed = w.data();
+            for (size_t c0 = 0; c0 < channels; c0 += block) {
+                const size_t cn = std::min(block, channels - c0), bw = t->packed_width(cn);
+                for (size_t r = 0; r < 1 + ks; ++r, packed += bw)
+                    for (size_t c = 0; c < cn; ++c) packed[c] = d(rng);
+            }
+            ASSERT_EQ(packed, w.data() + w.size());
             const size_t row_floats = (pixels + kw - 1) * channels;
             std::vector<std::vector<float>> rows(kh, std::vector<float>(row_floats));
             std::vector<float> zero(row_floats, 0.0f);

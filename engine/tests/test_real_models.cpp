@@ -135,7 +135,21 @@ struct LoadedModel {
         ::testing::Test::RecordProperty("arena_bytes", std::to_string(arena));
         ::testing::Test::RecordProperty("ideal_bytes", std::to_string(ideal));
         EXPECT_GE(arena, ideal);
-        return ctx != nullptr;
+        if (!ctx) return false;
+        // The memory goal of the fast kernels: packed weights at most 1.1x the raw weights of the layers
+        // that pack theirs (the ctest reruns under KES_CPU_DISABLE hold every table to it).
+        size_t layers = 0;
+        EXPECT_EQ(kes_model_layer_count(model, &layers), KES_OK);
+        uint64_t raw = 0, packed = 0;
+        for (size_t l = 0; l < layers; ++l) {
+            kes_model_layer_profile lp;
+            std::memset(&lp, 0, sizeof lp);
+            lp.struct_size = sizeof lp;
+            EXPECT_EQ(kes_model_context_layer_profile(ctx, l, &lp), KES_OK);
+            if (lp.packed_bytes) raw += lp.weight_bytes, packed += lp.packed_bytes;
+        }
+        EXPECT_LE(static_cast<double>(packed), 1.1 * static_cast<double>(raw)) << packed << " B packed for " << raw;
+        return true;
     }
 
     // Executes on f32 inputs (shapes from the context's descriptors at its current gear).

@@ -7,7 +7,8 @@
 //   in the padding). A 1×1 conv, a 3×3 conv and a strided or dilated one are the same code and no
 //   input is copied. The pointers of a few tiles live in the worker's scratch slot (tiny: ≤ 16 KiB).
 // - Weights are packed at load into panels of gemm_nr output channels: bias, then for every tap and
-//   input channel gemm_nr weights. The zero row sits at the end of the packed region.
+//   input channel gemm_nr weights; a layer's last panel narrower (Microkernels::panel_width). The zero
+//   row sits at the end of the packed region.
 // - Work units are (image, group, a chunk of pixel tiles); a worker packs pointers for its chunk once
 //   and runs every channel panel over it, so the chunk's input stays in cache while the panels stream.
 // - Depthwise (group = C = M): per output pixel, one dwconv call over all channels with ks pointers.
@@ -30,6 +31,8 @@ namespace {
 // Per worker: the pointers of a chunk of tiles (at least one tile's). Small, because the work arena
 // reserves a slot for each of KES_MODEL_MAX_THREADS workers.
 constexpr size_t kScratchPerSlot = 4 * 1024;
+// Tiles per chunk at most: a chunk's row-merged tiles are one 64-bit mask.
+constexpr size_t kMaxChunk = 64;
 
 struct ConvGeometry {
     int64_t n = 1, ih = 1, iw = 1, c = 1;  // input, NHWC
@@ -58,7 +61,7 @@ public:
         tiles_ = (static_cast<size_t>(g.pixels()) + mr - 1) / mr;
         const size_t tile_bytes = ks * mr * sizeof(float*);
         chunk_ = std::max<size_t>(1, kScratchPerSlot / tile_bytes);
-        chunk_ = std::min(chunk_, std::max<size_t>(1, tiles_ / 8));
+        chunk_ = std::min({chunk_, std::max<size_t>(1, tiles_ / 8), kMaxChunk});
         chunks_ = (tiles_ + chunk_ - 1) / chunk_;
         units_ = depthwise_ ? static_cast<size_t>(g.n * g.oh) : static_cast<size_t>(g.n * g.group) * chunks_;
         slot_bytes_ = depthwise_ ? ks * sizeof(float*) : (chunk_ * tile_bytes + 127) / 128 * 128;
@@ -69,10 +72,12 @@ public:
         }
         for (int64_t t = 0; t < g.taps(); ++t) tap_offset_.push_back((tap_dy_[t] * g.iw + tap_dx_[t]) * g.c);
         reach_y_ = (g.wh.kernel - 1) * g.wh.dilation, reach_x_ = (g.ww.kernel - 1) * g.ww.dilation;
-        // The output columns whose taps all fall inside the input's width (run_depthwise's one call).
+        // The output columns whose taps all fall inside the input's width (run_depthwise's one call,
+        // igemm's row-merged tiles).
         const int64_t sw = g.ww.stride, pw = g.ww.pad_begin;
-        dw_ox_lo_ = std::min(g.ow, (pw + sw - 1) / sw);
-        dw_ox_hi_ = std::max(dw_ox_lo_, std::min(g.ow, (g.iw - 1 + pw - reach_x_) / sw + 1));
+        ox_lo_ = std::min(g.ow, (pw + sw - 1) / sw);
+        ox_hi_ = std::max(ox_lo_, std::min(g.ow, (g.iw - 1 + pw - reach_x_) / sw + 1));
+        merge_rows_ = !depthwise_ && g.group == 1 && g.ww.kernel > 1 && g.ww.dilation == 1;
         dw_sliding_ = sw == 1 && g.ww.dilation == 1 &&
                       static_cast<size_t>(g.ww.kernel) <= Microkernels::dwconv_s1_max_kw &&
                       static_cast<size_t>(g.wh.kernel) <= Microkernels::dwconv_s1_max_kh;
@@ -82,7 +87,10 @@ public:
 
     const char* impl() const override { return name_.c_str(); }
 
-    size_t packed_bytes() const override { return (packed_floats() + zero_floats()) * sizeof(float); }
+    // The panels (or blocks), the zero row, then the zeros a narrow panel's tile reads past its end.
+    size_t packed_bytes() const override {
+        return (packed_floats() + zero_floats() + (depthwise_ ? 0 : mk_.panel_overread())) * sizeof(float);
+    }
 
     void pack(void* dst) const override {
         float* out = static_cast<float*>(dst);
@@ -93,9 +101,10 @@ public:
             const int64_t b = mk_.dw_block;
             for (int64_t c0 = 0; c0 < g_.c; c0 += b) {
                 const int64_t cn = std::min(b, g_.c - c0);
+                const int64_t bw = static_cast<int64_t>(mk_.packed_width(static_cast<size_t>(cn)));
                 for (int64_t j = 0; j < cn; ++j) out[j] = bias_ ? bias_[c0 + j] : 0.0f;
-                out += b;
-                for (int64_t t = 0; t < ks; ++t, out += b)
+                out += bw;
+                for (int64_t t = 0; t < ks; ++t, out += bw)
                     for (int64_t j = 0; j < cn; ++j) out[j] = weights_[(c0 + j) * ks + t];
             }
             return;
@@ -104,11 +113,12 @@ public:
         for (int64_t grp = 0; grp < g_.group; ++grp)
             for (int64_t n0 = 0; n0 < mg; n0 += nr) {
                 const int64_t nc = std::min(nr, mg - n0);
+                const int64_t pw = static_cast<int64_t>(mk_.panel_width(static_cast<size_t>(nc)));
                 const int64_t m0 = grp * mg + n0;
                 for (int64_t j = 0; j < nc; ++j) out[j] = bias_ ? bias_[m0 + j] : 0.0f;
-                out += nr;
+                out += pw;
                 for (int64_t t = 0; t < ks; ++t)
-                    for (int64_t k = 0; k < cg; ++k, out += nr)
+                    for (int64_t k = 0; k < cg; ++k, out += pw)
                         for (int64_t j = 0; j < nc; ++j) out[j] = weights_[((m0 + j) * ks + t) * cg + k];
             }
     }
@@ -132,18 +142,18 @@ public:
     }
 
 private:
-    size_t panel_floats() const {
-        return static_cast<size_t>(mk_.gemm_nr) * (1 + static_cast<size_t>(g_.taps() * g_.cg()));
-    }
+    // Floats per packed column: its bias and taps × C/group weights.
+    size_t column_floats() const { return 1 + static_cast<size_t>(g_.taps() * g_.cg()); }
+    // A full panel's floats; panel p of a group starts p full panels in (only the last may be narrower).
+    size_t panel_floats() const { return static_cast<size_t>(mk_.gemm_nr) * column_floats(); }
     size_t panels_per_group() const { return (static_cast<size_t>(g_.mg()) + mk_.gemm_nr - 1) / mk_.gemm_nr; }
+    size_t group_floats() const { return mk_.panel_columns(static_cast<size_t>(g_.mg())) * column_floats(); }
     size_t packed_floats() const {
-        if (depthwise_) {
-            const size_t blocks = (static_cast<size_t>(g_.c) + mk_.dw_block - 1) / mk_.dw_block;
-            return blocks * mk_.dw_block * (1 + static_cast<size_t>(g_.taps()));
-        }
-        return static_cast<size_t>(g_.group) * panels_per_group() * panel_floats();
+        if (depthwise_) return mk_.block_columns(static_cast<size_t>(g_.c)) * (1 + static_cast<size_t>(g_.taps()));
+        return static_cast<size_t>(g_.group) * group_floats();
     }
-    size_t zero_floats() const { return static_cast<size_t>(g_.c); }
+    // The zero row: one tap's channels, or a merged kernel row's (kw · C).
+    size_t zero_floats() const { return static_cast<size_t>(merge_rows_ ? g_.ww.kernel * g_.c : g_.c); }
     const float* zero_row() const { return packed_ + packed_floats(); }
 
     // Input pointer of output pixel (oy, ox) at tap t, image n, or the zero row in the padding.
@@ -153,6 +163,55 @@ private:
         const int64_t ix = ox * g_.ww.stride - g_.ww.pad_begin + kx * g_.ww.dilation;
         if (iy < 0 || iy >= g_.ih || ix < 0 || ix >= g_.iw) return zero_row();
         return x + ((n * g_.ih + iy) * g_.iw + ix) * g_.c;
+    }
+
+    // The igemm pointers of one tile of output pixels (of one image and group: `image` is its first
+    // channel), [tap][row], rows past the last pixel repeating it. Returns true when the tile was
+    // row-merged: with one group and dilation 1 along x, a kernel row's kw taps of a pixel whose taps are
+    // all inside the row are kw·C consecutive floats (NHWC), so the tile takes one pointer per kernel row
+    // over kw·C floats (ks = kh, kc = kw·C) instead of kw pointers over C: the same products summed in
+    // the same order (tap by tap, channel by channel), so the same bytes, with a kw-times longer inner
+    // loop. It is what makes a first layer (3 input channels) fast. A kernel row in the padding points
+    // at the zero row, which is kw·C long then.
+    bool fill_tile(const float* image, size_t tile, const float** a) const {
+        const size_t mr = mk_.gemm_mr, ks = static_cast<size_t>(g_.taps());
+        const size_t p0 = tile * mr, rows = std::min(mr, static_cast<size_t>(g_.pixels()) - p0);
+        const int64_t ow = g_.ow;
+        int64_t oy = static_cast<int64_t>(p0) / ow, ox = static_cast<int64_t>(p0) % ow;
+        bool merge = merge_rows_;
+        for (int64_t i = 0, x = ox; merge && i < static_cast<int64_t>(rows); ++i, x = x + 1 == ow ? 0 : x + 1)
+            merge = x >= ox_lo_ && x < ox_hi_;
+        const size_t taps = merge ? static_cast<size_t>(g_.wh.kernel) : ks;
+        const float* zero = zero_row();
+        for (size_t r = 0; r < mr; ++r) {
+            if (r >= rows) {  // past the last pixel: repeat the previous row's pointers
+                for (size_t t = 0; t < taps; ++t) a[t * mr + r] = a[t * mr + r - 1];
+                continue;
+            }
+            if (pointwise_) {
+                a[r] = image + (oy * ow + ox) * g_.c;
+            } else {
+                const int64_t iy0 = oy * g_.wh.stride - g_.wh.pad_begin, ix0 = ox * g_.ww.stride - g_.ww.pad_begin;
+                if (merge) {
+                    for (size_t ky = 0; ky < taps; ++ky) {
+                        const int64_t iy = iy0 + static_cast<int64_t>(ky) * g_.wh.dilation;
+                        a[ky * mr + r] = iy < 0 || iy >= g_.ih ? zero : image + (iy * g_.iw + ix0) * g_.c;
+                    }
+                } else if (iy0 >= 0 && iy0 + reach_y_ < g_.ih && ix0 >= 0 && ix0 + reach_x_ < g_.iw) {
+                    // Inside the image: every tap is a fixed step from the window's corner.
+                    const float* corner = image + (iy0 * g_.iw + ix0) * g_.c;
+                    for (size_t t = 0; t < ks; ++t) a[t * mr + r] = corner + tap_offset_[t];
+                } else {
+                    for (size_t t = 0; t < ks; ++t) {
+                        const int64_t iy = iy0 + tap_dy_[t], ix = ix0 + tap_dx_[t];
+                        a[t * mr + r] =
+                            iy < 0 || iy >= g_.ih || ix < 0 || ix >= g_.iw ? zero : image + (iy * g_.iw + ix) * g_.c;
+                    }
+                }
+            }
+            if (++ox == ow) ox = 0, ++oy;
+        }
+        return merge;
     }
 
     // y = clamp(y + sum) over `count` pixels of the output from pixel p0 (the unit's rows, still in cache).
@@ -175,44 +234,20 @@ private:
             const size_t tile0 = ci * chunk, tile_end = std::min(tiles, tile0 + chunk);
             // Pointers for every tile of the chunk: [tile][tap][row]; rows past the last pixel repeat it.
             const float* image = x + static_cast<int64_t>(n) * g_.ih * g_.iw * g_.c + static_cast<int64_t>(grp * cg);
-            const float* zero = zero_row();
-            const size_t p_end = std::min(pixels, tile_end * mr);
-            size_t p = tile0 * mr;
-            int64_t oy = static_cast<int64_t>(p) / g_.ow, ox = static_cast<int64_t>(p) % g_.ow;
-            for (size_t i = 0; i < (tile_end - tile0) * mr; ++i) {
-                const float** a = ind + (i / mr) * ks * mr + i % mr;
-                if (p >= p_end) {  // past the last pixel: repeat the previous row's pointers
-                    for (size_t t = 0; t < ks; ++t) a[t * mr] = a[t * mr - 1];
-                    continue;
-                }
-                if (pointwise_) {
-                    a[0] = image + static_cast<int64_t>(p) * g_.c;
-                } else {
-                    const int64_t iy0 = oy * g_.wh.stride - g_.wh.pad_begin, ix0 = ox * g_.ww.stride - g_.ww.pad_begin;
-                    if (iy0 >= 0 && iy0 + reach_y_ < g_.ih && ix0 >= 0 && ix0 + reach_x_ < g_.iw) {
-                        // Inside the image: every tap is a fixed step from the window's corner.
-                        const float* corner = image + (iy0 * g_.iw + ix0) * g_.c;
-                        for (size_t t = 0; t < ks; ++t) a[t * mr] = corner + tap_offset_[t];
-                    } else {
-                        for (size_t t = 0; t < ks; ++t) {
-                            const int64_t iy = iy0 + tap_dy_[t], ix = ix0 + tap_dx_[t];
-                            a[t * mr] = iy < 0 || iy >= g_.ih || ix < 0 || ix >= g_.iw
-                                            ? zero
-                                            : image + (iy * g_.iw + ix) * g_.c;
-                        }
-                    }
-                }
-                ++p;
-                if (++ox == g_.ow) ox = 0, ++oy;
-            }
-            const float* panels = packed_ + grp * panels_per_group() * panel_floats();
+            uint64_t merged = 0;  // bit i: tile tile0 + i has one pointer per kernel row (fill_tile)
+            for (size_t tile = tile0; tile < tile_end; ++tile)
+                if (fill_tile(image, tile, ind + (tile - tile0) * ks * mr)) merged |= uint64_t{1} << (tile - tile0);
+            const float* panels = packed_ + grp * group_floats();
             float* yn = y + n * pixels * m + grp * mg;
+            const size_t kh = static_cast<size_t>(g_.wh.kernel), row_k = static_cast<size_t>(g_.ww.kernel) * cg;
             for (size_t pb = 0; pb < panels_per_group(); ++pb) {
                 const size_t nc = std::min(nr, mg - pb * nr);
+                const Microkernels::IgemmFn igemm = mk_.igemm(nc);
                 for (size_t tile = tile0; tile < tile_end; ++tile) {
                     const size_t rows = std::min(mr, pixels - tile * mr);
-                    mk_.igemm(rows, nc, cg, ks, ind + (tile - tile0) * ks * mr, panels + pb * panel_floats(),
-                              yn + tile * mr * m + pb * nr, m, clamp_);
+                    const bool one_per_row = (merged >> (tile - tile0)) & 1;
+                    igemm(rows, nc, one_per_row ? row_k : cg, one_per_row ? kh : ks, ind + (tile - tile0) * ks * mr,
+                          panels + pb * panel_floats(), yn + tile * mr * m + pb * nr, m, clamp_);
                 }
             }
             const size_t p0 = tile0 * mr, p1 = std::min(pixels, tile_end * mr);
@@ -251,7 +286,7 @@ private:
     void dw_row(const float* x, int64_t n, int64_t oy, const float* zero, const float** ptrs, float* out) const {
         const size_t ks = static_cast<size_t>(g_.taps()), c = static_cast<size_t>(g_.c);
         const int64_t ow = g_.ow, sw = g_.ww.stride, pw = g_.ww.pad_begin;
-        const int64_t ox_lo = dw_ox_lo_, ox_hi = dw_ox_hi_;
+        const int64_t ox_lo = ox_lo_, ox_hi = ox_hi_;
         auto one = [&](int64_t ox) {
             for (size_t t = 0; t < ks; ++t) {
                 const float* ptr = tap_pointer(x, n, oy, ox, static_cast<int64_t>(t));
@@ -304,10 +339,11 @@ private:
     size_t tiles_ = 0, chunk_ = 1, chunks_ = 1, units_ = 1, slot_bytes_ = 0;
     std::vector<int64_t> tap_dy_, tap_dx_;
     bool pointwise_ = false;
-    std::vector<int64_t> tap_offset_;      // (dy · W + dx) · C per tap: the pointer step of an interior pixel
-    int64_t reach_y_ = 0, reach_x_ = 0;    // the kernel's extent minus one, per axis
-    int64_t dw_ox_lo_ = 0, dw_ox_hi_ = 0;  // depthwise: [lo, hi) are the interior output columns
-    bool dw_sliding_ = false;              // depthwise: the interior run goes to dwconv_s1
+    std::vector<int64_t> tap_offset_;    // (dy · W + dx) · C per tap: the pointer step of an interior pixel
+    int64_t reach_y_ = 0, reach_x_ = 0;  // the kernel's extent minus one, per axis
+    int64_t ox_lo_ = 0, ox_hi_ = 0;      // [lo, hi) are the output columns whose taps are all inside the row
+    bool merge_rows_ = false;            // igemm: tiles of interior columns take one pointer per kernel row
+    bool dw_sliding_ = false;            // depthwise: the interior run goes to dwconv_s1
 };
 
 // A depthwise conv feeding a 1×1, stride-1 conv (fuse_depthwise_pointwise): per unit, a band of a few
@@ -368,10 +404,11 @@ public:
             const float* a[kMaxMr];
             for (size_t pb = 0; pb < panels; ++pb) {
                 const size_t nc = std::min(nr, m - pb * nr);
+                const Microkernels::IgemmFn igemm = mk.igemm(nc);
                 for (size_t t0 = p0; t0 < p1; t0 += mr) {
                     const size_t rows = std::min(mr, p1 - t0);
                     for (size_t r = 0; r < mr; ++r) a[r] = tile + (t0 - p0 + std::min(r, rows - 1)) * c;
-                    mk.igemm(rows, nc, c, 1, a, pw_.packed_ + pb * panel_floats, yn + t0 * m + pb * nr, m, pw_.clamp_);
+                    igemm(rows, nc, c, 1, a, pw_.packed_ + pb * panel_floats, yn + t0 * m + pb * nr, m, pw_.clamp_);
                 }
             }
             if (sum) pw_.add_residual(sum + static_cast<size_t>(n) * pixels * m, yn, p0, p1 - p0);

@@ -3,9 +3,9 @@
 //
 // Choices:
 // - B is packed at load into the panels conv_nhwc.cpp packs for a 1×1 conv: gemm_nr bias floats, then
-//   K rows of gemm_nr floats. alpha is folded into the packed B and beta·C into the bias, so a run is
-//   igemm calls only: y = beta·C + Σ_k a[k]·(alpha·b[k]). (The reference rounds alpha·(Σ a·b) + beta·C
-//   instead: equal when alpha is 1 and C is absent, a rounding apart otherwise.)
+//   K rows of gemm_nr floats (the last panel narrower: Microkernels::panel_width). alpha is folded into the packed B
+//   and beta·C into the bias, so a run is igemm calls only: y = beta·C + Σ_k a[k]·(alpha·b[k]). (The reference rounds
+//   alpha·(Σ a·b) + beta·C instead: equal when alpha is 1 and C is absent, a rounding apart otherwise.)
 // - C is covered when constant and a row vector or a scalar (a bias); a C with M rows keeps the
 //   reference kernel, as do a runtime B and MatMuls whose B has batch dims of its own.
 // - MatMul with batch dims on A only ([..., M, K] · [K, N]) is one Gemm of batch·M rows.
@@ -68,19 +68,24 @@ public:
     }
 
     const char* impl() const override { return name_.c_str(); }
-    size_t packed_bytes() const override { return (panels_ * panel_floats() + s_.tail_zeros) * sizeof(float); }
+    size_t packed_bytes() const override {
+        const size_t n = static_cast<size_t>(s_.n), k = static_cast<size_t>(s_.k);
+        return (mk_.panel_columns(n) * (1 + k) + s_.tail_zeros + mk_.panel_overread()) * sizeof(float);
+    }
 
     void pack(void* dst) const override {
         float* out = static_cast<float*>(dst);
         std::memset(out, 0, packed_bytes());
         const int64_t nr = mk_.gemm_nr, k = s_.k, n = s_.n;
-        for (int64_t n0 = 0; n0 < n; n0 += nr, out += panel_floats()) {
+        for (int64_t n0 = 0; n0 < n; n0 += nr) {
             const int64_t nc = std::min(nr, n - n0);
+            const int64_t pw = static_cast<int64_t>(mk_.panel_width(static_cast<size_t>(nc)));  // nr but the last
             if (s_.c)
                 for (int64_t j = 0; j < nc; ++j) out[j] = s_.beta * s_.c[s_.c_count == 1 ? 0 : n0 + j];
             for (int64_t kk = 0; kk < k; ++kk)
                 for (int64_t j = 0; j < nc; ++j)
-                    out[nr + kk * nr + j] = s_.alpha * s_.b[s_.trans_b ? (n0 + j) * k + kk : kk * n + n0 + j];
+                    out[pw + kk * pw + j] = s_.alpha * s_.b[s_.trans_b ? (n0 + j) * k + kk : kk * n + n0 + j];
+            out += pw * (1 + k);
         }
     }
 
@@ -111,9 +116,10 @@ public:
                 for (size_t r = 0; r < mr; ++r) ptrs[r] = a + (r0 + std::min(r, rows - 1)) * k;
             }
             const size_t p0 = run * panels_per_unit_, p1 = std::min(panels_, p0 + panels_per_unit_);
-            for (size_t p = p0; p < p1; ++p)
-                mk_.igemm(rows, std::min(nr, n - p * nr), k, 1, ptrs, packed_ + p * panel_floats(), y + r0 * n + p * nr,
-                          n, clamp_);
+            for (size_t p = p0; p < p1; ++p) {
+                const size_t nc = std::min(nr, n - p * nr);
+                mk_.igemm(nc)(rows, nc, k, 1, ptrs, packed_ + p * panel_floats(), y + r0 * n + p * nr, n, clamp_);
+            }
             if (rest_.kind != Activation::Kind::None) {
                 const size_t c0 = p0 * nr, c1 = std::min(n, p1 * nr);
                 for (size_t r = 0; r < rows; ++r) rest_.apply(y + (r0 + r) * n + c0, c1 - c0);
@@ -122,6 +128,7 @@ public:
     }
 
 private:
+    // A full panel's floats: panel p starts p of them in (only the last may be narrower).
     size_t panel_floats() const { return static_cast<size_t>(mk_.gemm_nr) * (1 + static_cast<size_t>(s_.k)); }
 
     GemmSpec s_;

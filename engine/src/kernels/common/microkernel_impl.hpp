@@ -27,6 +27,12 @@ inline typename V::reg clamp(typename V::reg x, typename V::reg lo, typename V::
     return V::min(V::max(x, lo), hi);
 }
 
+// The packed width of a depthwise block of n channels: whole vectors.
+template <class V>
+constexpr size_t block_width(size_t n) {
+    return (n + V::width - 1) / V::width * V::width;
+}
+
 // Stores n ≤ NV·width floats of a row held in NV registers.
 template <class V, int NV>
 inline void store_row(float* dst, size_t n, const typename V::reg* row) {
@@ -43,11 +49,20 @@ inline void store_row(float* dst, size_t n, const typename V::reg* row) {
     }
 }
 
-template <class V, int MR, int NV>
+// EXACT: the panel is packed exactly nc wide (nc < the width: Microkernels::igemm_narrow), and its last
+// vector column is loaded whole: the lanes past nc read the next row's first weights (or, past the last
+// row, the packed region's panel_overread() zeros) and are never stored. Not masked: a mask in the
+// inner loop made GCC spill the accumulators (AVX-512: 1.6x slower).
+//
+// Registers: MR row pointers, the weight pointer, the row stride and one index are what x86-64's 15
+// general registers hold; one more and the compiler spills into vector registers. So the k loop counts a
+// negative index up to zero (the row pointers start kc floats in: no end register).
+template <class V, int MR, int NV, bool EXACT>
 void igemm(size_t mr, size_t nc, size_t kc, size_t ks, const float* const* a, const float* w, float* c, size_t c_stride,
            Clamp cl) {
     using R = typename V::reg;
-    constexpr size_t W = V::width, NR = NV * W;
+    constexpr size_t W = V::width;
+    const size_t stride = EXACT ? nc : NV * W;
     R acc[MR][NV];
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) {
@@ -55,12 +70,13 @@ void igemm(size_t mr, size_t nc, size_t kc, size_t ks, const float* const* a, co
 #pragma GCC unroll 16
         for (int r = 0; r < MR; ++r) acc[r][v] = b;
     }
-    w += NR;
+    w += stride;
+    const ptrdiff_t k_end = static_cast<ptrdiff_t>(kc);
     for (size_t t = 0; t < ks; ++t, a += MR) {
         const float* ap[MR];
 #pragma GCC unroll 16
-        for (int r = 0; r < MR; ++r) ap[r] = a[r];
-        for (size_t k = 0; k < kc; ++k, w += NR) {
+        for (int r = 0; r < MR; ++r) ap[r] = a[r] + k_end;
+        for (ptrdiff_t k = -k_end; k != 0; ++k, w += stride) {
             R wv[NV];
 #pragma GCC unroll 8
             for (int v = 0; v < NV; ++v) wv[v] = V::load(w + v * W);
@@ -90,9 +106,10 @@ void dwconv(size_t pixels, size_t channels, size_t ks, const float* const* in, s
     using R = typename V::reg;
     constexpr size_t W = V::width, B = NB * W;
     const R lo = V::set1(cl.min), hi = V::set1(cl.max);
-    for (size_t c0 = 0; c0 < channels; c0 += B, w += B * (1 + ks)) {
+    for (size_t c0 = 0; c0 < channels; c0 += B) {
         const size_t cn = std::min(B, channels - c0);
-        const float* wt = w + B;
+        const size_t bw = block_width<V>(cn);  // the block's packed width: B, or the last block's vectors
+        const float* wt = w + bw;
         auto load_x = [&](const float* x, size_t at) {
             return at + W <= cn ? V::load(x + at) : V::load_partial(x + at, cn - at);
         };
@@ -108,7 +125,7 @@ void dwconv(size_t pixels, size_t channels, size_t ks, const float* const* in, s
                 for (int v = 0; v < NB; ++v) {
                     const size_t at = static_cast<size_t>(v) * W;
                     if (at >= cn) break;
-                    const R wv = V::load(wt + t * B + at);
+                    const R wv = V::load(wt + t * bw + at);
                     a0[v] = V::fma(load_x(x + off0, at), wv, a0[v]);
                     a1[v] = V::fma(load_x(x + off1, at), wv, a1[v]);
                 }
@@ -131,13 +148,14 @@ void dwconv(size_t pixels, size_t channels, size_t ks, const float* const* in, s
                 for (int v = 0; v < NB; ++v) {
                     const size_t at = static_cast<size_t>(v) * W;
                     if (at >= cn) break;
-                    a0[v] = V::fma(load_x(in[t] + off0, at), V::load(wt + t * B + at), a0[v]);
+                    a0[v] = V::fma(load_x(in[t] + off0, at), V::load(wt + t * bw + at), a0[v]);
                 }
             }
 #pragma GCC unroll 8
             for (int v = 0; v < NB; ++v) a0[v] = clamp<V>(a0[v], lo, hi);
             store_row<V, NB>(out + p * channels + c0, cn, a0);
         }
+        w += bw * (1 + ks);
     }
 }
 
@@ -145,17 +163,17 @@ void dwconv(size_t pixels, size_t channels, size_t ks, const float* const* in, s
 // along a kernel row the taps of neighbouring pixels are neighbouring input pixels, so each input vector
 // is loaded once and serves up to kw taps (a sliding window) instead of once per tap. Every output's sum
 // is bias + Σ_{ky} Σ_{kx} x·w in the generic kernel's tap order, so the bytes are dwconv's.
-template <class V, int NB, int P, int KW>
+template <class V, int P, int KW>
 inline void dw_s1_pixels(size_t p, size_t channels, size_t at, size_t vn, size_t kh, const float* const* rows,
-                         const float* w, float* out, typename V::reg lo, typename V::reg hi) {
+                         const float* w, size_t bw, float* out, typename V::reg lo, typename V::reg hi) {
     using R = typename V::reg;
-    constexpr size_t W = V::width, B = NB * W;
+    constexpr size_t W = V::width;
     auto load_x = [&](const float* x) { return vn == W ? V::load(x) : V::load_partial(x, vn); };
     R acc[P];
     const R bias = V::load(w + at);
 #pragma GCC unroll 8
     for (int q = 0; q < P; ++q) acc[q] = bias;
-    const float* wt = w + B + at;
+    const float* wt = w + bw + at;
     for (size_t ky = 0; ky < kh; ++ky) {
         const float* row = rows[ky] + p * channels + at;
         R x[P + KW - 1];
@@ -163,7 +181,7 @@ inline void dw_s1_pixels(size_t p, size_t channels, size_t at, size_t vn, size_t
         for (int j = 0; j < P + KW - 1; ++j) x[j] = load_x(row + static_cast<size_t>(j) * channels);
 #pragma GCC unroll 8
         for (int kx = 0; kx < KW; ++kx) {
-            const R wv = V::load(wt + (ky * KW + static_cast<size_t>(kx)) * B);
+            const R wv = V::load(wt + (ky * KW + static_cast<size_t>(kx)) * bw);
 #pragma GCC unroll 8
             for (int q = 0; q < P; ++q) acc[q] = V::fma(x[q + kx], wv, acc[q]);
         }
@@ -184,8 +202,8 @@ void dwconv_s1_kw(size_t pixels, size_t channels, size_t kh, const float* const*
                   Clamp cl) {
     constexpr size_t W = V::width, B = NB * W;
     const typename V::reg lo = V::set1(cl.min), hi = V::set1(cl.max);
-    for (size_t c0 = 0; c0 < channels; c0 += B, w += B * (1 + kh * KW)) {
-        const size_t cn = std::min(B, channels - c0);
+    for (size_t c0 = 0; c0 < channels; c0 += B) {
+        const size_t cn = std::min(B, channels - c0), bw = block_width<V>(cn);
         const float* block_rows[Microkernels::dwconv_s1_max_kh];
         for (size_t ky = 0; ky < kh; ++ky) block_rows[ky] = rows[ky] + c0;
         float* o = out + c0;
@@ -193,9 +211,10 @@ void dwconv_s1_kw(size_t pixels, size_t channels, size_t kh, const float* const*
             const size_t vn = std::min(W, cn - at);
             size_t p = 0;
             for (; p + 4 <= pixels; p += 4)
-                dw_s1_pixels<V, NB, 4, KW>(p, channels, at, vn, kh, block_rows, w, o, lo, hi);
-            for (; p < pixels; ++p) dw_s1_pixels<V, NB, 1, KW>(p, channels, at, vn, kh, block_rows, w, o, lo, hi);
+                dw_s1_pixels<V, 4, KW>(p, channels, at, vn, kh, block_rows, w, bw, o, lo, hi);
+            for (; p < pixels; ++p) dw_s1_pixels<V, 1, KW>(p, channels, at, vn, kh, block_rows, w, bw, o, lo, hi);
         }
+        w += bw * (1 + kh * KW);
     }
 }
 
@@ -467,13 +486,23 @@ void store_partial_by_copy(float* p, size_t n, typename V::reg x) {
     std::memcpy(p, buf, n * sizeof(float));
 }
 
+// by_vectors[v - 1] = igemm<V, MR, v> for v = 1 .. NV.
+template <class V, int MR, int NV>
+void fill_igemm(Microkernels::IgemmFn* by_vectors) {
+    if constexpr (NV > 1) fill_igemm<V, MR, NV - 1>(by_vectors);
+    by_vectors[NV - 1] = &igemm<V, MR, NV, false>;
+}
+
 template <class V, int MR, int NV, int DWB>
 Microkernels make_table(const char* name) {
     Microkernels t{};
     t.name = name;
     t.gemm_mr = MR;
     t.gemm_nr = NV * V::width;
-    t.igemm = &igemm<V, MR, NV>;
+    t.vector_width = V::width;
+    static_assert(NV <= static_cast<int>(Microkernels::kMaxPanelVectors), "igemm_by_vectors holds fewer vectors");
+    fill_igemm<V, MR, NV>(t.igemm_by_vectors);
+    t.igemm_narrow = &igemm<V, MR, 1, true>;
     t.dw_block = DWB * V::width;
     t.dwconv = &dwconv<V, DWB>;
     t.dwconv_s1 = &dwconv_s1<V, DWB>;

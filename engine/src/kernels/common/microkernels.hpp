@@ -32,20 +32,45 @@ using UnaryFn = void (*)(size_t n, const float* x, float* out, const UnaryParams
 struct Microkernels {
     const char* name;  // "scalar", "avx2", "avx512", "neon"
 
+    // Packed panels and blocks are only as wide as their columns need: full ones are gemm_nr (dw_block)
+    // wide, and the last one of a layer whose column count is not a multiple of that is narrower:
+    // packed_width(its columns), whole vectors (36 output channels pack as 32 + 16 on AVX-512, not
+    // 32 + 32: less memory, and no multiply-adds on columns of zeros). A GEMM panel narrower than one
+    // vector is packed exactly as wide as its columns (a detector head of 2 channels packs 2 columns,
+    // not 16): its tile loads a whole vector per row, reading up to vector_width - 1 floats past the
+    // panel, so a packed region of panels ends with panel_overread() zeros. (Wider panels keep whole
+    // vectors: rows at a stride off the vector width split loads across cache lines, 4% slower.)
+    uint32_t vector_width;  // floats per vector (1 for the scalar table)
+    size_t packed_width(size_t n) const { return (n + vector_width - 1) / vector_width * vector_width; }
+    size_t panel_width(size_t n) const { return n < vector_width ? n : packed_width(n); }
+    size_t panel_overread() const { return vector_width - 1; }
+    // Columns of n packed in depthwise blocks of dw_block, and in GEMM panels of gemm_nr.
+    size_t block_columns(size_t n) const { return n / dw_block * dw_block + packed_width(n % dw_block); }
+    size_t panel_columns(size_t n) const { return n / gemm_nr * gemm_nr + panel_width(n % gemm_nr); }
+
     // Indirect GEMM tile (XNNPACK's IGEMM): mr ≤ gemm_mr output rows × nc ≤ gemm_nr output columns,
     //   c[r·c_stride + n] = clamp(w_bias[n] + Σ_{t<ks} Σ_{k<kc} a[t·gemm_mr + r][k] · w[t][k][n])
     // `a` holds ks × gemm_mr row pointers, each to kc floats (rows r ≥ mr are read, never stored: point
-    // them anywhere valid). `w` is one packed panel: gemm_nr bias floats, then ks·kc rows of gemm_nr
-    // floats, zero past nc. Each output's sum is accumulated in the same order whatever mr and nc are.
+    // them anywhere valid). `w` is one packed panel of pw = panel_width(nc) columns: pw bias floats, then
+    // ks·kc rows of pw floats, zero past nc (readable vector_width - 1 floats past its end). igemm(nc) is
+    // the tile for such a panel, as many vector columns as it has. Each output's sum is accumulated in
+    // the same order whatever mr and nc are.
+    using IgemmFn = void (*)(size_t mr, size_t nc, size_t kc, size_t ks, const float* const* a, const float* w,
+                             float* c, size_t c_stride, Clamp clamp);
+    static constexpr size_t kMaxPanelVectors = 8;
     uint32_t gemm_mr, gemm_nr;
-    void (*igemm)(size_t mr, size_t nc, size_t kc, size_t ks, const float* const* a, const float* w, float* c,
-                  size_t c_stride, Clamp clamp);
+    IgemmFn igemm_by_vectors[kMaxPanelVectors];  // [v - 1]: panels of v whole vectors
+    IgemmFn igemm_narrow;                        // a panel of nc < vector_width columns
+    IgemmFn igemm(size_t nc) const {
+        return nc < vector_width ? igemm_narrow : igemm_by_vectors[(nc + vector_width - 1) / vector_width - 1];
+    }
 
     // Depthwise convolution of a run of `pixels` output pixels over `channels` (NHWC):
     //   out[p·channels + c] = clamp(bias[c] + Σ_{t<ks} in[t][p·in_step + c] · w[t][c])
     // `in` holds ks pointers, for the first pixel's taps; pixel p reads them advanced by p·in_step floats
     // (a tap in the padding points into a zero row long enough for the whole run). Packed `w`: per block
-    // of dw_block channels, dw_block bias floats then ks rows of dw_block floats, zero past `channels`.
+    // of bn ≤ dw_block channels, packed_width(bn) bias floats then ks rows of as many, zero past `channels`
+    // (whole vectors: the inner loop loads weights unmasked).
     uint32_t dw_block;
     void (*dwconv)(size_t pixels, size_t channels, size_t ks, const float* const* in, size_t in_step, const float* w,
                    float* out, Clamp clamp);
