@@ -156,15 +156,6 @@ private:
     size_t zero_floats() const { return static_cast<size_t>(merge_rows_ ? g_.ww.kernel * g_.c : g_.c); }
     const float* zero_row() const { return packed_ + packed_floats(); }
 
-    // Input pointer of output pixel (oy, ox) at tap t, image n, or the zero row in the padding.
-    const float* tap_pointer(const float* x, int64_t n, int64_t oy, int64_t ox, int64_t t) const {
-        const int64_t ky = t / g_.ww.kernel, kx = t % g_.ww.kernel;
-        const int64_t iy = oy * g_.wh.stride - g_.wh.pad_begin + ky * g_.wh.dilation;
-        const int64_t ix = ox * g_.ww.stride - g_.ww.pad_begin + kx * g_.ww.dilation;
-        if (iy < 0 || iy >= g_.ih || ix < 0 || ix >= g_.iw) return zero_row();
-        return x + ((n * g_.ih + iy) * g_.iw + ix) * g_.c;
-    }
-
     // The igemm pointers of one tile of output pixels (of one image and group: `image` is its first
     // channel), [tap][row], rows past the last pixel repeating it. Returns true when the tile was
     // row-merged: with one group and dilation 1 along x, a kernel row's kw taps of a pixel whose taps are
@@ -287,32 +278,47 @@ private:
         const size_t ks = static_cast<size_t>(g_.taps()), c = static_cast<size_t>(g_.c);
         const int64_t ow = g_.ow, sw = g_.ww.stride, pw = g_.ww.pad_begin;
         const int64_t ox_lo = ox_lo_, ox_hi = ox_hi_;
+        // Input row ky of the kernel window at pixel 0, or null in the padding (kept for up to 16 rows).
+        const float* rows[16];
+        const bool few_rows = g_.wh.kernel <= static_cast<int64_t>(std::size(rows));
+        auto row = [&](int64_t ky) -> const float* {
+            const int64_t iy = oy * g_.wh.stride - g_.wh.pad_begin + ky * g_.wh.dilation;
+            return iy < 0 || iy >= g_.ih ? nullptr : x + (n * g_.ih + iy) * g_.iw * g_.c;
+        };
+        if (few_rows)
+            for (int64_t ky = 0; ky < g_.wh.kernel; ++ky) rows[ky] = row(ky);
+        // An edge pixel: its own tap pointers, the ones in the padding at the zero row.
         auto one = [&](int64_t ox) {
-            for (size_t t = 0; t < ks; ++t) {
-                const float* ptr = tap_pointer(x, n, oy, ox, static_cast<int64_t>(t));
-                ptrs[t] = ptr == zero_row() ? zero : ptr;
+            const int64_t ix0 = ox * sw - pw;
+            size_t t = 0;
+            for (int64_t ky = 0; ky < g_.wh.kernel; ++ky) {
+                const float* r = few_rows ? rows[ky] : row(ky);
+                for (int64_t kx = 0; kx < g_.ww.kernel; ++kx, ++t) {
+                    const int64_t ix = ix0 + kx * g_.ww.dilation;
+                    ptrs[t] = r && ix >= 0 && ix < g_.iw ? r + ix * g_.c : zero;
+                }
             }
             mk_.dwconv(1, c, ks, ptrs, 0, packed_, out + ox * g_.c, clamp_);
         };
         for (int64_t ox = 0; ox < ox_lo; ++ox) one(ox);
         if (ox_hi > ox_lo) {
-            // Kernel row ky of the interior run: its first pixel's leftmost tap, or null in the padding.
-            auto row = [&](int64_t ky) -> const float* {
-                const int64_t iy = oy * g_.wh.stride - g_.wh.pad_begin + ky * g_.wh.dilation;
-                return iy < 0 || iy >= g_.ih ? nullptr : x + ((n * g_.ih + iy) * g_.iw + ox_lo * sw - pw) * g_.c;
+            // The interior run's first pixel's leftmost tap in kernel row ky, or null in the padding.
+            auto run_row = [&](int64_t ky) -> const float* {
+                const float* r = few_rows ? rows[ky] : row(ky);
+                return r ? r + (ox_lo * sw - pw) * g_.c : nullptr;
             };
             const size_t run = static_cast<size_t>(ox_hi - ox_lo);
             if (dw_sliding_) {
                 // Stride 1 along the row: one pointer per kernel row, the window slides (dwconv_s1).
                 for (int64_t ky = 0; ky < g_.wh.kernel; ++ky) {
-                    const float* r = row(ky);
+                    const float* r = run_row(ky);
                     ptrs[ky] = r ? r : zero;
                 }
                 mk_.dwconv_s1(run, c, static_cast<size_t>(g_.wh.kernel), static_cast<size_t>(g_.ww.kernel), ptrs,
                               packed_, out + ox_lo * g_.c, clamp_);
             } else {
                 for (size_t t = 0; t < ks; ++t) {
-                    const float* r = row(static_cast<int64_t>(t) / g_.ww.kernel);
+                    const float* r = run_row(static_cast<int64_t>(t) / g_.ww.kernel);
                     const int64_t kx = static_cast<int64_t>(t) % g_.ww.kernel;
                     ptrs[t] = r ? r + kx * g_.ww.dilation * g_.c : zero;
                 }

@@ -163,17 +163,18 @@ void dwconv(size_t pixels, size_t channels, size_t ks, const float* const* in, s
 // along a kernel row the taps of neighbouring pixels are neighbouring input pixels, so each input vector
 // is loaded once and serves up to kw taps (a sliding window) instead of once per tap. Every output's sum
 // is bias + Σ_{ky} Σ_{kx} x·w in the generic kernel's tap order, so the bytes are dwconv's.
-template <class V, int P, int KW>
-inline void dw_s1_pixels(size_t p, size_t channels, size_t at, size_t vn, size_t kh, const float* const* rows,
+template <class V, int P, int KW, int KH, bool FULL>
+inline void dw_s1_pixels(size_t p, size_t channels, size_t at, size_t vn, size_t kh_runtime, const float* const* rows,
                          const float* w, size_t bw, float* out, typename V::reg lo, typename V::reg hi) {
     using R = typename V::reg;
-    constexpr size_t W = V::width;
-    auto load_x = [&](const float* x) { return vn == W ? V::load(x) : V::load_partial(x, vn); };
+    const size_t kh = KH > 0 ? static_cast<size_t>(KH) : kh_runtime;
+    auto load_x = [&](const float* x) { return FULL ? V::load(x) : V::load_partial(x, vn); };
     R acc[P];
     const R bias = V::load(w + at);
-#pragma GCC unroll 8
+#pragma GCC unroll 16
     for (int q = 0; q < P; ++q) acc[q] = bias;
     const float* wt = w + bw + at;
+#pragma GCC unroll 8
     for (size_t ky = 0; ky < kh; ++ky) {
         const float* row = rows[ky] + p * channels + at;
         R x[P + KW - 1];
@@ -182,19 +183,31 @@ inline void dw_s1_pixels(size_t p, size_t channels, size_t at, size_t vn, size_t
 #pragma GCC unroll 8
         for (int kx = 0; kx < KW; ++kx) {
             const R wv = V::load(wt + (ky * KW + static_cast<size_t>(kx)) * bw);
-#pragma GCC unroll 8
+#pragma GCC unroll 16
             for (int q = 0; q < P; ++q) acc[q] = V::fma(x[q + kx], wv, acc[q]);
         }
     }
-#pragma GCC unroll 8
+#pragma GCC unroll 16
     for (int q = 0; q < P; ++q) {
         const R y = clamp<V>(acc[q], lo, hi);
         float* dst = out + (p + static_cast<size_t>(q)) * channels + at;
-        if (vn == W)
+        if (FULL)
             V::store(dst, y);
         else
             V::store_partial(dst, vn, y);
     }
+}
+
+// One channel vector of a run: P pixels at a time (8 where there are 32 vector registers of 16 lanes,
+// 4 otherwise: the accumulators, the P + KW - 1 window and a weight stay in registers), then one by one.
+// KH > 0 unrolls the kernel rows (square kernels, the common case); FULL: vn is the whole width.
+template <class V, int KW, int KH, bool FULL>
+void dw_s1_vector(size_t pixels, size_t channels, size_t at, size_t vn, size_t kh, const float* const* rows,
+                  const float* w, size_t bw, float* out, typename V::reg lo, typename V::reg hi) {
+    constexpr int P = V::width >= 16 ? 8 : 4;
+    size_t p = 0;
+    for (; p + P <= pixels; p += P) dw_s1_pixels<V, P, KW, KH, FULL>(p, channels, at, vn, kh, rows, w, bw, out, lo, hi);
+    for (; p < pixels; ++p) dw_s1_pixels<V, 1, KW, KH, FULL>(p, channels, at, vn, kh, rows, w, bw, out, lo, hi);
 }
 
 template <class V, int NB, int KW>
@@ -209,10 +222,15 @@ void dwconv_s1_kw(size_t pixels, size_t channels, size_t kh, const float* const*
         float* o = out + c0;
         for (size_t at = 0; at < cn; at += W) {
             const size_t vn = std::min(W, cn - at);
-            size_t p = 0;
-            for (; p + 4 <= pixels; p += 4)
-                dw_s1_pixels<V, 4, KW>(p, channels, at, vn, kh, block_rows, w, bw, o, lo, hi);
-            for (; p < pixels; ++p) dw_s1_pixels<V, 1, KW>(p, channels, at, vn, kh, block_rows, w, bw, o, lo, hi);
+            const bool square = kh == static_cast<size_t>(KW);
+            if (vn == W && square)
+                dw_s1_vector<V, KW, KW, true>(pixels, channels, at, vn, kh, block_rows, w, bw, o, lo, hi);
+            else if (vn == W)
+                dw_s1_vector<V, KW, 0, true>(pixels, channels, at, vn, kh, block_rows, w, bw, o, lo, hi);
+            else if (square)
+                dw_s1_vector<V, KW, KW, false>(pixels, channels, at, vn, kh, block_rows, w, bw, o, lo, hi);
+            else
+                dw_s1_vector<V, KW, 0, false>(pixels, channels, at, vn, kh, block_rows, w, bw, o, lo, hi);
         }
         w += bw * (1 + kh * KW);
     }
