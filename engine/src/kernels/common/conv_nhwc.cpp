@@ -64,7 +64,7 @@ public:
         chunk_ = std::min({chunk_, std::max<size_t>(1, tiles_ / 8), kMaxChunk});
         chunks_ = (tiles_ + chunk_ - 1) / chunk_;
         units_ = depthwise_ ? static_cast<size_t>(g.n * g.oh) : static_cast<size_t>(g.n * g.group) * chunks_;
-        slot_bytes_ = depthwise_ ? ks * sizeof(float*) : (chunk_ * tile_bytes + 127) / 128 * 128;
+        slot_bytes_ = slot_stride(depthwise_ ? ks * sizeof(float*) : chunk_ * tile_bytes);
         // Tap offsets (rows, columns) in kernel order; a 1x1, stride-1, unpadded conv reads pixel p itself.
         for (int64_t t = 0; t < g.taps(); ++t) {
             tap_dy_.push_back((t / g.ww.kernel) * g.wh.dilation);
@@ -370,8 +370,8 @@ public:
         rows_ = std::min(rows_, std::max<size_t>(1, (static_cast<size_t>(g.oh) + 3) / 4));
         bands_ = (static_cast<size_t>(g.oh) + rows_ - 1) / rows_;
         units_ = static_cast<size_t>(g.n) * bands_;
-        ptr_bytes_ = (static_cast<size_t>(g.taps()) * sizeof(float*) + 127) / 128 * 128;
-        slot_bytes_ = ptr_bytes_ + (rows_ * row_bytes + 127) / 128 * 128;
+        ptr_bytes_ = slot_stride(static_cast<size_t>(g.taps()) * sizeof(float*));
+        slot_bytes_ = ptr_bytes_ + slot_stride(rows_ * row_bytes);
     }
 
     const char* impl() const override { return name_.c_str(); }

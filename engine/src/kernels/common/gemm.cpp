@@ -64,7 +64,7 @@ public:
         if (tiles_ * ((panels_ + panels_per_unit_ - 1) / panels_per_unit_) < want)
             panels_per_unit_ = std::max<size_t>(1, panels_ * tiles_ / want);
         panel_runs_ = (panels_ + panels_per_unit_ - 1) / panels_per_unit_;
-        slot_bytes_ = s.trans_a ? (mr * static_cast<size_t>(s.k) * sizeof(float) + 127) / 128 * 128 : 0;
+        slot_bytes_ = s.trans_a ? slot_stride(mr * static_cast<size_t>(s.k) * sizeof(float)) : 0;
     }
 
     const char* impl() const override { return name_.c_str(); }

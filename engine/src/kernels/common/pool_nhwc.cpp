@@ -55,17 +55,16 @@ public:
 
     const char* impl() const override { return name_.c_str(); }
     size_t scratch_bytes(uint32_t threads) const override {
-        return std::min<size_t>(threads, static_cast<size_t>(n_ * oh_)) * static_cast<size_t>(wh_.kernel * ww_.kernel) *
-               sizeof(float*);
+        return std::min<size_t>(threads, static_cast<size_t>(n_ * oh_)) * slot_bytes();
     }
 
     using Kernel::run;
     void run(const RunContext& rc, const void* const* inputs, void* const* outputs) const override {
         const auto* x = static_cast<const float*>(inputs[0]);
         auto* y = static_cast<float*>(outputs[0]);
-        const size_t taps = static_cast<size_t>(wh_.kernel * ww_.kernel), c = static_cast<size_t>(c_);
+        const size_t c = static_cast<size_t>(c_);
         parallel_units(rc, static_cast<uint64_t>(n_ * oh_), [&](uint64_t row, uint32_t slot) {
-            const float** ptrs = reinterpret_cast<const float**>(rc.scratch + slot * taps * sizeof(float*));
+            const float** ptrs = reinterpret_cast<const float**>(rc.scratch + slot * slot_bytes());
             const int64_t n = static_cast<int64_t>(row) / oh_, oy = static_cast<int64_t>(row) % oh_;
             float* out = y + row * static_cast<uint64_t>(ow_) * c;
             for (int64_t ox = 0; ox < ow_; ++ox, out += c) {
@@ -99,6 +98,8 @@ public:
     }
 
 private:
+    size_t slot_bytes() const { return slot_stride(static_cast<size_t>(wh_.kernel * ww_.kernel) * sizeof(float*)); }
+
     bool average_, include_pad_;
     int64_t n_, ih_, iw_, c_, oh_, ow_;
     Window wh_, ww_;
