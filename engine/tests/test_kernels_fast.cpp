@@ -54,6 +54,8 @@ void expect_fast_matches_reference(const std::string& op, const kes::Attrs& attr
         fast->pack(packed.data());
         fast->bind_packed(packed.data());
         AlignedBuffer scratch(fast->scratch_bytes(kes::kMaxThreads));
+        // Each worker's scratch slot is whole 128-byte blocks: two workers never write one cache line.
+        EXPECT_EQ((fast->scratch_bytes(2) - fast->scratch_bytes(1)) % 128, 0u) << fast->impl();
         std::vector<float> y1(static_cast<size_t>(outs[0].elements()), NAN), y3(y1.size(), -NAN);
         void* o1[] = {y1.data()};
         void* o3[] = {y3.data()};
