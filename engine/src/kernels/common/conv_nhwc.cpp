@@ -278,21 +278,17 @@ private:
         const size_t ks = static_cast<size_t>(g_.taps()), c = static_cast<size_t>(g_.c);
         const int64_t ow = g_.ow, sw = g_.ww.stride, pw = g_.ww.pad_begin;
         const int64_t ox_lo = ox_lo_, ox_hi = ox_hi_;
-        // Input row ky of the kernel window at pixel 0, or null in the padding (kept for up to 16 rows).
-        const float* rows[16];
-        const bool few_rows = g_.wh.kernel <= static_cast<int64_t>(std::size(rows));
+        // Input row ky of the kernel window at pixel 0, or null in the padding.
         auto row = [&](int64_t ky) -> const float* {
             const int64_t iy = oy * g_.wh.stride - g_.wh.pad_begin + ky * g_.wh.dilation;
             return iy < 0 || iy >= g_.ih ? nullptr : x + (n * g_.ih + iy) * g_.iw * g_.c;
         };
-        if (few_rows)
-            for (int64_t ky = 0; ky < g_.wh.kernel; ++ky) rows[ky] = row(ky);
         // An edge pixel: its own tap pointers, the ones in the padding at the zero row.
         auto one = [&](int64_t ox) {
             const int64_t ix0 = ox * sw - pw;
             size_t t = 0;
             for (int64_t ky = 0; ky < g_.wh.kernel; ++ky) {
-                const float* r = few_rows ? rows[ky] : row(ky);
+                const float* r = row(ky);
                 for (int64_t kx = 0; kx < g_.ww.kernel; ++kx, ++t) {
                     const int64_t ix = ix0 + kx * g_.ww.dilation;
                     ptrs[t] = r && ix >= 0 && ix < g_.iw ? r + ix * g_.c : zero;
@@ -304,7 +300,7 @@ private:
         if (ox_hi > ox_lo) {
             // The interior run's first pixel's leftmost tap in kernel row ky, or null in the padding.
             auto run_row = [&](int64_t ky) -> const float* {
-                const float* r = few_rows ? rows[ky] : row(ky);
+                const float* r = row(ky);
                 return r ? r + (ox_lo * sw - pw) * g_.c : nullptr;
             };
             const size_t run = static_cast<size_t>(ox_hi - ox_lo);

@@ -27,7 +27,8 @@ inline typename V::reg clamp(typename V::reg x, typename V::reg lo, typename V::
     return V::min(V::max(x, lo), hi);
 }
 
-// The packed width of a depthwise block of n channels: whole vectors.
+// The packed width of a depthwise block of n channels: whole vectors (Microkernels::packed_width, the
+// packing side of the same rule).
 template <class V>
 constexpr size_t block_width(size_t n) {
     return (n + V::width - 1) / V::width * V::width;
