@@ -200,6 +200,8 @@ Activation Activation::from_attrs(const Attrs& attrs) {
         a.kind = Kind::Sigmoid;
     } else if (name == "Tanh") {
         a.kind = Kind::Tanh;
+    } else if (name == "Swish") {
+        a.kind = Kind::Swish;
     } else {
         fail(KES_ERR_INVALID_ARGUMENT, "unknown fused activation '%s'", name.c_str());
     }
@@ -207,7 +209,7 @@ Activation Activation::from_attrs(const Attrs& attrs) {
 }
 
 void Activation::to_attrs(const Activation& act, Attrs& attrs) {
-    const char* names[] = {"", "Relu", "Clip", "LeakyRelu", "HardSwish", "HardSigmoid", "Sigmoid", "Tanh"};
+    const char* names[] = {"", "Relu", "Clip", "LeakyRelu", "HardSwish", "HardSigmoid", "Sigmoid", "Tanh", "Swish"};
     attrs.erase("activation_min");
     attrs.erase("activation_max");
     attrs.erase("activation_alpha");
@@ -237,8 +239,9 @@ float Activation::apply(float x) const {
             return x * t;
         }
         case Kind::HardSigmoid: return std::fmin(std::fmax(alpha * x + beta, 0.0f), 1.0f);
-        case Kind::Sigmoid: return 1.0f / (1.0f + std::exp(-x));
+        case Kind::Sigmoid: return reference_sigmoid(x);
         case Kind::Tanh: return std::tanh(x);
+        case Kind::Swish: return x * reference_sigmoid(x);
     }
     return x;
 }

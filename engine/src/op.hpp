@@ -16,6 +16,7 @@
 // offers the node to the fast kernels (kernels/select.hpp), which may replace it.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -164,11 +165,18 @@ std::vector<int64_t> const_ints(const TensorDesc& t, const char* what);
 std::vector<float> const_floats(const TensorDesc& t, const char* what);      // f32 constant
 void require_dtype(const TensorDesc& t, kes_dtype dtype, const char* what);  // else UNSUPPORTED
 
+// The reference kernels' sigmoid, standalone and fused alike (e^x over 1 + e^x for negative x keeps
+// its relative accuracy where 1 / (1 + e^-x) would lose it).
+inline float reference_sigmoid(float x) {
+    return x >= 0.0f ? 1.0f / (1.0f + std::exp(-x)) : std::exp(x) / (1.0f + std::exp(x));
+}
+
 // Fused activation, from attributes "activation" (string: "" none, "Relu", "Relu6", "Clip",
-// "LeakyRelu", "HardSwish", "HardSigmoid", "Sigmoid", "Tanh"), "activation_min"/"activation_max"
-// (Clip), "activation_alpha"/"activation_beta" (LeakyRelu, HardSigmoid).
+// "LeakyRelu", "HardSwish", "HardSigmoid", "Sigmoid", "Tanh", "Swish"), "activation_min"/"activation_max"
+// (Clip), "activation_alpha"/"activation_beta" (LeakyRelu, HardSigmoid). Swish is x · Sigmoid(x) (SiLU),
+// which PyTorch exports as Sigmoid and Mul: computed in that order, so fusing it changes no bit.
 struct Activation {
-    enum class Kind : uint8_t { None, Relu, Clip, LeakyRelu, HardSwish, HardSigmoid, Sigmoid, Tanh };
+    enum class Kind : uint8_t { None, Relu, Clip, LeakyRelu, HardSwish, HardSigmoid, Sigmoid, Tanh, Swish };
     Kind kind = Kind::None;
     float min = 0.0f, max = 0.0f, alpha = 0.0f, beta = 0.0f;
 

@@ -82,7 +82,7 @@ bool keeps_reference(const std::string& op, const kes::Attrs& attrs, const std::
     return kes::select_kernel(*t.node, t.outs) == nullptr;
 }
 
-const char* const kActivations[] = {"", "Relu", "Relu6", "LeakyRelu", "HardSwish", "Sigmoid"};
+const char* const kActivations[] = {"", "Relu", "Relu6", "LeakyRelu", "HardSwish", "Sigmoid", "Swish", "Tanh"};
 
 TEST(FastKernels, ConvNhwcMatchesReferenceOnRandomShapes) {
     std::mt19937 rng(1234);
@@ -311,7 +311,7 @@ TEST(FastKernels, MatMulWithConstantBMatchesReferenceWithBatchDimsOnA) {
         {{3, 7, 64}, {1, 64, 9}}, {{2, 1, 100}, {100, 1}}, {{5, 16}, {16, 32}},
     };
     for (const auto& [as, bs] : cases)
-        for (const char* act : {"", "Relu", "Sigmoid"}) {
+        for (const char* act : {"", "Relu", "Sigmoid", "Swish"}) {
             const TT a = random_f32(rng, as), b = random_f32(rng, bs, true);
             A attrs;
             if (*act) attrs.s("activation", act);
@@ -422,6 +422,11 @@ TEST(FastKernels, ActivationMicrokernelsStayWithinFewUlp) {
         for (size_t i = 0; i < x.size(); ++i)
             worst = std::max(worst, ulps(y[i], static_cast<float>(std::tanh(static_cast<double>(x[i])))));
         EXPECT_LE(worst, 4) << "tanh";
+        // Swish is x times vsigmoid(x): the same operations, so the same bytes.
+        std::vector<float> s(x.size());
+        t->vsigmoid(x.size(), x.data(), s.data(), p);
+        t->vswish(x.size(), x.data(), y.data(), p);
+        for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(y[i], x[i] * s[i]) << "swish at " << x[i];
     }
 }
 

@@ -163,8 +163,11 @@ TEST(OpsBinary, FusedActivation) {
         "Mul", {4}, {4}, [](double p, double q) { return p * q; },
         A().s("activation", "Clip").f("activation_min", -0.5f).f("activation_max", 0.5f),
         [](double v) { return std::min(0.5, std::max(-0.5, v)); });
+    check_binary(
+        "Add", {2, 3}, {3}, [](double p, double q) { return p + q; }, A().s("activation", "Swish"),
+        [](double v) { return v / (1.0 + std::exp(-v)); });
     const TT a = f32({1}, {1});
-    EXPECT_CREATE_FAILS(KES_ERR_INVALID_ARGUMENT, "Swish", "Add", A().s("activation", "Swish"), {&a, &a});
+    EXPECT_CREATE_FAILS(KES_ERR_INVALID_ARGUMENT, "Mish", "Add", A().s("activation", "Mish"), {&a, &a});
 }
 
 TEST(OpsBinary, IntegerArithmetic) {

@@ -292,6 +292,46 @@ TEST(FuseActivations, IntermediateThatIsAGraphOutputOrSharedIsKept) {
     EXPECT_EQ(g.nodes.size(), 2u);
 }
 
+// PyTorch's SiLU: Mul(c, Sigmoid(c)) in either operand order becomes the Conv's Swish activation, with
+// the same bytes (the reference computes the sigmoid, then the product, as the two nodes did).
+TEST(FuseActivations, SigmoidTimesItsInputBecomesSwish) {
+    for (bool sigmoid_first : {false, true}) {
+        int32_t c;
+        ir::Graph g = conv_graph(&c);
+        const int32_t s = act(g, "s"), y = act(g, "y");
+        g.add_node("Sigmoid", {c}, {s});
+        g.add_node("Mul", sigmoid_first ? std::vector<int32_t>{s, c} : std::vector<int32_t>{c, s}, {y});
+        g.outputs = {y};
+        const std::vector<float> in = wave_f(75, 3.0f, 0.0f);
+        const auto before = run_graph(g, {in});
+        ir::infer_shapes(g);
+        EXPECT_EQ(ir::fuse_activations(g).nodes_fused, 1u);
+        ASSERT_EQ(g.nodes.size(), 1u);
+        EXPECT_EQ(g.nodes[0].attrs.get_string("activation"), "Swish");
+        EXPECT_EQ(g.tensors[static_cast<size_t>(g.nodes[0].outputs[0])].name, "y");
+        EXPECT_EQ(run_graph(g, {in}), before) << "sigmoid_first " << sigmoid_first;
+    }
+}
+
+// Not a Swish: the Sigmoid's output used elsewhere too, the conv output used by a third node, or a Mul
+// of the conv output with some other tensor.
+TEST(FuseActivations, SigmoidAndMulThatAreNotASwishStay) {
+    for (int variant = 0; variant < 3; ++variant) {
+        int32_t c;
+        ir::Graph g = conv_graph(&c);
+        const int32_t s = act(g, "s"), y = act(g, "y"), z = act(g, "z");
+        g.add_node("Sigmoid", {c}, {s});
+        g.add_node("Mul", {c, variant == 2 ? g.add_constant_f32("k", {}, {2.0f}) : s}, {y});
+        if (variant == 0) g.add_node("Neg", {s}, {z});
+        if (variant == 1) g.add_node("Neg", {c}, {z});
+        g.outputs = variant == 2 ? std::vector<int32_t>{y, s} : std::vector<int32_t>{y, z};
+        ir::infer_shapes(g);
+        const size_t nodes = g.nodes.size();
+        EXPECT_EQ(ir::fuse_activations(g).nodes_fused, 0u) << "variant " << variant;
+        EXPECT_EQ(g.nodes.size(), nodes) << "variant " << variant;
+    }
+}
+
 TEST(FuseActivations, ClipWithRuntimeBoundsIsNotFused) {
     ir::Graph g;
     const int32_t x = act(g, "x", {2, 4}), lo = act(g, "lo", {});

@@ -297,11 +297,46 @@ PassStats fuse_channel_affine(Graph& g) {
     return stats;
 }
 
+// Mul(t, Sigmoid(t)): the Swish (SiLU) PyTorch exports as two nodes. True when t's consumers are
+// exactly that Sigmoid (index *sig) and that Mul (index *mul), the Sigmoid's output feeding only the Mul.
+bool swish_of(const Graph& g, int32_t t, int32_t* sig, int32_t* mul) {
+    if (g.is_graph_output(t)) return false;
+    const std::vector<int32_t> c = g.consumers(t);
+    if (c.size() != 2) return false;
+    for (int k = 0; k < 2; ++k) {
+        const Node& s = g.nodes[static_cast<size_t>(c[static_cast<size_t>(k)])];
+        const Node& m = g.nodes[static_cast<size_t>(c[static_cast<size_t>(1 - k)])];
+        if (s.op != "Sigmoid" || s.inputs.size() != 1 || s.outputs.size() != 1 || m.op != "Mul") continue;
+        const int32_t st = s.outputs[0];
+        if (m.inputs.size() != 2 || m.outputs.size() != 1 || has_activation(m)) continue;
+        if (!((m.inputs[0] == t && m.inputs[1] == st) || (m.inputs[0] == st && m.inputs[1] == t))) continue;
+        if (sole_consumer(g, st) != c[static_cast<size_t>(1 - k)]) continue;
+        if (g.tensors[static_cast<size_t>(m.outputs[0])].dtype != KES_F32) continue;
+        *sig = c[static_cast<size_t>(k)], *mul = c[static_cast<size_t>(1 - k)];
+        return true;
+    }
+    return false;
+}
+
 PassStats fuse_activations(Graph& g) {
     PassStats stats;
     for (size_t pi = 0; pi < g.nodes.size(); ++pi) {
         if (!can_take_activation(g, g.nodes[pi])) continue;
         const int32_t t = g.nodes[pi].outputs[0];
+        int32_t sig = -1, mul = -1;
+        if (swish_of(g, t, &sig, &mul)) {
+            Activation swish;
+            swish.kind = Activation::Kind::Swish;
+            Node& p = g.nodes[pi];
+            Activation::to_attrs(swish, p.attrs);
+            p.outputs[0] = g.nodes[static_cast<size_t>(mul)].outputs[0];
+            for (int32_t gone : {std::max(sig, mul), std::min(sig, mul)}) {
+                g.nodes.erase(g.nodes.begin() + gone);
+                if (static_cast<size_t>(gone) < pi) --pi;
+            }
+            ++stats.nodes_fused, stats.nodes_removed += 2;
+            continue;
+        }
         const int32_t ci = sole_consumer(g, t);
         if (ci < 0) continue;
         const Node& c = g.nodes[static_cast<size_t>(ci)];

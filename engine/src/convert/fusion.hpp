@@ -17,7 +17,9 @@ PassStats fuse_channel_affine(Graph& g);
 
 // Relu, Clip (constant bounds), LeakyRelu, HardSwish, HardSigmoid, Sigmoid, Tanh after Conv,
 // ConvTranspose, Gemm, MatMul, Add, Sub, Mul or Div become the producer's "activation" attributes
-// (op.hpp's Activation). A producer already carrying an activation is left alone.
+// (op.hpp's Activation), and so does Mul(x, Sigmoid(x)) after such a producer (Swish, the SiLU of
+// YOLOv5/v8 and EfficientNet exports), when x feeds nothing else. A producer already carrying an
+// activation is left alone.
 PassStats fuse_activations(Graph& g);
 
 // Add(Conv(x), r) (and its fused activation) → Conv(x, w, b, r): the Conv's input 3 is added before its

@@ -12,7 +12,8 @@
 // - Work units are (image, group, a chunk of pixel tiles); a worker packs pointers for its chunk once
 //   and runs every channel panel over it, so the chunk's input stays in cache while the panels stream.
 // - Depthwise (group = C = M): per output pixel, one dwconv call over all channels with ks pointers.
-// - Fused Relu / Relu6 / Clip are a clamp in registers; other fused activations run on the rows a unit
+// - Fused Relu / Relu6 / Clip are a clamp in registers; other fused activations (the table's vectorised
+//   unary functions: fused_activation) run on the rows a unit
 //   wrote, by the same worker, right after (so results do not depend on the thread count).
 #include <algorithm>
 #include <cstring>
@@ -50,7 +51,8 @@ public:
     ConvNhwcKernel(const ConvGeometry& g, const float* weights, const float* bias, const Activation& act, bool has_sum,
                    const Microkernels& mk)
         : g_(g), weights_(weights), bias_(bias), mk_(mk), has_sum_(has_sum) {
-        split_activation(act, clamp_, rest_);
+        after_ = fused_activation(act, mk);
+        clamp_ = after_.clamp;
         // A fused residual (input 3) is added after the sums and before the activation: the
         // microkernels then write the plain sums and the clamp moves to the add (add_residual).
         if (has_sum_) std::swap(clamp_, sum_clamp_);
@@ -244,8 +246,8 @@ private:
             const size_t p0 = tile0 * mr, p1 = std::min(pixels, tile_end * mr);
             // A residual spans all groups of a pixel: only ungrouped convs take one (select_conv).
             if (sum) add_residual(sum + n * pixels * m, y + n * pixels * m, p0, p1 - p0);
-            if (rest_.kind != Activation::Kind::None)
-                for (size_t q = p0; q < p1; ++q) rest_.apply(yn + q * m, mg);
+            if (after_.after)
+                for (size_t q = p0; q < p1; ++q) after_.apply_after(yn + q * m, mg);
         });
     }
 
@@ -265,7 +267,7 @@ private:
             float* out = y + row * ow * c;
             dw_row(x, static_cast<int64_t>(row) / g_.oh, static_cast<int64_t>(row) % g_.oh, zero, ptrs, out);
             if (sum) add_residual(sum, y, row * ow, ow);
-            if (rest_.kind != Activation::Kind::None) rest_.apply(out, ow * c);
+            after_.apply_after(out, ow * c);
         });
     }
 
@@ -334,7 +336,7 @@ private:
     Clamp clamp_{};
     bool has_sum_ = false;
     Clamp sum_clamp_{-std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity()};
-    Activation rest_;
+    FusedActivation after_;  // the tiles apply clamp_ (a residual moves it), not after_.clamp
     bool depthwise_ = false;
     std::string name_;
     const float* packed_ = nullptr;
@@ -398,7 +400,7 @@ public:
             for (size_t oy = oy0; oy < oy1; ++oy) {
                 float* out = tile + (oy - oy0) * ow * c;
                 dw_.dw_row(x, n, static_cast<int64_t>(oy), zero, ptrs, out);
-                if (dw_.rest_.kind != Activation::Kind::None) dw_.rest_.apply(out, ow * c);
+                dw_.after_.apply_after(out, ow * c);
             }
             // The band's pixels in tiles of gemm_mr rows, one pointer per row (rows past the last repeat it).
             const size_t p0 = oy0 * ow, p1 = oy1 * ow;
@@ -414,8 +416,8 @@ public:
                 }
             }
             if (sum) pw_.add_residual(sum + static_cast<size_t>(n) * pixels * m, yn, p0, p1 - p0);
-            if (pw_.rest_.kind != Activation::Kind::None)
-                for (size_t q = p0; q < p1; ++q) pw_.rest_.apply(yn + q * m, m);
+            if (pw_.after_.after)
+                for (size_t q = p0; q < p1; ++q) pw_.after_.apply_after(yn + q * m, m);
         });
     }
 
@@ -431,16 +433,24 @@ private:
 
 }  // namespace
 
-void split_activation(const Activation& act, Clamp& clamp, Activation& rest) {
-    clamp = Clamp{-std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity()};
-    rest = Activation{};
-    if (act.kind == Activation::Kind::Relu) {
-        clamp.min = 0.0f;
-    } else if (act.kind == Activation::Kind::Clip) {
-        clamp.min = act.min, clamp.max = act.max;
-    } else {
-        rest = act;
+FusedActivation fused_activation(const Activation& act, const Microkernels& mk) {
+    using K = Activation::Kind;
+    FusedActivation f;
+    f.clamp = Clamp{-std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity()};
+    f.params.clamp = f.clamp;
+    f.params.alpha = act.alpha, f.params.beta = act.beta;
+    switch (act.kind) {
+        case K::None: break;
+        case K::Relu: f.clamp.min = 0.0f; break;
+        case K::Clip: f.clamp.min = act.min, f.clamp.max = act.max; break;
+        case K::LeakyRelu: f.after = mk.vleaky_relu; break;
+        case K::HardSwish: f.after = mk.vhard_swish; break;
+        case K::HardSigmoid: f.after = mk.vhard_sigmoid; break;
+        case K::Sigmoid: f.after = mk.vsigmoid; break;
+        case K::Tanh: f.after = mk.vtanh; break;
+        case K::Swish: f.after = mk.vswish; break;
     }
+    return f;
 }
 
 std::unique_ptr<Kernel> select_conv(const NodeDesc& node, const std::vector<TensorDesc>& outputs,

@@ -49,7 +49,7 @@ public:
     BinaryKernel(const char* op, const BroadcastRows& rows, bool swap, RowsFn fn, const Activation& act,
                  const Microkernels& mk)
         : rows_(rows), swap_(swap), fn_(fn), name_(std::string(op) + "-" + mk.name) {
-        split_activation(act, clamp_, rest_);
+        after_ = fused_activation(act, mk);
     }
     const char* impl() const override { return name_.c_str(); }
 
@@ -65,8 +65,8 @@ public:
             const size_t o = unit / units_per_outer, r0 = (unit % units_per_outer) * rows_per_unit;
             const size_t rows = std::min(rows_per_unit, mid - r0);
             const size_t at = (o * mid + r0) * inner;
-            fn_(rows, inner, a + at, b + o * inner, y + at, clamp_);
-            if (rest_.kind != Activation::Kind::None) rest_.apply(y + at, rows * inner);
+            fn_(rows, inner, a + at, b + o * inner, y + at, after_.clamp);
+            after_.apply_after(y + at, rows * inner);
         });
     }
 
@@ -74,8 +74,7 @@ private:
     BroadcastRows rows_;
     bool swap_;
     RowsFn fn_;
-    Clamp clamp_{};
-    Activation rest_;
+    FusedActivation after_;
     std::string name_;
 };
 

@@ -53,7 +53,7 @@ class GemmKernel final : public Kernel {
 public:
     GemmKernel(const char* op, const GemmSpec& s, const Activation& act, const Microkernels& mk)
         : s_(s), mk_(mk), name_(std::string(op) + "-igemm-" + mk.name) {
-        split_activation(act, clamp_, rest_);
+        after_ = fused_activation(act, mk);
         const size_t mr = mk.gemm_mr, nr = mk.gemm_nr;
         tiles_ = (static_cast<size_t>(s.m) + mr - 1) / mr;
         panels_ = (static_cast<size_t>(s.n) + nr - 1) / nr;
@@ -118,11 +118,11 @@ public:
             const size_t p0 = run * panels_per_unit_, p1 = std::min(panels_, p0 + panels_per_unit_);
             for (size_t p = p0; p < p1; ++p) {
                 const size_t nc = std::min(nr, n - p * nr);
-                mk_.igemm(nc)(rows, nc, k, 1, ptrs, packed_ + p * panel_floats(), y + r0 * n + p * nr, n, clamp_);
+                mk_.igemm(nc)(rows, nc, k, 1, ptrs, packed_ + p * panel_floats(), y + r0 * n + p * nr, n, after_.clamp);
             }
-            if (rest_.kind != Activation::Kind::None) {
+            if (after_.after) {
                 const size_t c0 = p0 * nr, c1 = std::min(n, p1 * nr);
-                for (size_t r = 0; r < rows; ++r) rest_.apply(y + (r0 + r) * n + c0, c1 - c0);
+                for (size_t r = 0; r < rows; ++r) after_.apply_after(y + (r0 + r) * n + c0, c1 - c0);
             }
         });
     }
@@ -134,8 +134,7 @@ private:
     GemmSpec s_;
     const Microkernels& mk_;
     std::string name_;
-    Clamp clamp_{};
-    Activation rest_;
+    FusedActivation after_;
     const float* packed_ = nullptr;
     size_t tiles_ = 1, panels_ = 1, panels_per_unit_ = 1, panel_runs_ = 1, slot_bytes_ = 0;
 };

@@ -12,9 +12,18 @@
 namespace kes {
 namespace kernels {
 
-// Splits a fused activation into the clamp the microkernels apply in registers (Relu, Relu6, Clip)
-// and what a kernel must still apply afterwards (the rest; Kind::None when nothing is left).
-void split_activation(const Activation& act, Clamp& clamp, Activation& rest);
+// A fused activation as the fast kernels apply it: Relu, Relu6 and Clip as the clamp the microkernels
+// apply in registers; any other (Sigmoid, Swish, HardSwish, LeakyRelu, ...) by the table's vectorised
+// unary function over outputs just stored (still in L1), not by the reference's scalar std::exp.
+struct FusedActivation {
+    Clamp clamp;
+    UnaryFn after = nullptr;  // nullptr when the clamp is all there is
+    UnaryParams params{};
+    void apply_after(float* y, size_t n) const {
+        if (after) after(n, y, y, params);
+    }
+};
+FusedActivation fused_activation(const Activation& act, const Microkernels& mk);
 
 using SelectFn = std::unique_ptr<Kernel> (*)(const NodeDesc& node, const std::vector<TensorDesc>& outputs,
                                              const Microkernels& mk);

@@ -449,6 +449,14 @@ void vsigmoid(size_t n, const float* x, float* out, const UnaryParams&) {
     map<V>(n, x, out, [&](typename V::reg v) { return V::div(one, V::add(one, exp<V>(V::sub(zero, v)))); });
 }
 
+// Swish (SiLU): x · sigmoid(x), the sigmoid computed as vsigmoid does and then multiplied, so a fused
+// Swish gives the bytes of the Sigmoid and Mul nodes it replaced.
+template <class V>
+void vswish(size_t n, const float* x, float* out, const UnaryParams&) {
+    const typename V::reg zero = V::set1(0.0f), one = V::set1(1.0f);
+    map<V>(n, x, out, [&](typename V::reg v) { return V::mul(v, V::div(one, V::add(one, exp<V>(V::sub(zero, v))))); });
+}
+
 // tanh(x) = expm1(2x) / (expm1(2x) + 2), with expm1 = (2^n - 1) + 2^n·q: exact in its first term, so
 // near 0 (n = 0) it is q itself and tanh keeps its relative accuracy (1 - 2/(e^2x + 1) would not).
 template <class V>
@@ -540,6 +548,7 @@ Microkernels make_table(const char* name) {
     t.vhard_swish = &vhard_swish<V>;
     t.vsigmoid = &vsigmoid<V>;
     t.vtanh = &vtanh<V>;
+    t.vswish = &vswish<V>;
     t.vsoftmax_rows = &vsoftmax_rows<V>;
     return t;
 }

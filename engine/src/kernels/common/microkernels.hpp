@@ -109,9 +109,10 @@ struct Microkernels {
     //   vhard_swish    x · clamp(x / 6 + 1/2, 0, 1)
     //   vsigmoid       1 / (1 + e^-x)
     //   vtanh          expm1(2x) / (expm1(2x) + 2)
-    // The last two use a polynomial e^x (Cephes' expf: a few ulp over the range that matters; below
+    //   vswish         x · vsigmoid(x) (SiLU)
+    // The last three use a polynomial e^x (Cephes' expf: a few ulp over the range that matters; below
     // e^-87 it stays at 2^-126 instead of going subnormal).
-    UnaryFn vclamp, vleaky_relu, vhard_sigmoid, vhard_swish, vsigmoid, vtanh;
+    UnaryFn vclamp, vleaky_relu, vhard_sigmoid, vhard_swish, vsigmoid, vtanh, vswish;
     // Softmax of each of `rows` rows of m floats: e^(x - max) / Σ e^(x - max).
     void (*vsoftmax_rows)(size_t rows, size_t m, const float* x, float* out);
 };

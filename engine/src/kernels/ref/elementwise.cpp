@@ -77,8 +77,7 @@ inline float unary_f(float x, const UnParams& p) {
     if constexpr (K == Un::Relu) return x < 0.0f ? 0.0f : x;
     if constexpr (K == Un::Abs) return std::fabs(x);
     if constexpr (K == Un::Neg) return -x;
-    if constexpr (K == Un::Sigmoid)
-        return x >= 0.0f ? 1.0f / (1.0f + std::exp(-x)) : std::exp(x) / (1.0f + std::exp(x));
+    if constexpr (K == Un::Sigmoid) return reference_sigmoid(x);
     if constexpr (K == Un::Tanh) return std::tanh(x);
     if constexpr (K == Un::Sqrt) return std::sqrt(x);
     if constexpr (K == Un::Exp) return std::exp(x);
