@@ -16,6 +16,7 @@ list(APPEND engine_sources
   src/kernels/common/microkernels.cpp
   src/kernels/common/activations.cpp
   src/kernels/common/conv_nhwc.cpp
+  src/kernels/common/conv_transpose_nhwc.cpp
   src/kernels/common/gemm.cpp
   src/kernels/common/elementwise.cpp
   src/kernels/common/pool_nhwc.cpp

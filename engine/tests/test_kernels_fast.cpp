@@ -320,6 +320,68 @@ TEST(FastKernels, MatMulWithConstantBMatchesReferenceWithBatchDimsOnA) {
         }
 }
 
+// ConvTranspose (NHWC, one group): strides 1-3 against kernels 1-5 (phases with several taps, one, or
+// none: a stride above the kernel leaves bias-only rows), dilations, pads, output_padding, output_shape
+// (also past the full size: bias-only outputs at the end) and auto_pad SAME_*.
+TEST(FastKernels, ConvTransposeNhwcMatchesReferenceOnRandomShapes) {
+    std::mt19937 rng(4321);
+    auto pick = [&](std::initializer_list<int64_t> v) { return *(v.begin() + rng() % v.size()); };
+    int tested = 0;
+    for (int iter = 0; tested < 70 && iter < 1000; ++iter) {
+        const int64_t n = pick({1, 1, 2}), h = pick({1, 2, 5, 8}), w = pick({1, 3, 7, 10});
+        const int64_t kh = pick({1, 2, 3, 4, 5}), kw = pick({1, 2, 3, 4});
+        const int64_t sh = pick({1, 2, 2, 3}), sw = pick({1, 2, 2, 3}), dh = pick({1, 1, 2}), dw = pick({1, 1, 2});
+        const int64_t c = pick({1, 3, 8, 17, 33}), m = pick({1, 2, 7, 16, 19, 40});
+        A attrs;
+        attrs.s("data_layout", "NHWC").is("strides", {sh, sw}).is("dilations", {dh, dw});
+        const int mode = static_cast<int>(rng() % 4);  // 0 pads, 1 output_padding + pads, 2 output_shape, 3 SAME
+        std::string how;
+        if (mode <= 1) {
+            const int64_t pt = static_cast<int64_t>(rng() % kh), pl = static_cast<int64_t>(rng() % kw);
+            const int64_t pb = static_cast<int64_t>(rng() % kh), pr = static_cast<int64_t>(rng() % kw);
+            const int64_t oph = mode == 1 ? static_cast<int64_t>(rng() % std::max(sh, dh)) : 0;
+            const int64_t opw = mode == 1 ? static_cast<int64_t>(rng() % std::max(sw, dw)) : 0;
+            if ((h - 1) * sh + oph + (kh - 1) * dh + 1 - pt - pb < 1) continue;
+            if ((w - 1) * sw + opw + (kw - 1) * dw + 1 - pl - pr < 1) continue;
+            attrs.is("pads", {pt, pl, pb, pr}).is("output_padding", {oph, opw});
+            how = "pads " + std::to_string(pt) + std::to_string(pl) + std::to_string(pb) + std::to_string(pr) +
+                  " out_pad " + std::to_string(oph) + std::to_string(opw);
+        } else if (mode == 2) {
+            const int64_t oh = h * sh + pick({-1, 0, 0, 2}), ow = w * sw + pick({-1, 0, 1});
+            if (oh < 1 || ow < 1) continue;
+            attrs.is("output_shape", {oh, ow});
+            how = "output_shape " + std::to_string(oh) + "x" + std::to_string(ow);
+        } else {
+            how = rng() % 2 ? "SAME_UPPER" : "SAME_LOWER";
+            attrs.s("auto_pad", how);
+        }
+        const TT x = random_f32(rng, {n, h, w, c});
+        const TT wt = random_f32(rng, {m, kh, kw, c}, true);
+        const TT bias = random_f32(rng, {m}, true);
+        std::vector<const TT*> in{&x, &wt};
+        if (rng() % 4 != 0) in.push_back(&bias);
+        const char* act = kActivations[rng() % std::size(kActivations)];
+        if (*act) attrs.s("activation", act);
+        const std::string what = "x" + dims(x.shape) + " w" + dims(wt.shape) + " s" + std::to_string(sh) +
+                                 std::to_string(sw) + " d" + std::to_string(dh) + std::to_string(dw) + " " + how + " " +
+                                 act;
+        expect_fast_matches_reference("ConvTranspose", attrs, in, what);
+        if (HasFatalFailure()) return;
+        ++tested;
+    }
+    EXPECT_EQ(tested, 70);
+}
+
+// Grouped ConvTranspose and NCHW ones keep the reference kernel.
+TEST(FastKernels, ConvTransposeGroupedOrNchwKeepsTheReference) {
+    std::mt19937 rng(8);
+    const TT x = random_f32(rng, {1, 4, 5, 6}), wt = random_f32(rng, {6, 2, 2, 2}, true);
+    EXPECT_TRUE(
+        keeps_reference("ConvTranspose", A().s("data_layout", "NHWC").i("group", 3).is("strides", {2, 2}), {&x, &wt}));
+    const TT xc = random_f32(rng, {1, 6, 4, 5}), wc = random_f32(rng, {6, 3, 2, 2}, true);
+    EXPECT_TRUE(keeps_reference("ConvTranspose", A().is("strides", {2, 2}), {&xc, &wc}));
+}
+
 TEST(FastKernels, AveragePoolNhwcEqualsReferenceWithPadsCeilModeAndCountIncludePad) {
     std::mt19937 rng(21);
     int tested = 0;

@@ -259,6 +259,76 @@ TEST(PassLayout, NchwMobilenetBlockRunsNhwcBetweenBoundaryTransposes) {
     EXPECT_EQ(count_op(alone, "Transpose"), 2u);
 }
 
+// A decoder as PyTorch exports it: Conv + BatchNormalization + SiLU (Sigmoid, Mul), then a learned 2x
+// upsampling (ConvTranspose 2x2 stride 2, `group` groups) and Relu: [1,8,6,7] → [1,8,12,14].
+std::vector<uint8_t> decoder_model(int64_t group) {
+    Net net({1, 8, 6, 7});
+    const std::string c = net.conv("input", 8, 16, 3, 1, 1, "");
+    const std::string silu = net.op("Mul", {c, net.activation(c, "Sigmoid")});
+    const std::string w =
+        net.floats("up_w", {16, 8 / group, 2, 2}, random_f(static_cast<size_t>(16 * 8 / group * 4), 7));
+    const std::string b = net.floats("up_b", {8}, random_f(8, 8));
+    const std::string up =
+        net.op("ConvTranspose", {silu, w, b},
+               {attr_ints("kernel_shape", {2, 2}), attr_ints("strides", {2, 2}), attr_int("group", group)});
+    return net.finish({{net.activation(up, "Relu"), {1, 8, 12, 14}}});
+}
+
+// The pipeline runs the Conv and the ConvTranspose NHWC (a grouped one, which has no fast kernel, because
+// the region carries it), the SiLU fused into the Conv as Swish.
+TEST(PassLayout, NchwDecoderRunsConvSwishAndConvTransposeNhwc) {
+    for (int64_t group : {1, 2}) {
+        SCOPED_TRACE("group " + std::to_string(group));
+        auto [pipeline, alone] = convert_checked(decoder_model(group));
+        EXPECT_EQ(layouts_of(pipeline, "Conv"), all(1, "NHWC"));
+        EXPECT_EQ(layouts_of(pipeline, "ConvTranspose"), all(1, "NHWC"));
+        EXPECT_EQ(count_op(pipeline, "Transpose"), 2u);
+        EXPECT_EQ(count_op(pipeline, "Sigmoid") + count_op(pipeline, "Mul"), 0u);
+        for (const ir::Node& n : pipeline.nodes) {
+            if (n.op == "Conv") {
+                EXPECT_EQ(n.attrs.get_string("activation"), "Swish");
+            }
+        }
+    }
+}
+
+// A lone ConvTranspose pays for its two Transposes only when a fast kernel takes it (one group).
+TEST(PassLayout, NchwLoneConvTransposeSwitchesOnlyWithOneGroup) {
+    for (int64_t group : {1, 2}) {
+        SCOPED_TRACE("group " + std::to_string(group));
+        Net net({1, 8, 6, 7});
+        const std::string w =
+            net.floats("w", {8, 16 / group, 2, 2}, random_f(static_cast<size_t>(8 * 16 / group * 4), 3));
+        const std::string up =
+            net.op("ConvTranspose", {"input", w}, {attr_ints("strides", {2, 2}), attr_int("group", group)});
+        auto [pipeline, alone] = convert_checked(net.finish({{net.activation(up, "Relu"), {1, 16, 12, 14}}}));
+        EXPECT_EQ(layouts_of(pipeline, "ConvTranspose"), all(1, group == 1 ? "NHWC" : "NCHW"));
+        EXPECT_EQ(count_op(pipeline, "Transpose"), group == 1 ? 2u : 0u);
+    }
+}
+
+// The profile's flops of a ConvTranspose: 2 × input elements × the taps and output channels each meets,
+// whichever layout its filter is in ([C, M/g, K...] or [M, K..., C/g]).
+TEST(PassLayout, ProfileCountsConvTransposeFlopsInEitherLayout) {
+    for (int64_t group : {1, 2}) {
+        SCOPED_TRACE("group " + std::to_string(group));
+        Loaded m(convert_bytes(decoder_model(group), nullptr));
+        ASSERT_NE(m.ctx, nullptr);
+        ASSERT_EQ(kes_model_context_set_profiling(m.ctx, 1), KES_OK);
+        run(m.ctx, 1, sine_input(8 * 6 * 7, 1.0f, 0.0f));
+        size_t layers = 0;
+        ASSERT_EQ(kes_model_layer_count(m.model, &layers), KES_OK);
+        double flops = -1.0;
+        for (size_t i = 0; i < layers; ++i) {
+            kes_model_layer_profile p;
+            p.struct_size = sizeof p;
+            ASSERT_EQ(kes_model_context_layer_profile(m.ctx, i, &p), KES_OK);
+            if (std::string(p.op) == "ConvTranspose") flops = p.flops;
+        }
+        EXPECT_EQ(flops, 2.0 * (6 * 7 * 16) * (2 * 2) * (8 / group));
+    }
+}
+
 TEST(PassLayout, NchwClassifierHeadReadsItsFlattenThroughAReshape) {
     // conv, MaxPool, GlobalAveragePool, Flatten, Gemm, Softmax: the region ends at the Flatten, whose
     // [1,C,1,1] input needs no Transpose (only size-1 dims move), so the input's is the only one.

@@ -441,7 +441,8 @@ struct Plan {
 };
 
 // What switching n to NHWC is worth in Transposes (pass_layout.hpp): only ops that a fast kernel runs
-// in NHWC and not in NCHW gain (kernels/select.cpp: 2-D f32 Conv, 2-D f32 MaxPool). The other
+// in NHWC and not in NCHW gain (kernels/select.cpp: 2-D f32 Conv, 2-D f32 ConvTranspose of one group,
+// 2-D f32 MaxPool). The other
 // layout-sensitive ops switch at no gain: they run the same reference kernel in either layout, but
 // carry the region through so that the convs on both sides of them need no Transposes.
 int nhwc_gain(const Graph& g, const Node& n, const Role& role) {
@@ -449,6 +450,7 @@ int nhwc_gain(const Graph& g, const Node& n, const Role& role) {
     const Tensor& x = g.tensors[static_cast<size_t>(n.inputs[0])];
     if (x.dtype != KES_F32 || !x.quant.empty()) return 0;
     if (role.kind == Kind::Conv) return kNhwcGainConv;
+    if (role.kind == Kind::ConvTranspose && n.attrs.get_int("group", 1) == 1) return kNhwcGainConv;
     if (n.op == "MaxPool") return kNhwcGainMaxPool;
     return 0;
 }

@@ -34,14 +34,14 @@
 
 namespace kes::ir {
 
-// The cost model's units: one Transpose added = 1. A 2-D f32 Conv switched to NHWC gains
-// kNhwcGainConv: the fast kernels run only NHWC convs, and the reference conv is 20-50x slower. Even
-// the cheapest conv a CNN has, a 3x3 depthwise one, costs the reference kernel ~20 ns per output
-// element (MobileNetV2's [1,144,56,56]: 9.5 ms), a Transpose ~0.6 ns per element (its [1,3,224,224]
-// input: 0.085 ms; kes-model-bench --profile, one AMD EPYC thread): one conv outweighs many
-// Transposes of its own size. 4, not 10+: the Transposes a region adds sit at its edges, whose tensors
-// can be larger than a strided or narrow conv's output. So a region of one conv meeting the graph at
-// five or more places stays NCHW, any conv chain goes NHWC.
+// The cost model's units: one Transpose added = 1. A 2-D f32 Conv (or one-group ConvTranspose) switched
+// to NHWC gains kNhwcGainConv: the fast kernels run only NHWC convs, and the reference conv is 20-50x
+// slower. Even the cheapest conv a CNN has, a 3x3 depthwise one, costs the reference kernel ~20 ns per
+// output element (MobileNetV2's [1,144,56,56]: 9.5 ms), a Transpose ~0.6 ns per element (its
+// [1,3,224,224] input: 0.085 ms; kes-model-bench --profile, one AMD EPYC thread): one conv outweighs
+// many Transposes of its own size. 4, not 10+: the Transposes a region adds sit at its edges, whose
+// tensors can be larger than a strided or narrow conv's output. So a region of one conv meeting the
+// graph at five or more places stays NCHW, any conv chain goes NHWC.
 // A MaxPool gains 1: its fast kernel saves little beside a conv's (k*k compares per output).
 constexpr int kNhwcGainConv = 4;
 constexpr int kNhwcGainMaxPool = 1;

@@ -465,7 +465,12 @@ double layer_flops(const ModelInfo& m, const Program& p, size_t node) {
         const Shape& x = p.shapes[static_cast<size_t>(n.inputs[0])];
         double in = 1.0;
         for (int64_t d : x) in *= static_cast<double>(d);
-        return 2.0 * in * per / std::max<double>(1.0, static_cast<double>(w.empty() ? 1 : w[0]));
+        // Each input element meets the M/group output channels × taps of its group: the weight's
+        // elements over C ([C, M/g, K...], NCHW) or over C/g × group ([M, K..., C/g], NHWC).
+        if (w.empty()) return 0.0;
+        const bool nhwc = n.attrs.get_string("data_layout", "NCHW") == "NHWC";
+        const double group = static_cast<double>(std::max<int64_t>(1, n.attrs.get_int("group", 1)));
+        return 2.0 * in * per / std::max(1.0, nhwc ? static_cast<double>(w.back()) * group : static_cast<double>(w[0]));
     } else if (n.op == "Gemm" || n.op == "MatMul") {
         const Shape& a = p.shapes[static_cast<size_t>(n.inputs[0])];
         const bool trans_a = n.op == "Gemm" && n.attrs.get_int("transA", 0) != 0;

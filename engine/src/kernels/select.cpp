@@ -22,6 +22,7 @@ constexpr FastOp kFastOps[] = {
     {"Clip", kernels::select_clip},
     {"Conv", kernels::select_pointwise_conv},
     {"Conv", kernels::select_conv},
+    {"ConvTranspose", kernels::select_conv_transpose},
     {"Gemm", kernels::select_gemm},
     {"GlobalAveragePool", kernels::select_global_average_pool},
     {"GlobalMaxPool", kernels::select_global_max_pool},

@@ -13,8 +13,8 @@
 //   and runs every channel panel over it, so the chunk's input stays in cache while the panels stream.
 // - Depthwise (group = C = M): per output pixel, one dwconv call over all channels with ks pointers.
 // - Fused Relu / Relu6 / Clip are a clamp in registers; other fused activations (the table's vectorised
-//   unary functions: fused_activation) run on the rows a unit
-//   wrote, by the same worker, right after (so results do not depend on the thread count).
+//   unary functions: fused_activation) run on the rows a unit wrote, by the same worker, right after
+//   (so results do not depend on the thread count).
 #include <algorithm>
 #include <cstring>
 #include <limits>

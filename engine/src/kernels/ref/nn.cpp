@@ -327,43 +327,7 @@ std::unique_ptr<Kernel> create_conv_transpose(const NodeDesc& node, std::vector<
     }
     kernel = s.finish_weight(node.attrs, m, kernel);
     const Shape spatial = spatial_of(g.x, x.shape.size());
-    const size_t ns = spatial.size();
-    const WindowAttrs wa = read_window_attrs(node.attrs, ns);
-    const std::string& auto_pad = wa.auto_pad;
-    const std::vector<int64_t> out_pad = per_axis_attr(node.attrs, "output_padding", ns, 0, 0);
-    std::vector<int64_t> out_shape_attr = node.attrs.get_ints("output_shape");
-    if (!out_shape_attr.empty() && out_shape_attr.size() != ns) {
-        if (out_shape_attr.size() == ns + 2)  // some exporters give the full shape
-            out_shape_attr = layout == Layout::NCHW ? Shape(out_shape_attr.begin() + 2, out_shape_attr.end())
-                                                    : Shape(out_shape_attr.begin() + 1, out_shape_attr.end() - 1);
-        else
-            fail(KES_ERR_INVALID_ARGUMENT, "attribute 'output_shape' has %zu values; expected %zu",
-                 out_shape_attr.size(), ns);
-    }
-    for (int64_t v : out_shape_attr) check_geometry("attribute 'output_shape'", v, 0);
-    std::vector<Window> win(ns);
-    for (size_t i = 0; i < ns; ++i) {
-        Window& a = win[i];
-        check_geometry("the kernel extent", kernel[i], 1);
-        a.in = spatial[i], a.kernel = kernel[i], a.stride = wa.strides[i], a.dilation = wa.dilations[i];
-        if (out_pad[i] >= std::max(a.stride, a.dilation))
-            fail(KES_ERR_INVALID_ARGUMENT, "attribute 'output_padding' %lld must be < stride or dilation",
-                 static_cast<long long>(out_pad[i]));
-        const int64_t full = shape_elements({a.stride, a.in - 1}) + out_pad[i] + a.extent();  // overflow-checked
-        if (!out_shape_attr.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-            const int64_t target = !out_shape_attr.empty() ? out_shape_attr[i] : a.in * a.stride;
-            // A negative total (output_shape beyond the full size) extends the end with bias-only
-            // values, as ONNX Runtime does; the split truncates toward zero like its C++.
-            const int64_t total = full - target;
-            const bool lower = auto_pad == "SAME_LOWER";
-            a.pad_begin = lower ? total - total / 2 : total / 2;
-            a.pad_end = total - a.pad_begin;
-        } else if (auto_pad == "NOTSET") {
-            a.pad_begin = wa.pads[i], a.pad_end = wa.pads[i + ns];
-        }
-        a.out = full - a.pad_begin - a.pad_end;
-        if (a.out < 0) fail(KES_ERR_INVALID_ARGUMENT, "pads exceed the transposed output size %lld", (long long)full);
-    }
+    const std::vector<Window> win = resolve_transposed_windows(node.attrs, spatial, kernel, layout);
     s.set_output(m, win, outputs[0]);
     const Activation act = Activation::from_attrs(node.attrs);
     const bool has_bias = s.b != nullptr;

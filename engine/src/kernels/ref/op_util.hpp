@@ -201,5 +201,12 @@ WindowAttrs read_window_attrs(const Attrs& attrs, size_t n);
 // ceil_mode: the last window must start inside the input or its left padding (as PyTorch/ORT).
 std::vector<Window> resolve_windows(const Attrs& attrs, const Shape& spatial_in, const Shape& kernel,
                                     bool allow_ceil_mode);
+// The same for ConvTranspose, whose windows run from the output back to the input: `in` is the input
+// extent, `out` the transposed output's, from strides, dilations, output_padding and pads, or from
+// output_shape / auto_pad SAME_* (which split the difference to the full size; pad_begin is negative
+// when output_shape asks for more than the full size: the extra outputs are bias only, as in ORT).
+// `layout` says which dims of a full-rank output_shape are spatial.
+std::vector<Window> resolve_transposed_windows(const Attrs& attrs, const Shape& spatial_in, const Shape& kernel,
+                                               Layout layout);
 
 }  // namespace kes
