@@ -382,6 +382,57 @@ TEST(FastKernels, ConvTransposeGroupedOrNchwKeepsTheReference) {
     EXPECT_TRUE(keeps_reference("ConvTranspose", A().is("strides", {2, 2}), {&xc, &wc}));
 }
 
+// Transpose: the swaps of two blocks of axes (NCHW <-> NHWC, a detector head's, a channel shuffle's,
+// size-1 axes anywhere) run the tiled kernel and give the reference's bytes in every dtype width, on 1
+// and 3 threads; other permutations keep the reference.
+TEST(FastKernels, TransposeSwapsOfTwoAxisBlocksEqualReference) {
+    struct Case {
+        kes::Shape shape;
+        std::vector<int64_t> perm;
+        bool fast;
+    };
+    const std::vector<Case> cases = {
+        {{1, 3, 37, 41}, {0, 2, 3, 1}, true},
+        {{2, 5, 7, 33}, {0, 3, 1, 2}, true},
+        {{1, 3, 85, 4, 5}, {0, 1, 3, 4, 2}, true},
+        {{1, 4, 4, 2, 8}, {0, 1, 2, 4, 3}, true},
+        {{2, 3, 4, 5}, {0, 2, 1, 3}, true},
+        {{6, 70}, {1, 0}, true},
+        {{4, 1, 6}, {1, 2, 0}, true},
+        {{1, 16, 1, 300}, {0, 3, 2, 1}, true},
+        {{2, 3, 4}, {2, 1, 0}, false},
+        {{3, 1, 4, 1, 5}, {4, 1, 2, 3, 0}, false},
+        {{2, 3, 4, 5}, {1, 3, 0, 2}, false},
+    };
+    std::mt19937 rng(31);
+    for (const Case& c : cases)
+        for (kes_dtype dtype : {KES_F32, KES_U8, KES_F16, KES_I64}) {
+            SCOPED_TRACE(dims(c.shape) + " perm" + dims(c.perm) + " " + kes_dtype_name(dtype));
+            TT x;
+            x.dtype = dtype, x.shape = c.shape;
+            x.bytes.resize(static_cast<size_t>(x.elements()) * kes_dtype_size(dtype));
+            for (uint8_t& b : x.bytes) b = static_cast<uint8_t>(rng());
+            const A attrs = A().is("perm", c.perm);
+            const std::vector<TT> ref = kes_test::run_op("Transpose", attrs, {&x}, 1);
+            kes_test::TestNode t("Transpose", attrs, {&x});
+            for (const kes::kernels::Microkernels* table : kes::kernels::microkernels_available()) {
+                std::unique_ptr<kes::Kernel> fast = kes::select_kernel(*t.node, t.outs, *table);
+                ASSERT_EQ(fast != nullptr, c.fast);
+                if (!fast) continue;
+                Pool pool;
+                for (uint32_t threads : {1u, 3u}) {
+                    std::vector<uint8_t> y(ref[0].bytes.size() + 1, 0xCD);
+                    void* out[] = {y.data()};
+                    kes::RunContext rc{threads > 1 ? pool.pool : nullptr, threads, nullptr, 0};
+                    fast->run(rc, t.data.data(), out);
+                    ASSERT_EQ(y.back(), 0xCD) << "wrote past the output";
+                    y.pop_back();
+                    ASSERT_EQ(y, ref[0].bytes) << threads << " threads";
+                }
+            }
+        }
+}
+
 TEST(FastKernels, AveragePoolNhwcEqualsReferenceWithPadsCeilModeAndCountIncludePad) {
     std::mt19937 rng(21);
     int tested = 0;

@@ -37,6 +37,7 @@ constexpr FastOp kFastOps[] = {
     {"Sigmoid", kernels::select_sigmoid},
     {"Softmax", kernels::select_softmax},
     {"Tanh", kernels::select_tanh},
+    {"Transpose", kernels::select_transpose},
 };
 
 bool reference_only() {
