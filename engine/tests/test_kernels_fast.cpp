@@ -433,6 +433,33 @@ TEST(FastKernels, TransposeSwapsOfTwoAxisBlocksEqualReference) {
         }
 }
 
+// BatchNormalization over the last axis (NHWC after the layout pass, or [N, C]); an NCHW one keeps the
+// reference. 1e-6: aarch64's compiler contracts the reference's multiply-add into an FMA.
+TEST(FastKernels, BatchNormalizationOverTheLastAxisMatchesReference) {
+    std::mt19937 rng(91);
+    for (const kes::Shape& shape : std::vector<kes::Shape>{{1, 9, 11, 64}, {2, 5, 3, 3}, {1, 130, 129, 17}, {7, 40}}) {
+        const int64_t c = shape.back();
+        const TT x = random_f32(rng, shape, false, 4.0f);
+        const TT scale = random_f32(rng, {c}, true), bias = random_f32(rng, {c}, true);
+        const TT mean = random_f32(rng, {c}, true);
+        TT var = random_f32(rng, {c}, true);
+        for (size_t i = 0; i < static_cast<size_t>(c); ++i) {
+            float v;
+            std::memcpy(&v, var.bytes.data() + i * 4, 4);
+            v = std::fabs(v) + 0.1f;
+            std::memcpy(var.bytes.data() + i * 4, &v, 4);
+        }
+        A attrs = A().f("epsilon", 1e-3f);
+        if (shape.size() == 4) attrs.s("data_layout", "NHWC");
+        expect_fast_matches_reference("BatchNormalization", attrs, {&x, &scale, &bias, &mean, &var}, dims(shape),
+                                      1e-6f);
+        if (HasFatalFailure()) return;
+    }
+    const TT x = random_f32(rng, {1, 4, 5, 6});
+    const TT p = random_f32(rng, {4}, true);
+    EXPECT_TRUE(keeps_reference("BatchNormalization", A{}, {&x, &p, &p, &p, &p}));  // NCHW
+}
+
 TEST(FastKernels, AveragePoolNhwcEqualsReferenceWithPadsCeilModeAndCountIncludePad) {
     std::mt19937 rng(21);
     int tested = 0;

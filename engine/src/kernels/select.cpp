@@ -19,6 +19,7 @@ struct FastOp {
 constexpr FastOp kFastOps[] = {
     {"Add", kernels::select_add},
     {"AveragePool", kernels::select_average_pool},
+    {"BatchNormalization", kernels::select_batch_norm},
     {"Clip", kernels::select_clip},
     {"Conv", kernels::select_pointwise_conv},
     {"Conv", kernels::select_conv},

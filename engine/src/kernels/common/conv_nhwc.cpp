@@ -246,7 +246,11 @@ private:
             const size_t p0 = tile0 * mr, p1 = std::min(pixels, tile_end * mr);
             // A residual spans all groups of a pixel: only ungrouped convs take one (select_conv).
             if (sum) add_residual(sum + n * pixels * m, y + n * pixels * m, p0, p1 - p0);
-            if (after_.after)
+            // One call over the chunk's pixels when they are contiguous (one group): a per-pixel call on a
+            // 1-channel output (a segmentation head's Sigmoid) cost 25 ns a pixel in call and tail overhead.
+            if (after_.after && groups == 1)
+                after_.apply_after(yn + p0 * m, (p1 - p0) * m);
+            else if (after_.after)
                 for (size_t q = p0; q < p1; ++q) after_.apply_after(yn + q * m, mg);
         });
     }
@@ -416,8 +420,7 @@ public:
                 }
             }
             if (sum) pw_.add_residual(sum + static_cast<size_t>(n) * pixels * m, yn, p0, p1 - p0);
-            if (pw_.after_.after)
-                for (size_t q = p0; q < p1; ++q) pw_.after_.apply_after(yn + q * m, m);
+            pw_.after_.apply_after(yn + p0 * m, (p1 - p0) * m);
         });
     }
 

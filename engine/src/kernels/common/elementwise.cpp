@@ -4,7 +4,10 @@
 //
 // The output is cut into rows of `inner` floats; the broadcast operand supplies one such row per
 // outer index. Units are runs of rows fixed by the shape, so any thread count gives the same bytes.
+// Also BatchNormalization over the last axis, when it could not be folded into a producer (a
+// pre-activation ResNet's BN of a residual sum): a per-channel scale and shift, packed at load.
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "../ref/op_util.hpp"
@@ -98,7 +101,67 @@ std::unique_ptr<Kernel> select_binary(const char* op, RowsFn same_or_rows, bool 
     return std::make_unique<BinaryKernel>(op, rows, swap, same_or_rows, Activation::from_attrs(node.attrs), mk);
 }
 
+// BatchNormalization over the last axis (NHWC, or [N, C]): per channel c, y = x · k[c] + d[c] with
+// k = scale / sqrt(var + eps) and d = B - mean · k computed at load exactly as the reference computes
+// them per run, and packed (2·C floats), so the result is the reference's bit for bit where the
+// compiler does not contract the reference's multiply-add (x86-64).
+class BatchNormKernel final : public Kernel {
+public:
+    BatchNormKernel(size_t rows, size_t c, const float* const* params, float eps, const Microkernels& mk)
+        : rows_(rows), c_(c), eps_(eps), mk_(mk), name_(std::string("batchnorm-") + mk.name) {
+        for (size_t i = 0; i < 4; ++i) params_[i] = params[i];
+        rows_per_unit_ = std::max<size_t>(1, kFloatsPerUnit / c);
+    }
+    const char* impl() const override { return name_.c_str(); }
+    size_t packed_bytes() const override { return 2 * c_ * sizeof(float); }
+    void pack(void* dst) const override {
+        float* k = static_cast<float*>(dst);
+        float* d = k + c_;
+        const float *scale = params_[0], *bias = params_[1], *mean = params_[2], *var = params_[3];
+        for (size_t ch = 0; ch < c_; ++ch) {
+            k[ch] = scale[ch] / std::sqrt(var[ch] + eps_);
+            d[ch] = bias[ch] - mean[ch] * k[ch];
+        }
+    }
+    void bind_packed(const void* packed) override { packed_ = static_cast<const float*>(packed); }
+
+    using Kernel::run;
+    void run(const RunContext& rc, const void* const* inputs, void* const* outputs) const override {
+        const auto* x = static_cast<const float*>(inputs[0]);
+        auto* y = static_cast<float*>(outputs[0]);
+        parallel_units(rc, (rows_ + rows_per_unit_ - 1) / rows_per_unit_, [&](uint64_t unit, uint32_t) {
+            const size_t r0 = unit * rows_per_unit_, rows = std::min(rows_per_unit_, rows_ - r0);
+            mk_.vaffine_rows(rows, c_, x + r0 * c_, packed_, packed_ + c_, y + r0 * c_);
+        });
+    }
+
+private:
+    size_t rows_, c_, rows_per_unit_ = 1;
+    const float* params_[4];  // scale, B, mean, var: the constants, read by pack() only
+    float eps_;
+    const Microkernels& mk_;
+    std::string name_;
+    const float* packed_ = nullptr;
+};
+
 }  // namespace
+
+std::unique_ptr<Kernel> select_batch_norm(const NodeDesc& node, const std::vector<TensorDesc>& outputs,
+                                          const Microkernels& mk) {
+    const TensorDesc& x = *node.inputs[0];
+    if (x.dtype != KES_F32 || !x.quant.empty() || outputs.size() != 1 || outputs[0].elements() == 0) return nullptr;
+    // The channel axis must be the last: NHWC (the layout pass's) or a 2-D [N, C].
+    if (get_layout(node.attrs) != Layout::NHWC && x.rank() != 2) return nullptr;
+    const float* params[4];
+    for (size_t i = 0; i < 4; ++i) {
+        const TensorDesc& p = *node.inputs[i + 1];
+        if (!p.is_const() || p.dtype != KES_F32 || !p.quant.empty()) return nullptr;
+        params[i] = static_cast<const float*>(p.data);
+    }
+    const size_t c = static_cast<size_t>(x.shape.back());
+    return std::make_unique<BatchNormKernel>(static_cast<size_t>(x.elements()) / c, c, params,
+                                             node.attrs.get_float("epsilon", 1e-5f), mk);
+}
 
 std::unique_ptr<Kernel> select_add(const NodeDesc& node, const std::vector<TensorDesc>& outputs,
                                    const Microkernels& mk) {

@@ -31,6 +31,7 @@ using SelectFn = std::unique_ptr<Kernel> (*)(const NodeDesc& node, const std::ve
 std::unique_ptr<Kernel> select_conv(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_conv_transpose(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_transpose(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
+std::unique_ptr<Kernel> select_batch_norm(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_add(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_mul(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_prelu(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);

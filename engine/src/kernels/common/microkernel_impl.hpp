@@ -310,6 +310,38 @@ void vprelu_rows(size_t rows, size_t m, const float* a, const float* b, float* o
     });
 }
 
+// out[i] = a[i] · s[i mod m] + t[i mod m] over rows of m: a multiply, then an add (not an FMA), as the
+// reference BatchNormalization computes it. Short rows are taken several at a time, as binary_rows does.
+template <class V>
+void vaffine_rows(size_t rows, size_t m, const float* a, const float* s, const float* t, float* out) {
+    using R = typename V::reg;
+    constexpr size_t W = V::width, kPattern = 256;
+    size_t reps = m < 64 ? std::min<size_t>(kPattern / std::max<size_t>(m, 1), rows) : 1;
+    float ps[kPattern], pt[kPattern];
+    if (reps > 1) {
+        for (size_t k = 0; k < reps; ++k) {
+            std::memcpy(ps + k * m, s, m * sizeof(float));
+            std::memcpy(pt + k * m, t, m * sizeof(float));
+        }
+        s = ps, t = pt;
+    } else {
+        reps = 1;
+    }
+    auto run = [&](size_t n, const float* x, float* y) {
+        size_t i = 0;
+        for (; i + W <= n; i += W) V::store(y + i, V::add(V::mul(V::load(x + i), V::load(s + i)), V::load(t + i)));
+        if (i < n) {
+            const size_t rest = n - i;
+            const R v = V::add(V::mul(V::load_partial(x + i, rest), V::load_partial(s + i, rest)),
+                               V::load_partial(t + i, rest));
+            V::store_partial(y + i, rest, v);
+        }
+    };
+    size_t r = 0;
+    for (; r + reps <= rows; r += reps) run(reps * m, a + r * m, out + r * m);
+    for (; r < rows; ++r) run(m, a + r * m, out + r * m);
+}
+
 template <class V>
 void vmax_taps(size_t channels, size_t ks, const float* const* in, float* out) {
     using R = typename V::reg;
@@ -538,6 +570,7 @@ Microkernels make_table(const char* name) {
     t.vadd_rows = &vadd_rows<V>;
     t.vmul_rows = &vmul_rows<V>;
     t.vprelu_rows = &vprelu_rows<V>;
+    t.vaffine_rows = &vaffine_rows<V>;
     t.vmax_taps = &vmax_taps<V>;
     t.vavg_taps = &vavg_taps<V>;
     t.vsum_rows = &vsum_rows<V>;

@@ -91,6 +91,9 @@ struct Microkernels {
     void (*vmul_rows)(size_t rows, size_t m, const float* a, const float* b, float* out, Clamp clamp);
     // PRelu: out[i] = clamp(a[i] < 0 ? a[i] · b[i mod m] : a[i]), as max(a, 0) + min(a, 0) · b.
     void (*vprelu_rows)(size_t rows, size_t m, const float* a, const float* b, float* out, Clamp clamp);
+    // out[i] = a[i] · s[i mod m] + t[i mod m] (a multiply, then an add: BatchNormalization's per-channel
+    // scale and shift, as the reference computes them).
+    void (*vaffine_rows)(size_t rows, size_t m, const float* a, const float* s, const float* t, float* out);
     // out[c] = max over t of in[t][c] (a max-pool window of ks taps over `channels`, NHWC).
     void (*vmax_taps)(size_t channels, size_t ks, const float* const* in, float* out);
     // out[c] = (Σ_{t<ks} in[t][c]) / divisor, the taps summed in order (an average-pool window): the
