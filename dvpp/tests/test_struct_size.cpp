@@ -2,6 +2,7 @@
 // accepted at the size of its first release and at a newer, larger size whose unknown tail is zero; a
 // non-zero tail and a size below the first release are refused. Output structs get their tail zeroed.
 #include <gtest/gtest.h>
+#include <png.h>
 
 #include <algorithm>
 #include <cstddef>
@@ -10,10 +11,13 @@
 #include <vector>
 
 #include "dvpp_test_util.hpp"
+#include "kes/struct_size.hpp"
 #include "kestrel/dvpp.h"
 #include "kestrel/dvpp_video.h"
 #include "struct_size_check.hpp"
+#include "test_deps.hpp"
 
+using kes_test::expect_out_struct_growth;
 using kes_test::expect_struct_growth;
 using kes_test::SizedStruct;
 
@@ -103,6 +107,55 @@ TEST(StructSize, JpegInfoOfAnyReleaseIsFilledAndANewerTailZeroed) {
     EXPECT_EQ(kes_jpeg_get_info(ch, jpeg.data(), jpeg.size(), KES_PIXEL_NV12, short_info.get()),
               KES_ERR_INVALID_ARGUMENT);
     kes_dvpp_channel_destroy(ch);
+}
+
+TEST(StructSize, ChannelStatsOfAnyReleaseAreFilled) {
+    kes_dvpp_channel* ch = nullptr;
+    ASSERT_EQ(kes_dvpp_channel_create(nullptr, &ch), KES_OK) << kes_last_error();
+    expect_out_struct_growth<kes_dvpp_channel_stats>(
+        KES_STRUCT_SIZE_THROUGH(kes_dvpp_channel_stats, fallbacks),
+        [&](kes_dvpp_channel_stats* s) { return kes_dvpp_channel_get_stats(ch, s); });
+    kes_dvpp_channel_destroy(ch);
+}
+
+TEST(StructSize, PngInfoOfAnyReleaseIsFilled) {
+    std::vector<uint8_t> rgb(32 * 32 * 3, 200);
+    png_image img;
+    std::memset(&img, 0, sizeof img);
+    img.version = PNG_IMAGE_VERSION;
+    img.width = 32;  // PNGD's smallest
+    img.height = 32;
+    img.format = PNG_FORMAT_RGB;
+    png_alloc_size_t size = 0;
+    ASSERT_NE(png_image_write_to_memory(&img, nullptr, &size, 0, rgb.data(), 0, nullptr), 0) << img.message;
+    std::vector<uint8_t> png(size);
+    ASSERT_NE(png_image_write_to_memory(&img, png.data(), &size, 0, rgb.data(), 0, nullptr), 0) << img.message;
+    kes_dvpp_channel* ch = nullptr;
+    ASSERT_EQ(kes_dvpp_channel_create(nullptr, &ch), KES_OK) << kes_last_error();
+    expect_out_struct_growth<kes_png_info>(KES_STRUCT_SIZE_THROUGH(kes_png_info, output_size), [&](kes_png_info* i) {
+        return kes_png_get_info(ch, png.data(), size, KES_PIXEL_RGB888, i);
+    });
+    kes_dvpp_channel_destroy(ch);
+}
+
+TEST(StructSize, VdecStreamInfoAndHealthOfAnyReleaseAreFilled) {
+#ifdef KES_VIDEO_TEST_DATA
+    const std::string path = std::string(KES_VIDEO_TEST_DATA) + "/camera.h264";
+#else
+    const std::string path;
+#endif
+    if (path.empty()) KES_TEST_SKIP("no test clips (ffmpeg not found at configure)");
+    kes_vdec_config cfg;
+    kes_vdec_config_init(&cfg);
+    cfg.source = path.c_str();
+    kes_vdec* v = nullptr;
+    ASSERT_EQ(kes_vdec_create(&cfg, &v), KES_OK) << kes_last_error();
+    expect_out_struct_growth<kes_vdec_stream_info>(
+        KES_STRUCT_SIZE_THROUGH(kes_vdec_stream_info, frame_size),
+        [&](kes_vdec_stream_info* i) { return kes_vdec_get_stream_info(v, i); });
+    expect_out_struct_growth<kes_vdec_health>(KES_STRUCT_SIZE_THROUGH(kes_vdec_health, last_error_text),
+                                              [&](kes_vdec_health* h) { return kes_vdec_get_health(v, h); });
+    kes_vdec_destroy(v);
 }
 
 }  // namespace
