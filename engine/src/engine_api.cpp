@@ -19,6 +19,7 @@
 #endif
 #include "kes/error.hpp"
 #include "kes/file.hpp"
+#include "kes/struct_size.hpp"
 #include "kestrel/engine.h"
 #include "kestrel/trace.h"
 
@@ -373,17 +374,9 @@ kes_status kes_model_context_create_with_config(const kes_model* model, void* wo
         KES_REQUIRE_NOT_NULL(model);
         kes_model_context_config cfg;
         kes_model_context_config_init(&cfg);
-        if (config) {
-            // This struct's first release is today's: a larger one (a newer app) must have zeros past it.
-            KES_REQUIRE(config->struct_size >= sizeof cfg,
-                        "config->struct_size %u is smaller than the first release's %zu", config->struct_size,
-                        sizeof cfg);
-            std::memcpy(&cfg, config, sizeof cfg);
-            for (size_t b = sizeof cfg; b < config->struct_size; ++b)
-                KES_REQUIRE(reinterpret_cast<const uint8_t*>(config)[b] == 0,
-                            "config->struct_size %u is larger than this library's %zu and the extra bytes are not 0",
-                            config->struct_size, sizeof cfg);
-        }
+        if (config)
+            kes::read_struct(config, KES_STRUCT_SIZE_THROUGH(kes_model_context_config, affinity_count), "config",
+                             "kes_model_context_config", &cfg);
         KES_REQUIRE(cfg.threads <= KES_MODEL_MAX_THREADS, "config->threads is %u; at most %d", cfg.threads,
                     KES_MODEL_MAX_THREADS);
         KES_REQUIRE(cfg.affinity_count == 0 || cfg.cpu_affinity != nullptr, "config->cpu_affinity is NULL");
@@ -446,16 +439,14 @@ kes_status kes_model_context_layer_profile(const kes_model_context* context, siz
                                            kes_model_layer_profile* out_layer) {
     return kes::guard(__func__, [&] {
         KES_REQUIRE_NOT_NULL(context);
-        KES_REQUIRE_NOT_NULL(out_layer);
-        KES_REQUIRE(
-            out_layer->struct_size >= sizeof(uint32_t) && out_layer->struct_size <= sizeof(kes_model_layer_profile),
-            "out_layer->struct_size %u is not sizeof(kes_model_layer_profile)", out_layer->struct_size);
+        // First released without weight_bytes and packed_bytes.
+        kes::check_out_struct(out_layer, KES_STRUCT_SIZE_THROUGH(kes_model_layer_profile, output_shape), "out_layer",
+                              "kes_model_layer_profile");
         const size_t layers = context->model->executor->layer_count();
         KES_REQUIRE(index < layers, "layer %zu out of range (the model has %zu)", index, layers);
         kes_model_layer_profile full = {};
-        full.struct_size = out_layer->struct_size;
         context->impl->layer_profile(index, &full);
-        std::memcpy(out_layer, &full, out_layer->struct_size);  // older callers get the fields they know
+        kes::write_struct(full, out_layer);
         return KES_OK;
     });
 }
@@ -626,14 +617,11 @@ kes_status kes_model_context_output_desc(const kes_model_context* context, size_
 kes_status kes_model_get_metadata(const kes_model* model, kes_model_metadata* out_metadata) {
     return kes::guard(__func__, [&] {
         KES_REQUIRE_NOT_NULL(model);
-        KES_REQUIRE_NOT_NULL(out_metadata);
-        KES_REQUIRE(
-            out_metadata->struct_size >= sizeof(uint32_t) && out_metadata->struct_size <= sizeof(kes_model_metadata),
-            "out_metadata->struct_size %u is not sizeof(kes_model_metadata)", out_metadata->struct_size);
+        kes::check_out_struct(out_metadata, KES_STRUCT_SIZE_THROUGH(kes_model_metadata, target_board), "out_metadata",
+                              "kes_model_metadata");
         kes_model_metadata full = {};
-        full.struct_size = out_metadata->struct_size;
         model->executor->metadata(&full);
-        std::memcpy(out_metadata, &full, out_metadata->struct_size);  // older callers get the fields they know
+        kes::write_struct(full, out_metadata);
         return KES_OK;
     });
 }

@@ -10,9 +10,11 @@
 #include <vector>
 
 #include "alloc_counter.hpp"
+#include "kes/struct_size.hpp"
 #include "kestrel/engine.h"
 #include "kestrel/trace.h"
 #include "kom_generated.h"
+#include "struct_size_check.hpp"
 #include "test_models.hpp"
 
 namespace {
@@ -291,4 +293,34 @@ TEST(EngineExecute, RecordsATraceSpanWhenTracing) {
     text.resize(std::fread(&text[0], 1, text.size(), f));
     std::fclose(f);
     EXPECT_NE(text.find("\"name\":\"model_execute\",\"cat\":\"engine\""), std::string::npos) << text;
+}
+
+// struct_size (kes/struct_size.hpp): the context config is read, and the metadata and layer profile are
+// filled, at any size from their first release up, as in every other module (a newer app's larger
+// struct was refused, and a config's unknown tail named differently).
+TEST(EngineStructSize, ConfigMetadataAndLayerProfileGrowWithoutBreakingApps) {
+    const kes_test::ConvReluAdd g;
+    const kes::ir::KomImage img = g.build();
+    kes_model* model = nullptr;
+    ASSERT_EQ(kes_model_load_from_memory(img.bytes.data(), img.bytes.size(), &model), KES_OK) << kes_last_error();
+    kes_model_context_config cfg;
+    kes_model_context_config_init(&cfg);
+    cfg.threads = 1;
+    kes_test::expect_struct_growth(
+        cfg, KES_STRUCT_SIZE_THROUGH(kes_model_context_config, affinity_count), [&](kes_model_context_config* c) {
+            kes_model_context* ctx = nullptr;
+            const kes_status st = kes_model_context_create_with_config(model, nullptr, 0, c, &ctx);
+            kes_model_context_destroy(ctx);
+            return st;
+        });
+    kes_test::expect_out_struct_growth<kes_model_metadata>(
+        KES_STRUCT_SIZE_THROUGH(kes_model_metadata, target_board),
+        [&](kes_model_metadata* md) { return kes_model_get_metadata(model, md); });
+    kes_model_context* ctx = nullptr;
+    ASSERT_EQ(kes_model_context_create(model, nullptr, 0, &ctx), KES_OK) << kes_last_error();
+    kes_test::expect_out_struct_growth<kes_model_layer_profile>(
+        KES_STRUCT_SIZE_THROUGH(kes_model_layer_profile, output_shape),
+        [&](kes_model_layer_profile* lp) { return kes_model_context_layer_profile(ctx, 0, lp); });
+    kes_model_context_destroy(ctx);
+    kes_model_unload(model);
 }
