@@ -26,6 +26,7 @@
 #include "kes/error.hpp"
 #include "kes/logging.hpp"
 #include "kes/math.hpp"
+#include "kes/struct_size.hpp"
 #include "kestrel/backend.h"
 #include "kestrel/board.h"
 
@@ -813,15 +814,13 @@ kes_backend kes_backend_active(void) {
 
 kes_status kes_backend_query(kes_backend_info* out_info) {
     return kes::guard(__func__, [&] {
-        KES_REQUIRE_NOT_NULL(out_info);
-        KES_REQUIRE(out_info->struct_size == sizeof(kes_backend_info),
-                    "out_info->struct_size is %u, expected sizeof(kes_backend_info) = %zu", out_info->struct_size,
-                    sizeof(kes_backend_info));
+        kes::check_out_struct(out_info, KES_STRUCT_SIZE_THROUGH(kes_backend_info, reason), "out_info",
+                              "kes_backend_info");
         const kes_backend active = kes_backend_active();
         kes::acl::State& s = kes::acl::state();
         std::lock_guard<std::mutex> lock(s.mutex);
-        kes_backend_info& i = *out_info;
-        std::memset(reinterpret_cast<char*>(&i) + sizeof i.struct_size, 0, sizeof i - sizeof i.struct_size);
+        kes_backend_info i;
+        std::memset(&i, 0, sizeof i);
         i.requested = s.requested;
         i.active = active;
         i.run_mode = KES_ASCEND_RUN_MODE_UNKNOWN;
@@ -844,6 +843,7 @@ kes_status kes_backend_query(kes_backend_info* out_info) {
             if (active == KES_BACKEND_ASCEND) i.host_accessible = r.run_mode == kes::acl::kRunModeDevice;
         }
         put(i.reason, sizeof i.reason, s.reason);
+        kes::write_struct(i, out_info);
         if (active == KES_BACKEND_NONE) {
             kes::fail(s.failure == KES_OK ? KES_ERR_NOT_FOUND : s.failure, "KES_BACKEND=ascend, but %s",
                       s.reason.c_str());

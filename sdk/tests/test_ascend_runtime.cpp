@@ -8,7 +8,9 @@
 
 #include "ascend_test_env.hpp"
 #include "kes/ascend.hpp"
+#include "kes/struct_size.hpp"
 #include "kestrel/memory.h"
+#include "struct_size_check.hpp"
 
 using namespace kes_test;
 
@@ -126,6 +128,13 @@ TEST_F(AscendBackend, NamesRoundTripAndBadValuesAreRefused) {
     info.struct_size = 3;
     EXPECT_EQ(kes_backend_query(&info), KES_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(kes_backend_query(nullptr), KES_ERR_INVALID_ARGUMENT);
+}
+
+// struct_size (kes/struct_size.hpp): an app built against another release's kes_backend_info gets the
+// fields it has (a newer one its unknown tail zeroed); only sizeof(kes_backend_info) was accepted.
+TEST_F(AscendBackend, InfoOfAnyReleaseIsFilled) {
+    kes_test::expect_out_struct_growth<kes_backend_info>(KES_STRUCT_SIZE_THROUGH(kes_backend_info, reason),
+                                                         [](kes_backend_info* i) { return kes_backend_query(i); });
 }
 
 TEST_F(AscendBackend, SocName310SelectsThe310Profile) {
