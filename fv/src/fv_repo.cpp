@@ -249,13 +249,9 @@ kes_status kes_fv_repo_get_config(const kes_fv_repo* repo, kes_fv_config* out_co
     return kes::guard(__func__, [&] {
         KES_REQUIRE_NOT_NULL(repo);
         KES_REQUIRE_NOT_NULL(out_config);
-        const size_t n = out_config->struct_size == 0 || out_config->struct_size > sizeof(kes_fv_config)
-                             ? sizeof(kes_fv_config)
-                             : out_config->struct_size;
-        const uint32_t keep =
-            out_config->struct_size == 0 ? static_cast<uint32_t>(sizeof(kes_fv_config)) : out_config->struct_size;
-        std::memcpy(out_config, &repo->config, n);
-        out_config->struct_size = keep;
+        if (out_config->struct_size == 0) out_config->struct_size = sizeof(kes_fv_config);  // fv.h: "else sizeof"
+        kes::check_out_struct(out_config, kConfigV1Size, "out_config", "kes_fv_config");
+        kes::write_struct(repo->config, out_config);
         return KES_OK;
     });
 }

@@ -324,6 +324,20 @@ TEST(FvRepo, ConfigGrowsWithoutBreakingApps) {
     });
 }
 
+// Filled at the caller's size: an older struct gets the fields it has, a newer one its unknown tail
+// zeroed (it was left as the caller's garbage).
+TEST(FvRepo, ConfigOfAnyReleaseIsFilled) {
+    kes_fv_config cfg;
+    kes_fv_config_init(&cfg);
+    cfg.kind = KES_FV_DENSE;
+    cfg.dim = 4;
+    kes_fv_repo* repo = nullptr;
+    ASSERT_EQ(kes_fv_repo_create(&cfg, &repo), KES_OK) << kes_last_error();
+    kes_test::expect_out_struct_growth<kes_fv_config>(
+        offsetof(kes_fv_config, keep_f32), [&](kes_fv_config* c) { return kes_fv_repo_get_config(repo, c); });
+    kes_fv_repo_destroy(repo);
+}
+
 TEST(FvSearch, ParamsGrowWithoutBreakingApps) {
     kes_fv_config cfg;
     kes_fv_config_init(&cfg);

@@ -145,7 +145,9 @@ KES_API kes_status kes_fv_repo_create(const kes_fv_config* config, kes_fv_repo**
 KES_API void kes_fv_repo_destroy(kes_fv_repo* repo);
 
 /* The configuration the repository was created with (defaults filled in, struct_size as given by
- * the caller's out_config->struct_size if set, else sizeof). KES_ERR_INVALID_ARGUMENT on NULL. */
+ * the caller's out_config->struct_size if set, else sizeof; a newer, larger struct gets the fields this
+ * library does not know zeroed). KES_ERR_INVALID_ARGUMENT on NULL or a struct_size below the first
+ * kes_fv_config's. */
 KES_API kes_status kes_fv_repo_get_config(const kes_fv_repo* repo, kes_fv_config* out_config);
 
 /* Bytes of one feature passed to add/modify: 36 for PQ36, dim × 4 (f32) for dense.
