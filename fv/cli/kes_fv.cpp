@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cinttypes>
+#include <cmath>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -171,13 +172,14 @@ Matrix open_matrix(const std::string& path, const Args& a) {
             m.layout = kes::fv::parse_fvecs(m.file->data(), m.file->size());
         else if (fmt == "f32") {
             if (!a.has("--dim")) usage_error("--format f32 needs --dim");
-            m.layout = kes::fv::parse_raw_f32(m.file->size(), static_cast<uint32_t>(a.number("--dim", 0, 65536)));
+            m.layout =
+                kes::fv::parse_raw_f32(m.file->size(), static_cast<uint32_t>(a.number("--dim", 0, KES_FV_DIM_MAX, 1)));
         } else
             usage_error("--format must be npy, fvecs or f32 (got '" + fmt + "')");
     } catch (const kes::Error& e) {
         failure(path + ": " + e.what());
     }
-    if (a.has("--dim") && a.number("--dim", 0, 65536) != m.layout.cols)
+    if (a.has("--dim") && a.number("--dim", 0, KES_FV_DIM_MAX, 1) != m.layout.cols)
         failure(path + " has dim " + std::to_string(m.layout.cols) + ", --dim says " + a.get("--dim"));
     return m;
 }
@@ -333,7 +335,7 @@ const Command kCommands[] = {
      "match) unless --force.\n"
      "  --seed S                 k-means seed (default 1); same data + seed = same codebook\n"
      "  --iterations N           Lloyd iterations at most (default 25)\n"
-     "  --max-train N            subsample larger inputs to N vectors (default 65536)\n"
+     "  --max-train N            subsample larger inputs to N vectors, at least 256 (default 65536)\n"
      "  --force                  replace the codebook even though features exist\n",
      cmd_train_pq},
     {"encode", "encode float vectors to PQ36 records with the repository's codebook",
@@ -347,7 +349,7 @@ const Command kCommands[] = {
      "  --k K                    results per query (default 10)\n"
      "  --id0 A[:B] --id1 C[:D]  libraries searched (default all)\n"
      "  --threshold T            keep only results at least this close\n"
-     "  --rerank N               re-rank a shortlist of N by the f32 copies (needs --keep-f32)\n"
+     "  --rerank N               re-rank a shortlist of N >= K by the f32 copies (needs --keep-f32)\n"
      "  --tables                 PQ36: the rows are ready 32x256 ADC tables\n",
      cmd_search},
     {"stats", "print the configuration, libraries and counts", "usage: kes-fv stats REPO\n", cmd_stats},
@@ -415,7 +417,7 @@ int cmd_create(int argc, char** argv) {
     } else if (kind == "dense") {
         c.kind = KES_FV_DENSE;
         if (!a.has("--dim")) usage_error("--kind dense needs --dim");
-        c.dim = static_cast<uint32_t>(a.number("--dim", 0, KES_FV_DIM_MAX));
+        c.dim = static_cast<uint32_t>(a.number("--dim", 0, KES_FV_DIM_MAX, 1));
         const std::string st = a.get("--storage", "f32"), me = a.get("--metric", "ip");
         if (st == "f32")
             c.storage = KES_F32;
@@ -437,7 +439,7 @@ int cmd_create(int argc, char** argv) {
     } else {
         usage_error("--kind must be pq36 or dense");
     }
-    c.max_topk = static_cast<uint32_t>(a.number("--max-topk", KES_FV_TOPK_DEFAULT_MAX, KES_FV_TOPK_LIMIT));
+    c.max_topk = static_cast<uint32_t>(a.number("--max-topk", KES_FV_TOPK_DEFAULT_MAX, KES_FV_TOPK_LIMIT, 1));
     const std::string& path = a.positional[0];
     struct stat st;
     if (!a.has("--force") && ::stat(path.c_str(), &st) == 0) failure(path + " exists (use --force to replace it)");
@@ -502,6 +504,12 @@ int cmd_train_pq(int argc, char** argv) {
     const Args a = parse(argc, argv, 2, {"--format", "--dim", "--seed", "--iterations", "--max-train"}, {"--force"});
     if (a.help) return print_help("train-pq"), kOk;
     need_positional(a, 2, "train-pq");
+    // Usage errors first: nothing is opened for a command line that cannot run.
+    kes_fv_pq_train_params p;
+    kes_fv_pq_train_params_init(&p);
+    p.seed = a.number("--seed", 1, UINT64_MAX);
+    p.iterations = static_cast<uint32_t>(a.number("--iterations", 25, 1000, 1));
+    p.max_training_vectors = a.number("--max-train", 65536, UINT64_MAX, KES_FV_PQ36_CENTROIDS);
     Repo repo = open_logged_repo(a.positional[0]);
     if (config_of(repo.get()).kind != KES_FV_PQ36) failure("train-pq needs a PQ36 repository (this one is dense)");
     uint64_t live = 0;
@@ -516,11 +524,6 @@ int cmd_train_pq(int argc, char** argv) {
     kes_fv_pq* raw = nullptr;
     check(kes_fv_pq_create(m.layout.cols, &raw), "creating the quantiser");
     Pq pq(raw);
-    kes_fv_pq_train_params p;
-    kes_fv_pq_train_params_init(&p);
-    p.seed = a.number("--seed", 1, UINT64_MAX);
-    p.iterations = static_cast<uint32_t>(a.number("--iterations", 25, 1000, 1));
-    p.max_training_vectors = a.number("--max-train", 65536, UINT64_MAX);
     const std::vector<float> x = m.all();
     check(kes_fv_pq_train(pq.get(), x.data(), m.layout.rows, x.size(), &p), "training");
     check(kes_fv_repo_set_pq(repo.get(), pq.get()), "storing the codebook");
@@ -563,13 +566,17 @@ int cmd_search(int argc, char** argv) {
     kes_fv_search_params_init(&p);
     p.k = static_cast<uint32_t>(a.number("--k", 10, c.max_topk, 1));
     p.rerank = static_cast<uint32_t>(a.number("--rerank", 0, KES_FV_TOPK_LIMIT));
+    if (p.rerank != 0 && p.rerank < p.k)
+        usage_error("--rerank must be 0 (off) or a shortlist of at least --k = " + std::to_string(p.k) + " (got '" +
+                    a.get("--rerank") + "')");
     id_range(a, "--id0", &p.range.id0_min, &p.range.id0_max);
     id_range(a, "--id1", &p.range.id1_min, &p.range.id1_max);
     if (a.has("--threshold")) {
         char* end = nullptr;
         const std::string t = a.get("--threshold");
         p.threshold = std::strtof(t.c_str(), &end);
-        if (t.empty() || *end != '\0') usage_error("--threshold must be a number (got '" + t + "')");
+        if (t.empty() || *end != '\0' || std::isnan(p.threshold))
+            usage_error("--threshold must be a number (got '" + t + "')");
         p.use_threshold = 1;
     }
     const Matrix m = open_matrix(a.positional[1], a);
