@@ -20,6 +20,7 @@ list(APPEND engine_sources
   src/kernels/common/gemm.cpp
   src/kernels/common/elementwise.cpp
   src/kernels/common/pool_nhwc.cpp
+  src/kernels/common/resize_nhwc.cpp
   src/kernels/common/transpose.cpp
   src/kernels/x86/microkernels_avx2.cpp
   src/kernels/x86/microkernels_avx512.cpp

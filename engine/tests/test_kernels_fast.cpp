@@ -460,6 +460,53 @@ TEST(FastKernels, BatchNormalizationOverTheLastAxisMatchesReference) {
     EXPECT_TRUE(keeps_reference("BatchNormalization", A{}, {&x, &p, &p, &p, &p}));  // NCHW
 }
 
+// Resize of H and W in NHWC, nearest (every nearest mode) and linear, by scales and by sizes, in every
+// coordinate mode; cubic, and resizes that touch N or C, keep the reference.
+TEST(FastKernels, ResizeNhwcNearestAndLinearMatchReference) {
+    std::mt19937 rng(17);
+    const char* const modes[] = {"half_pixel", "pytorch_half_pixel",   "align_corners",
+                                 "asymmetric", "tf_half_pixel_for_nn", "half_pixel_symmetric"};
+    const char* const nearest_modes[] = {"floor", "round_prefer_floor", "round_prefer_ceil", "ceil"};
+    int tested = 0;
+    for (int iter = 0; iter < 60; ++iter) {
+        const int64_t n = 1 + rng() % 2, h = 1 + rng() % 9, w = 1 + rng() % 9, c = 1 + rng() % 40;
+        const bool linear = rng() % 2;
+        const char* ctm = modes[rng() % std::size(modes)];
+        if (linear && std::string(ctm) == "tf_half_pixel_for_nn") continue;
+        A attrs = A().s("mode", linear ? "linear" : "nearest").s("coordinate_transformation_mode", ctm);
+        // tf_half_pixel_for_nn maps o to o + 0.5: rounded up, even the unresized N and C axes would move
+        // (to o + 1, clamped), which the fast kernel leaves to the reference.
+        const bool half_up = std::string(ctm) == "tf_half_pixel_for_nn";
+        if (!linear) attrs.s("nearest_mode", nearest_modes[rng() % (half_up ? 2 : std::size(nearest_modes))]);
+        const TT x = random_f32(rng, {n, h, w, c});
+        const TT roi = kes_test::f32({0}, {}, true);
+        TT scales = kes_test::f32({0}, {}, true), sizes = kes_test::i64({0}, {});
+        std::string how;
+        if (rng() % 2) {
+            const float sh = std::vector<float>{0.5f, 1.0f, 2.0f, 3.0f, 1.5f}[rng() % 5];
+            const float sw = std::vector<float>{0.5f, 1.0f, 2.0f, 0.75f}[rng() % 4];
+            if (std::floor(static_cast<float>(h) * sh) < 1 || std::floor(static_cast<float>(w) * sw) < 1) continue;
+            scales = kes_test::f32({4}, {1.0f, sh, sw, 1.0f}, true);
+            how = "scales " + std::to_string(sh) + "x" + std::to_string(sw);
+        } else {
+            const int64_t oh = 1 + rng() % 17, ow = 1 + rng() % 17;
+            sizes = kes_test::i64({4}, {n, oh, ow, c});
+            how = "sizes " + std::to_string(oh) + "x" + std::to_string(ow);
+        }
+        const std::vector<const TT*> in = scales.elements() ? std::vector<const TT*>{&x, &roi, &scales}
+                                                            : std::vector<const TT*>{&x, &roi, nullptr, &sizes};
+        expect_fast_matches_reference("Resize", attrs, in, dims(x.shape) + " " + how + " " + ctm, 1e-5f);
+        if (HasFatalFailure()) return;
+        ++tested;
+    }
+    EXPECT_GT(tested, 40);
+    const TT x = random_f32(rng, {1, 4, 5, 6});
+    const TT roi = kes_test::f32({0}, {}, true);
+    const TT up = kes_test::f32({4}, {1.0f, 2.0f, 2.0f, 1.0f}, true), chan = kes_test::f32({4}, {1, 1, 1, 2}, true);
+    EXPECT_TRUE(keeps_reference("Resize", A().s("mode", "cubic"), {&x, &roi, &up}));
+    EXPECT_TRUE(keeps_reference("Resize", A().s("mode", "nearest"), {&x, &roi, &chan}));
+}
+
 TEST(FastKernels, AveragePoolNhwcEqualsReferenceWithPadsCeilModeAndCountIncludePad) {
     std::mt19937 rng(21);
     int tested = 0;

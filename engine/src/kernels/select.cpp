@@ -35,6 +35,7 @@ constexpr FastOp kFastOps[] = {
     {"Mul", kernels::select_mul},
     {"PRelu", kernels::select_prelu},
     {"Relu", kernels::select_relu},
+    {"Resize", kernels::select_resize},
     {"Sigmoid", kernels::select_sigmoid},
     {"Softmax", kernels::select_softmax},
     {"Tanh", kernels::select_tanh},

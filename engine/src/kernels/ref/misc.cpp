@@ -881,12 +881,6 @@ std::unique_ptr<Kernel> create_pad(const NodeDesc& node, std::vector<TensorDesc>
 
 // ---- Resize ---------------------------------------------------------------------------------------------
 
-// Per output index of one axis: up to 4 source indices and weights, or "outside" (extrapolation).
-struct AxisTaps {
-    int64_t first = 0;  // offset into the tap table
-    int taps = 1;       // taps per output index
-};
-
 double cubic_weight(double s, double a) {
     s = std::fabs(s);
     if (s <= 1.0) return ((a + 2.0) * s - (a + 3.0)) * s * s + 1.0;
@@ -894,7 +888,9 @@ double cubic_weight(double s, double a) {
     return 0.0;
 }
 
-std::unique_ptr<Kernel> create_resize(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
+}  // namespace
+
+ResizePlan plan_resize(const NodeDesc& node) {
     const TensorDesc& x = *node.inputs[0];
     require_dtype(x, KES_F32, "input X");
     const size_t r = x.shape.size();
@@ -998,9 +994,10 @@ std::unique_ptr<Kernel> create_resize(const NodeDesc& node, std::vector<TensorDe
                 fail(KES_ERR_UNSUPPORTED, "Resize output extent %g along axis %zu is out of range", size, d);
             out[d] = static_cast<int64_t>(size);
         }
-    outputs[0].dtype = KES_F32;
-    outputs[0].shape = out;
-    if (shape_elements(out) == 0) return make_kernel([](const void* const*, void* const*) {});
+    ResizePlan plan;
+    plan.out = out;
+    plan.extrapolation = extrapolation;
+    if (shape_elements(out) == 0) return plan;
     if (x.elements() == 0) fail(KES_ERR_INVALID_ARGUMENT, "cannot resize an empty tensor to a non-empty one");
     int64_t table_entries = 0;
     for (int64_t o : out) table_entries += o * 4;
@@ -1008,9 +1005,10 @@ std::unique_ptr<Kernel> create_resize(const NodeDesc& node, std::vector<TensorDe
         fail(KES_ERR_UNSUPPORTED, "Resize output %s is too large for this reference kernel", shape_string(out).c_str());
 
     // Tap tables per axis. Axes whose mapping is the identity get one tap of weight 1.
-    std::vector<int64_t> tap_index;  // -1: outside (extrapolation value)
-    std::vector<float> tap_weight;
-    std::vector<AxisTaps> axis(r);
+    std::vector<int64_t>& tap_index = plan.tap_index;  // -1: outside (extrapolation value)
+    std::vector<float>& tap_weight = plan.tap_weight;
+    std::vector<ResizePlan::Axis>& axis = plan.axis;
+    axis.resize(r);
     int changing = 0;
     for (size_t d = 0; d < r; ++d) {
         const int64_t in = x.shape[d], on = out[d];
@@ -1114,6 +1112,23 @@ std::unique_ptr<Kernel> create_resize(const NodeDesc& node, std::vector<TensorDe
         tap_weight.swap(weight2);
     }
     if (changing > 3) fail(KES_ERR_UNSUPPORTED, "Resize changes %d axes; at most 3 are supported", changing);
+    return plan;
+}
+
+namespace {
+
+std::unique_ptr<Kernel> create_resize(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
+    const TensorDesc& x = *node.inputs[0];
+    const ResizePlan plan = plan_resize(node);
+    const Shape& out = plan.out;
+    const size_t r = out.size();
+    outputs[0].dtype = KES_F32;
+    outputs[0].shape = out;
+    if (shape_elements(out) == 0) return make_kernel([](const void* const*, void* const*) {});
+    const std::vector<int64_t>& tap_index = plan.tap_index;
+    const std::vector<float>& tap_weight = plan.tap_weight;
+    const std::vector<ResizePlan::Axis>& axis = plan.axis;
+    const float extrapolation = plan.extrapolation;
     struct Plan {
         int rank;
         int64_t out[kMaxRank], stride[kMaxRank], first[kMaxRank];

@@ -201,6 +201,24 @@ WindowAttrs read_window_attrs(const Attrs& attrs, size_t n);
 // ceil_mode: the last window must start inside the input or its left padding (as PyTorch/ORT).
 std::vector<Window> resolve_windows(const Attrs& attrs, const Shape& spatial_in, const Shape& kernel,
                                     bool allow_ceil_mode);
+// Resize's output shape and per-axis tap tables, from the node's attributes and constant inputs
+// (misc.cpp, which documents the modes; checked there): output index o of axis d reads the input
+// indices tap_index[axis[d].first + o·taps + t] with weights tap_weight[...] for t < axis[d].taps
+// (index -1: outside, the extrapolation value). An axis that does not change has one tap, o → o. The
+// reference kernel and the fast NHWC one (kernels/common/resize_nhwc.cpp) sample the same tables.
+struct ResizePlan {
+    struct Axis {
+        int64_t first = 0;  // offset into the tap table
+        int taps = 1;       // taps per output index
+    };
+    Shape out;
+    std::vector<int64_t> tap_index;
+    std::vector<float> tap_weight;
+    std::vector<Axis> axis;  // empty when the output is empty
+    float extrapolation = 0.0f;
+};
+ResizePlan plan_resize(const NodeDesc& node);
+
 // The same for ConvTranspose, whose windows run from the output back to the input: `in` is the input
 // extent, `out` the transposed output's, from strides, dilations, output_padding and pads, or from
 // output_shape / auto_pad SAME_* (which split the difference to the full size; pad_begin is negative
