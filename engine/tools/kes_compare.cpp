@@ -39,12 +39,14 @@ const char kUsage[] =
     std::exit(2);
 }
 
-double parse_real(const char* text, const char* option) {
+double parse_real(const char* text, const char* option, double max_value = HUGE_VAL) {
     char* end = nullptr;
     errno = 0;
     const double v = std::strtod(text, &end);
-    if (*text == '\0' || *end != '\0' || errno != 0 || !std::isfinite(v) || v < 0)
-        usage_error(std::string(option) + " takes a number ≥ 0, not '" + text + "'");
+    if (*text == '\0' || *end != '\0' || errno != 0 || !std::isfinite(v) || v < 0 || v > max_value)
+        usage_error(std::string(option) +
+                    (max_value == HUGE_VAL ? " takes a number ≥ 0" : " takes a number in [0, 1]") + ", not '" + text +
+                    "'");
     return v;
 }
 
@@ -121,7 +123,7 @@ int main(int argc, char** argv) {
         } else if (a == "--atol") {
             atol = parse_real(value(), "--atol");
         } else if (a == "--min-cosine") {
-            min_cosine = parse_real(value(), "--min-cosine");
+            min_cosine = parse_real(value(), "--min-cosine", 1.0);  // above 1, every tensor would diverge
         } else if (a == "--all") {
             all = true;
         } else if (!a.empty() && a[0] == '-') {

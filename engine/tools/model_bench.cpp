@@ -153,6 +153,14 @@ int main(int argc, char** argv) {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
     if (batch) check(kes_model_context_set_batch(ctx, batch), "--batch");
     if (height) check(kes_model_context_set_image_size(ctx, height, width), "--image-size");
+    if (inject >= 0) {
+        // A layer the model does not have would inject nothing, and the dump would pass for a faulty one.
+        size_t layers = 0;
+        check(kes_model_layer_count(model, &layers), "layers");
+        if (static_cast<size_t>(inject) >= layers)
+            usage_error("--inject-error " + std::to_string(inject) + ": the model has layers 0.." +
+                        std::to_string(layers - 1));
+    }
 
     // Inputs at the context's gear.
     size_t n_in = 0, n_out = 0;
