@@ -50,6 +50,15 @@ function(engine_convert_after_module)
     kes_add_tool_test(KesConvert.DynamicImageSizeConverts LABELS engine
                       COMMAND kes-convert ${seed} -o ${CMAKE_BINARY_DIR}/test-tmp/kes_convert_gears.kom
                               --input-shape x:1,1,-1,-1 --dynamic-image-size 9,7)
+    # An empty value and a chip Kestrel does not target were accepted: a static model, or one for the host.
+    # (Through sh: CMake drops an empty argument from a command list.)
+    string(JOIN " " emulator ${CMAKE_CROSSCOMPILING_EMULATOR})
+    kes_add_tool_test(KesConvert.EmptyGearsAreAUsageError EXIT_CODE 2 LABELS engine
+                      COMMAND sh -c "${emulator} $<TARGET_FILE:kes-convert> ${seed} -o ${none} --input-shape x:1,1,4,4 --dynamic-batch ''"
+                      OUTPUT "--dynamic-batch needs a value")
+    kes_add_tool_test(KesConvert.UnknownSocVersionIsAUsageError EXIT_CODE 2 LABELS engine
+                      COMMAND kes-convert ${seed} -o ${none} --input-shape x:1,1,4,4 --soc-version Ascend999
+                      OUTPUT "--soc-version 'Ascend999' is not a chip Kestrel targets")
     kes_add_tool_test(KesConvert.MalformedImageSizeExitsWith2 EXIT_CODE 2 LABELS engine
                       COMMAND kes-convert ${seed} -o ${none} --input-shape x:1,1,-1,-1 --dynamic-image-size 4)
     kes_add_tool_test(KesConvert.CorruptModelExitsWith3 EXIT_CODE 3 LABELS engine

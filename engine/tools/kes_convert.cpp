@@ -203,8 +203,10 @@ static int run(int argc, char** argv) {
     int verbosity = 1;  // 0 quiet, 1 normal, 2 verbose
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
+        // An empty value is no value: the library reads "" as "not given", so --dynamic-batch "" would
+        // convert a static model in silence.
         auto value = [&](const char* name) -> const char* {
-            if (i + 1 >= argc) {
+            if (i + 1 >= argc || argv[i + 1][0] == '\0') {
                 std::fprintf(stderr, "kes-convert: %s needs a value (see --help)\n", name);
                 std::exit(2);
             }
@@ -246,6 +248,13 @@ static int run(int argc, char** argv) {
             if (v.rfind("Ascend", 0) == 0) {
                 soc = v;
                 opt.board = v.rfind("Ascend310B", 0) == 0 ? "310B" : v == "Ascend310" ? "310" : nullptr;
+                if (!opt.board) {  // it was recorded for the host, in silence
+                    std::fprintf(stderr,
+                                 "kes-convert: --soc-version '%s' is not a chip Kestrel targets (Ascend310, "
+                                 "Ascend310B1, Ascend310B4, ...)\n",
+                                 v.c_str());
+                    return 2;
+                }
             } else {
                 opt.board = argv[i];
             }
