@@ -25,14 +25,16 @@ runs=()
 # The header above, up to the first line that is not a comment (a fixed line range printed the
 # `set -euo pipefail` below it). --help exits 0, a bad option 2.
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit "${1:-2}"; }
+# An option's value, or a usage error naming the option (${2:?} exited 1 with "parameter null or not set").
+value() { [ -n "${2:-}" ] || { echo "deploy.sh: $1 needs a value" >&2; usage; }; }
 while [ $# -gt 0 ]; do
   case "$1" in
-    --host) host=${2:?}; shift 2 ;;
-    --build-dir) build_dir=${2:?}; shift 2 ;;
-    --dir) remote_dir=${2:?}; shift 2 ;;
+    --host) value "$@"; host=$2; shift 2 ;;
+    --build-dir) value "$@"; build_dir=$2; shift 2 ;;
+    --dir) value "$@"; remote_dir=$2; shift 2 ;;
     --tests) tests=1; shift ;;
-    --tests-matching) tests=1; pattern=${2:?}; shift 2 ;;
-    --run) runs+=("${2:?}"); shift 2 ;;
+    --tests-matching) value "$@"; tests=1; pattern=$2; shift 2 ;;
+    --run) value "$@"; runs+=("$2"); shift 2 ;;
     --keep) keep=1; shift ;;
     -h|--help) usage 0 ;;
     *) echo "deploy.sh: unknown option '$1'" >&2; usage ;;

@@ -14,7 +14,8 @@ usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' 
 board=${KES_EMULATED_BOARD:-generic}
 case "${1:-}" in -h|--help) usage; exit 0 ;; esac
 if [ "${1:-}" = "--board" ]; then
-  board=${2:?--board needs a name}
+  [ -n "${2:-}" ] || { echo "emulate.sh: --board needs a name (generic, atlas200dk or atlas200idka2)" >&2; exit 2; }
+  board=$2
   shift 2
 fi
 case "${1:-}" in -h|--help) usage; exit 0 ;; esac

@@ -11,6 +11,8 @@ export LD_LIBRARY_PATH="$pkg/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 while [ $# -gt 0 ]; do
   case "$1" in
     --run)
+      # Without a command, `shift 2` fails: bash looped here for ever, dash ran the bin/ folder.
+      if [ $# -lt 2 ] || [ -z "$2" ]; then echo "run-on-board.sh: --run needs a command (--help for usage)" >&2; exit 2; fi
       echo "-- $2"
       # shellcheck disable=SC2086
       if $runner "$pkg/bin/"$2; then echo "-- ok: $2"; else echo "-- FAILED: $2"; failed=1; fi
