@@ -57,8 +57,9 @@ set(KES_TESTING_SCRIPT ${CMAKE_CURRENT_LIST_FILE})
 # A test whose dependency is missing (ffmpeg, OpenCV, gst-rtsp-server, the ONNX node tests, the real
 # models) is skipped on a developer's machine, but under CI (CI=true, as .ci/run's environment sets,
 # or -DKES_REQUIRE_TEST_DEPS=ON) it fails, so the suite cannot pass by not running (issue 15 §4). The
-# build adds a failing <Name>.DependencyMissing test where it leaves tests out; scripts and tests that
-# skip at run time (exit 77, GTEST_SKIP) read KES_REQUIRE_TEST_DEPS from their environment.
+# build adds a <Name>.DependencyMissing test where it leaves tests out; it, and the scripts and tests
+# that skip at run time (exit 77, GTEST_SKIP), read KES_REQUIRE_TEST_DEPS from their environment, which
+# ctest sets from the option and CI (kes_test_deps.cmake below).
 if(DEFINED ENV{CI} AND NOT "$ENV{CI}" STREQUAL "" AND NOT "$ENV{CI}" STREQUAL "false" AND NOT "$ENV{CI}" STREQUAL "0")
   set(kes_require_test_deps_default ON)
 else()
@@ -67,12 +68,38 @@ endif()
 option(KES_REQUIRE_TEST_DEPS "A missing test dependency fails the suite instead of skipping tests"
        ${kes_require_test_deps_default})
 
+# ctest applies the rule itself, to every test it runs, so that the skips decided at run time (KES_TEST_SKIP,
+# the check scripts' exit 77) follow it however ctest is started: a build configured with
+# KES_REQUIRE_TEST_DEPS, or a ctest run under CI=true (a CI that calls ctest, not ./kestrel.sh test),
+# exports KES_REQUIRE_TEST_DEPS=1 to the tests, unless the environment sets it already (0 keeps the skips).
+# The build's top-level CTestTestfile.cmake includes this file.
+set(KES_TEST_DEPS_ENV_FILE ${CMAKE_BINARY_DIR}/kes_test_deps.cmake)
+if(KES_REQUIRE_TEST_DEPS)
+  set(kes_required TRUE)
+else()
+  set(kes_required FALSE)
+endif()
+string(CONFIGURE [=[
+# Written by KestrelTesting.cmake: KES_REQUIRE_TEST_DEPS for the tests ctest runs (issue 15 §4).
+cmake_policy(VERSION 3.25)  # CTestTestfile.cmake sets none: if(TRUE) would name a variable
+if(NOT DEFINED ENV{KES_REQUIRE_TEST_DEPS})
+  if(@kes_required@ OR (DEFINED ENV{CI} AND NOT "$ENV{CI}" STREQUAL "" AND NOT "$ENV{CI}" STREQUAL "false"
+                        AND NOT "$ENV{CI}" STREQUAL "0"))
+    set(ENV{KES_REQUIRE_TEST_DEPS} 1)
+  endif()
+endif()
+]=] kes_test_deps_env @ONLY)
+file(WRITE ${KES_TEST_DEPS_ENV_FILE} "${kes_test_deps_env}")
+set_property(DIRECTORY ${PROJECT_SOURCE_DIR} APPEND PROPERTY TEST_INCLUDE_FILES ${KES_TEST_DEPS_ENV_FILE})
+
 # kes_missing_test_dependency(<name> <what>): tests called <name> were left out because <what> is missing.
+# <name>.DependencyMissing stands for them: skipped (and counted) on a developer's machine, failed under CI.
 function(kes_missing_test_dependency name what)
   message(STATUS "Kestrel tests: ${name} left out: ${what} is missing")
-  if(KES_REQUIRE_TEST_DEPS AND KES_BUILD_TESTS)
+  if(KES_BUILD_TESTS)
     add_test(NAME ${name}.DependencyMissing
-             COMMAND sh -c "echo '${name}: ${what} is missing (./kestrel.sh deps all installs it)' >&2; exit 1")
+             COMMAND sh ${PROJECT_SOURCE_DIR}/cmake/missing_test_dependency.sh ${name} ${what})
+    set_tests_properties(${name}.DependencyMissing PROPERTIES SKIP_RETURN_CODE 77)
   endif()
 endfunction()
 
