@@ -4,7 +4,8 @@
 //   kes-sim-pack model.kom model.om --soc Ascend310B4
 //
 // The .kom is verified first (kes_model_query_size), so a container always holds a loadable model.
-// Exit codes: 0 written, 1 the input is not a valid .kom or a file could not be read/written, 2 usage.
+// Exit codes: 0 written, 1 the input is not a valid .kom, a file (or the KES_TRACE file) could not be
+// read/written, 2 usage.
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -14,23 +15,31 @@
 
 #include "imod.hpp"
 #include "kestrel/engine.h"
+#include "kestrel/trace.h"
 
-int main(int argc, char** argv) {
+namespace {
+
+const char kUsage[] = "usage: kes-sim-pack in.kom out.om [--soc Ascend310|Ascend310B1|Ascend310B4]\n";
+
+int run(int argc, char** argv) {
     std::string in, out, soc = "Ascend310B4";
     for (int i = 1; i < argc; ++i) {
-        if (std::strcmp(argv[i], "--soc") == 0 && i + 1 < argc) {
+        if (std::strcmp(argv[i], "-h") == 0 || std::strcmp(argv[i], "--help") == 0) {
+            std::fputs(kUsage, stdout);
+            return 0;
+        } else if (std::strcmp(argv[i], "--soc") == 0 && i + 1 < argc) {
             soc = argv[++i];
         } else if (in.empty() && argv[i][0] != '-') {
             in = argv[i];
         } else if (out.empty() && argv[i][0] != '-') {
             out = argv[i];
         } else {
-            std::fprintf(stderr, "usage: kes-sim-pack in.kom out.om [--soc Ascend310|Ascend310B1|Ascend310B4]\n");
+            std::fputs(kUsage, stderr);
             return 2;
         }
     }
     if (in.empty() || out.empty() || soc.empty() || soc.size() >= kes_sim::kImodSocSize) {
-        std::fprintf(stderr, "usage: kes-sim-pack in.kom out.om [--soc Ascend310|Ascend310B1|Ascend310B4]\n");
+        std::fputs(kUsage, stderr);
         return 2;
     }
     std::ifstream f(in, std::ios::binary);
@@ -57,4 +66,16 @@ int main(int argc, char** argv) {
     std::printf("%s: %zu-byte .kom for %s (work %zu B, weights %zu B)\n", out.c_str(), kom.size(), soc.c_str(), work,
                 weight);
     return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    int rc = run(argc, argv);
+    // KES_TRACE is written at exit, too late for the exit status: a trace that cannot be written fails here.
+    if (kes_trace_enabled() && kes_trace_stop() != KES_OK) {
+        std::fprintf(stderr, "kes-sim-pack: KES_TRACE: %s\n", kes_last_error());
+        if (rc == 0) rc = 1;
+    }
+    return rc;
 }
