@@ -18,6 +18,8 @@ set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build=$root/build/h-soak frames=10000
+# The header above, up to the first line that is not a comment (--help was taken for a build directory).
+case "${1:-}" in -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;; esac
 if [ $# -gt 0 ] && [ "$1" != -- ]; then build=$1; shift; fi
 if [ $# -gt 0 ] && [ "$1" != -- ]; then frames=$1; shift; fi
 if [ $# -gt 0 ] && [ "$1" = -- ]; then shift; fi
