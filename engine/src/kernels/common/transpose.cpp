@@ -11,7 +11,9 @@
 //   (NHWC → NCHW of [1,64,64,128]: 1.1 ns per element against 0.2 here, on one AMD EPYC thread).
 // - Single values (I = 1) move in the dtype's width (1, 2, 4 or 8 bytes); runs of I > 1 values move
 //   by memcpy.
-// - Units are (outer index, band of kBand output rows): fixed by the shapes; a transpose moves bytes,
+// - A few input rows (A ≤ 4, an image's colour planes) are interleaved stream by stream instead: 0.12 →
+//   0.03 ms for a [1,3,240,320] input.
+// - Units are (outer index, band of output rows): fixed by the shapes; a transpose moves bytes,
 //   so the result is the reference's bit for bit whatever the thread count.
 #include <algorithm>
 #include <cstdint>
@@ -27,7 +29,15 @@ namespace kernels {
 namespace {
 
 constexpr size_t kTile = 16;
-constexpr size_t kBand = 64;  // output rows (B) per unit: a multiple of kTile
+constexpr size_t kUnitElements = 16 * 1024;  // runs moved per unit, about
+
+// out[b][a] = in[a][b] with few rows a (an image's 3 colour planes into pixels): A input streams read
+// in step, each output row written whole; A a constant, so the compiler keeps the streams in registers.
+template <class T, size_t A>
+void interleave(const T* in, T* out, size_t b0, size_t b1, size_t B) {
+    for (size_t b = b0; b < b1; ++b)
+        for (size_t a = 0; a < A; ++a) out[b * A + a] = in[a * B + b];
+}
 
 // out[b][a] = in[a][b] for a < rows_a, b < rows_b, elements of type T (I = 1), over a tile.
 template <class T>
@@ -41,7 +51,9 @@ void transpose_tile(const T* in, T* out, size_t a0, size_t a1, size_t b0, size_t
 class TransposeKernel final : public Kernel {
 public:
     TransposeKernel(size_t es, size_t o, size_t a, size_t b, size_t i) : es_(es), o_(o), a_(a), b_(b), i_(i) {
-        bands_ = (b_ + kBand - 1) / kBand;
+        // Bands of output rows (B) of about kUnitElements runs each, whole tiles.
+        band_ = std::max<size_t>(kTile, (kUnitElements / std::max<size_t>(a_, 1) + kTile - 1) / kTile * kTile);
+        bands_ = (b_ + band_ - 1) / band_;
     }
     const char* impl() const override { return "transpose-tiled"; }
 
@@ -51,9 +63,13 @@ public:
         auto* y = static_cast<uint8_t*>(outputs[0]);
         const size_t run_bytes = i_ * es_, matrix = a_ * b_ * run_bytes;
         parallel_units(rc, o_ * bands_, [&](uint64_t unit, uint32_t) {
-            const size_t o = unit / bands_, b0 = (unit % bands_) * kBand, b1 = std::min(b_, b0 + kBand);
+            const size_t o = unit / bands_, b0 = (unit % bands_) * band_, b1 = std::min(b_, b0 + band_);
             const uint8_t* in = x + o * matrix;
             uint8_t* out = y + o * matrix;
+            if (i_ == 1 && es_ == 4 && a_ >= 2 && a_ <= 4) {
+                interleave_planes(reinterpret_cast<const uint32_t*>(in), reinterpret_cast<uint32_t*>(out), b0, b1);
+                return;
+            }
             for (size_t a0 = 0; a0 < a_; a0 += kTile) {
                 const size_t a1 = std::min(a_, a0 + kTile);
                 for (size_t t0 = b0; t0 < b1; t0 += kTile) {
@@ -65,6 +81,14 @@ public:
     }
 
 private:
+    void interleave_planes(const uint32_t* in, uint32_t* out, size_t b0, size_t b1) const {
+        switch (a_) {
+            case 2: return interleave<uint32_t, 2>(in, out, b0, b1, b_);
+            case 3: return interleave<uint32_t, 3>(in, out, b0, b1, b_);
+            default: return interleave<uint32_t, 4>(in, out, b0, b1, b_);
+        }
+    }
+
     void tile(const uint8_t* in, uint8_t* out, size_t a0, size_t a1, size_t b0, size_t b1, size_t run_bytes) const {
         if (i_ == 1) {
             switch (es_) {
@@ -85,7 +109,7 @@ private:
                 std::memcpy(out + (b * a_ + a) * run_bytes, in + (a * b_ + b) * run_bytes, run_bytes);
     }
 
-    size_t es_, o_, a_, b_, i_, bands_ = 1;
+    size_t es_, o_, a_, b_, i_, band_ = kTile, bands_ = 1;
 };
 
 }  // namespace
