@@ -12,6 +12,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "alloc_counter.hpp"
@@ -404,6 +405,15 @@ TEST(FastKernels, TransposeSwapsOfTwoAxisBlocksEqualReference) {
         {{3, 1, 4, 1, 5}, {4, 1, 2, 3, 0}, false},
         {{2, 3, 4, 5}, {1, 3, 0, 2}, false},
     };
+    // ChannelShuffle (its reference is a transpose of the [outer, g, C/g, inner] view): same bytes.
+    for (const auto& [shape, axis, group] : std::vector<std::tuple<kes::Shape, int64_t, int64_t>>{
+             {{1, 7, 5, 116}, 3, 2}, {{2, 12, 3, 4}, 1, 3}, {{1, 9, 9, 24}, -1, 4}, {{3, 10}, 1, 5}}) {
+        SCOPED_TRACE(dims(shape) + " axis " + std::to_string(axis) + " group " + std::to_string(group));
+        std::mt19937 r(5);
+        const TT x = random_f32(r, shape);
+        expect_fast_matches_reference("ChannelShuffle", A().i("axis", axis).i("group", group), {&x}, dims(shape), 0.0f);
+        if (HasFatalFailure()) return;
+    }
     std::mt19937 rng(31);
     for (const Case& c : cases)
         for (kes_dtype dtype : {KES_F32, KES_U8, KES_F16, KES_I64}) {

@@ -77,6 +77,26 @@ TEST(OpsTranspose, PermutationsAndDtypes) {
     EXPECT_CREATE_FAILS(KES_ERR_INVALID_ARGUMENT, "'perm'", "Transpose", A().is("perm", {0, 0, 1, 2}), {&x});
 }
 
+// Kestrel's ChannelShuffle: output channel j·g + i is input channel i·(C/g) + j, along axis 1 (NCHW) or
+// any other axis; the group must divide the channels.
+TEST(OpsChannelShuffle, ChannelJTimesGPlusIIsInputChannelITimesCOverGPlusJ) {
+    const TT x = f32({2, 6, 3}, iota_f(36));
+    const TT y = run1("ChannelShuffle", A().i("group", 2), {&x});
+    EXPECT_EQ(y.shape, x.shape);
+    const std::vector<float> in = x.f(), out = y.f();
+    for (int64_t n = 0; n < 2; ++n)
+        for (int64_t i = 0; i < 2; ++i)
+            for (int64_t j = 0; j < 3; ++j)
+                for (int64_t k = 0; k < 3; ++k)
+                    EXPECT_EQ(out[static_cast<size_t>((n * 6 + j * 2 + i) * 3 + k)],
+                              in[static_cast<size_t>((n * 6 + i * 3 + j) * 3 + k)]);
+    // The last axis (NHWC), 3 groups of 2: channels 0 2 4 1 3 5 → 0 2 4 1 3 5 read as (i·2 + j).
+    const TT z = f32({1, 6}, {10, 11, 12, 13, 14, 15});
+    EXPECT_EQ(run1("ChannelShuffle", A().i("axis", -1).i("group", 3), {&z}).f(),
+              (std::vector<float>{10, 12, 14, 11, 13, 15}));
+    EXPECT_CREATE_FAILS(KES_ERR_INVALID_ARGUMENT, "'group' 4", "ChannelShuffle", A().i("group", 4), {&x});
+}
+
 TEST(OpsConcatSplit, AxesAndUnevenParts) {
     const TT a = f32({2, 2, 3}, iota_f(12)), b = f32({2, 1, 3}, random_floats(6, 1));
     const TT y = run1("Concat", A().i("axis", -2), {&a, &b});

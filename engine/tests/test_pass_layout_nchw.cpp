@@ -259,6 +259,28 @@ TEST(PassLayout, NchwMobilenetBlockRunsNhwcBetweenBoundaryTransposes) {
     EXPECT_EQ(count_op(alone, "Transpose"), 2u);
 }
 
+// ShuffleNet's channel shuffle between two convs (Reshape → Transpose → Reshape, as PyTorch exports it):
+// one ChannelShuffle inside the NHWC region, renumbered to the last axis; only the two boundary
+// Transposes are left.
+TEST(PassLayout, NchwChannelShuffleStaysInsideTheNhwcRegion) {
+    Net net({1, 8, 6, 5});
+    const std::string a = net.conv("input", 8, 8, 1);
+    const std::string split = net.op("Reshape", {a, net.ints("s1", {1, 2, 4, 6, 5})});
+    const std::string swapped = net.op("Transpose", {split}, {attr_ints("perm", {0, 2, 1, 3, 4})});
+    const std::string merged = net.op("Reshape", {swapped, net.ints("s2", {1, 8, 6, 5})});
+    const std::string b = net.conv(merged, 8, 8, 3);
+    auto [pipeline, alone] = convert_checked(net.finish({{b, {1, 8, 6, 5}}}));
+    EXPECT_EQ(layouts_of(pipeline, "Conv"), all(2, "NHWC"));
+    EXPECT_EQ(count_op(pipeline, "Transpose"), 2u);
+    EXPECT_EQ(count_op(pipeline, "Reshape"), 0u);
+    ASSERT_EQ(count_op(pipeline, "ChannelShuffle"), 1u);
+    for (const ir::Node& n : pipeline.nodes) {
+        if (n.op == "ChannelShuffle") {
+            EXPECT_EQ(n.attrs.get_int("axis", 1), 3);
+        }
+    }
+}
+
 // A decoder as PyTorch exports it: Conv + BatchNormalization + SiLU (Sigmoid, Mul), then a learned 2x
 // upsampling (ConvTranspose 2x2 stride 2, `group` groups) and Relu: [1,8,6,7] → [1,8,12,14].
 std::vector<uint8_t> decoder_model(int64_t group) {

@@ -344,6 +344,43 @@ TEST(FuseActivations, ClipWithRuntimeBoundsIsNotFused) {
     EXPECT_EQ(ir::fuse_activations(g).nodes_fused, 0u);
 }
 
+// ---- channel shuffle -------------------------------------------------------------------------------------
+
+// ShuffleNet's Reshape → Transpose → Reshape becomes one ChannelShuffle with the same bytes; a Transpose
+// that does not swap the split axis's two halves, or an intermediate used elsewhere, keeps the three.
+TEST(FuseChannelShuffle, ReshapeTransposeReshapeBecomesOneNode) {
+    for (int variant = 0; variant < 3; ++variant) {
+        ir::Graph g;
+        const int32_t x = act(g, "x", {1, 6, 2, 3});
+        g.inputs = {x};
+        const int32_t a = act(g, "a"), t = act(g, "t"), y = act(g, "y"), z = act(g, "z");
+        g.add_node("Reshape", {x, g.add_constant_i64("s1", {5}, {1, 2, 3, 2, 3})}, {a});
+        const std::vector<int64_t> perm =
+            variant == 1 ? std::vector<int64_t>{0, 1, 2, 4, 3} : std::vector<int64_t>{0, 2, 1, 3, 4};
+        g.add_node("Transpose", {a}, {t}).attrs.set_ints("perm", perm);
+        g.add_node("Reshape", {t, g.add_constant_i64("s2", {4}, {1, 6, 2, 3})}, {y});
+        g.outputs = {y};
+        if (variant == 2) {
+            g.add_node("Neg", {t}, {z});
+            g.outputs = {y, z};
+        }
+        const std::vector<float> in = wave_f(36, 1.0f, 0.0f);
+        const auto before = run_graph(g, {in});
+        ir::infer_shapes(g);
+        const size_t fused = ir::fuse_channel_shuffle(g).nodes_fused;
+        if (variant == 0) {
+            EXPECT_EQ(fused, 1u);
+            ASSERT_EQ(g.nodes.size(), 1u);
+            EXPECT_EQ(g.nodes[0].op, "ChannelShuffle");
+            EXPECT_EQ(g.nodes[0].attrs.get_int("axis", -1), 1);
+            EXPECT_EQ(g.nodes[0].attrs.get_int("group", -1), 2);
+        } else {
+            EXPECT_EQ(fused, 0u) << "variant " << variant;
+        }
+        EXPECT_EQ(run_graph(g, {in}), before) << "variant " << variant;
+    }
+}
+
 // ---- residual adds ---------------------------------------------------------------------------------------
 
 TEST(FuseResidualAdds, AddOfConvAndSkipBecomesTheConvsFourthInputWithTheAddsActivation) {

@@ -552,6 +552,7 @@ ir::Graph build_graph(const uint8_t* data, size_t size, const Options& options, 
     // BatchNormalization and per-channel Mul/Add fold into an NCHW Conv here, before the layout pass
     // switches it: the folding of BatchNormalization takes only NCHW (fusion.cpp).
     add_stats(stats, ir::fuse_channel_affine(g));
+    add_stats(stats, ir::fuse_channel_shuffle(g));  // before the layout pass, which renumbers its axis
     // Not in the stats: its count is ops switched to NHWC, which are neither fused nor removed.
     ir::choose_layout(g);  // Conv/pool regions → NHWC ops where that pays (pass_layout.hpp)
     progress("fuse", 0, g.nodes.size());

@@ -389,6 +389,54 @@ PassStats fuse_residual_adds(Graph& g) {
     return stats;
 }
 
+PassStats fuse_channel_shuffle(Graph& g) {
+    PassStats stats;
+    for (size_t ri = 0; ri < g.nodes.size(); ++ri) {
+        const Node& r1 = g.nodes[ri];
+        if (r1.op != "Reshape" || r1.outputs.size() != 1 || r1.inputs.empty()) continue;
+        const int32_t x = r1.inputs[0], t1 = r1.outputs[0];
+        const int32_t ti = sole_consumer(g, t1);
+        if (ti < 0 || g.nodes[static_cast<size_t>(ti)].op != "Transpose") continue;
+        const Node& tr = g.nodes[static_cast<size_t>(ti)];
+        const int32_t t2 = tr.outputs[0];
+        const int32_t r2i = sole_consumer(g, t2);
+        if (r2i < 0 || g.nodes[static_cast<size_t>(r2i)].op != "Reshape") continue;
+        const int32_t y = g.nodes[static_cast<size_t>(r2i)].outputs[0];
+        const Tensor &xt = g.tensors[static_cast<size_t>(x)], &a = g.tensors[static_cast<size_t>(t1)],
+                     &yt = g.tensors[static_cast<size_t>(y)];
+        if (!xt.has_shape || !a.has_shape || !yt.has_shape || yt.shape != xt.shape) continue;
+        // t1 is x with one axis c split into (g, C/g); the Transpose swaps exactly those two.
+        const Shape &xs = xt.shape, &as = a.shape;
+        if (as.size() != xs.size() + 1 || xs.empty()) continue;
+        size_t c = 0;
+        while (c < xs.size() && xs[c] == as[c]) ++c;
+        if (c >= xs.size() || as[c] * as[c + 1] != xs[c] || as[c] < 2 || as[c + 1] < 2) continue;
+        if (!std::equal(xs.begin() + static_cast<std::ptrdiff_t>(c) + 1, xs.end(),
+                        as.begin() + static_cast<std::ptrdiff_t>(c) + 2))
+            continue;
+        std::vector<int64_t> want(as.size());
+        for (size_t i = 0; i < want.size(); ++i) want[i] = static_cast<int64_t>(i);
+        std::swap(want[c], want[c + 1]);
+        if (tr.attrs.get_ints("perm") != want) continue;
+        Node shuffle;
+        shuffle.op = "ChannelShuffle";
+        shuffle.name = g.nodes[static_cast<size_t>(r2i)].name;
+        shuffle.inputs = {x};
+        shuffle.outputs = {y};
+        shuffle.attrs.set_int("axis", static_cast<int64_t>(c));
+        shuffle.attrs.set_int("group", as[c]);
+        // The shuffle takes the last Reshape's place; the Reshape and Transpose before it go.
+        g.nodes[static_cast<size_t>(r2i)] = std::move(shuffle);
+        for (int32_t gone :
+             {std::max<int32_t>(ti, static_cast<int32_t>(ri)), std::min<int32_t>(ti, static_cast<int32_t>(ri))})
+            g.nodes.erase(g.nodes.begin() + gone);
+        ri = ri > 0 ? ri - 1 : 0;
+        ++stats.nodes_fused, stats.nodes_removed += 2;
+    }
+    if (stats.nodes_fused) g.compact();
+    return stats;
+}
+
 PassStats make_padding_explicit(Graph& g) {
     PassStats stats;
     // With image size gears the pads depend on the gear: auto_pad stays, and each gear's kernels

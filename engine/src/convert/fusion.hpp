@@ -27,6 +27,13 @@ PassStats fuse_activations(Graph& g);
 // broadcast whose other input is not the Conv's output; the fused node takes the Add's place.
 PassStats fuse_residual_adds(Graph& g);
 
+// ShuffleNet's channel shuffle, Reshape (one axis of C split into g × C/g) → Transpose (swapping those
+// two) → Reshape (back to the input's shape), becomes one ChannelShuffle node (axis, group; see
+// kernels/ref/shape.cpp), when the intermediates feed nothing else. convert.cpp runs it before the
+// layout pass, which renumbers its axis like Softmax's: the shuffle then stays inside an NHWC region
+// instead of ending it with a Transpose on each side.
+PassStats fuse_channel_shuffle(Graph& g);
+
 // Conv, MaxPool, AveragePool and LpPool with auto_pad SAME_UPPER / SAME_LOWER / VALID get the explicit
 // "pads" those modes compute (TF's SAME), and auto_pad is removed, so the file never depends on an
 // input-shape-derived padding rule. Graphs with dynamic image size gears keep auto_pad (their pads

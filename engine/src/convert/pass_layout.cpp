@@ -179,7 +179,7 @@ enum class Kind : uint8_t {
     Conv,
     ConvTranspose,
     LayoutAttr,  // pools, BatchNormalization: only data_layout changes
-    Axis,        // "axis" attribute: Softmax, LogSoftmax, Hardmax, ArgMax, ArgMin, Split
+    Axis,        // "axis" attribute: Softmax, LogSoftmax, Hardmax, ArgMax, ArgMin, Split, ChannelShuffle
     Reduce,
     Pad,
     Slice,
@@ -289,14 +289,14 @@ public:
             role.kind = Kind::LayoutAttr;
             return role;
         }
-        if (one_of(op, {"Softmax", "LogSoftmax", "Hardmax", "ArgMax", "ArgMin", "Split"})) {
+        if (one_of(op, {"Softmax", "LogSoftmax", "Hardmax", "ArgMax", "ArgMin", "Split", "ChannelShuffle"})) {
             const bool arg = op == "ArgMax" || op == "ArgMin";
             if (arg && n.attrs.get_int("keepdims", 1) == 0) return std::nullopt;
             if (op == "Split" ? !absent_or_int_list(n, 1) : n.inputs.size() != 1) return std::nullopt;
             if (op != "Split" && !one_out) return std::nullopt;
             if (!carry(0)) return std::nullopt;
             role.kind = Kind::Axis;
-            role.default_axis = arg || op == "Split" ? 0 : -1;
+            role.default_axis = arg || op == "Split" ? 0 : op == "ChannelShuffle" ? 1 : -1;
             return role;
         }
         if (is_reduce(op)) {

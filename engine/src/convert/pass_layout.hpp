@@ -14,7 +14,8 @@
 //     ([C, M/g, K...] → [M, K..., C/g]), MaxPool (no Indices output), AveragePool, GlobalAveragePool,
 //     GlobalMaxPool, BatchNormalization — only when the region turns NCHW into NHWC;
 //   - ops with axes, which are renumbered: Concat, Softmax, LogSoftmax, Hardmax, Reduce* and
-//     ArgMax/ArgMin with keepdims, Split, Pad, Slice, Resize (constant axes / pads / scales / sizes).
+//     ArgMax/ArgMin with keepdims, Split, ChannelShuffle, Pad, Slice, Resize (constant axes / pads /
+//     scales / sizes).
 // Every Transpose is a region boundary. Storing a whole region permuted by D changes each Transpose
 // at its edge (perms compose; one that becomes the identity disappears, one that only moves size-1
 // dims becomes a Reshape) and needs a new Transpose where the region meets any other op, a graph

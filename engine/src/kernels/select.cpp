@@ -20,6 +20,7 @@ constexpr FastOp kFastOps[] = {
     {"Add", kernels::select_add},
     {"AveragePool", kernels::select_average_pool},
     {"BatchNormalization", kernels::select_batch_norm},
+    {"ChannelShuffle", kernels::select_channel_shuffle},
     {"Clip", kernels::select_clip},
     {"Conv", kernels::select_pointwise_conv},
     {"Conv", kernels::select_conv},

@@ -2,7 +2,8 @@
 // adjacent axes that stay adjacent are merged and size-1 axes dropped — [O, A, B, I] → [O, B, A, I].
 // The NCHW ↔ NHWC Transposes at a converted model's edges ([N, C, HW] ↔ [N, HW, C]), a detector
 // head's [1, 3, 85, h·w] → [1, 3, h·w, 85], ShuffleNet's channel shuffle ([N·HW, g, C/g, 1]) are all
-// this form. Any other permutation keeps the reference kernel (a gather over every axis).
+// this form, and so is Kestrel's ChannelShuffle ([outer, g, C/g, inner] → [outer, C/g, g, inner]). Any
+// other permutation keeps the reference kernel (a gather over every axis).
 //
 // Choices:
 // - Tiles of kTile × kTile elements of the swapped axes, each element a run of I contiguous values:
@@ -161,6 +162,19 @@ std::unique_ptr<Kernel> select_transpose(const NodeDesc& node, const std::vector
     const size_t b = static_cast<size_t>(runs[first].extent), a = static_cast<size_t>(runs[first + 1].extent);
     const size_t i = n - first == 3 ? static_cast<size_t>(runs[first + 2].extent) : 1;
     return std::make_unique<TransposeKernel>(es, o, a, b, i);
+}
+
+std::unique_ptr<Kernel> select_channel_shuffle(const NodeDesc& node, const std::vector<TensorDesc>& outputs,
+                                               const Microkernels&) {
+    const TensorDesc& x = *node.inputs[0];
+    const size_t es = kes_dtype_size(x.dtype);
+    if ((es != 1 && es != 2 && es != 4 && es != 8) || outputs[0].elements() == 0) return nullptr;
+    // [outer, g, C/g, inner] → [outer, C/g, g, inner]: the reference's view (shape.cpp).
+    const AxisSplit around = split_at_axis(x.shape, normalize_axis(node.attrs.get_int("axis", 1), x.rank()));
+    const int64_t group = node.attrs.get_int("group", 1);
+    return std::make_unique<TransposeKernel>(es, static_cast<size_t>(around.outer), static_cast<size_t>(group),
+                                             static_cast<size_t>(around.dim / group),
+                                             static_cast<size_t>(around.inner));
 }
 
 }  // namespace kernels

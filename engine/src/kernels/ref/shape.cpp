@@ -1,6 +1,6 @@
 // shape.cpp — ops that move data without arithmetic: Reshape, Flatten, Squeeze, Unsqueeze, Transpose,
-// Concat, Split, Slice, Expand, Tile, Trilu, DepthToSpace, SpaceToDepth. All of them work on any dtype (they
-// copy elements by size).
+// Concat, Split, Slice, Expand, Tile, Trilu, DepthToSpace, SpaceToDepth, and Kestrel's ChannelShuffle. All of
+// them work on any dtype (they copy elements by size).
 //
 // Choices:
 // - Shape-determining inputs (Reshape shape, Slice starts/ends/axes/steps, Squeeze/Unsqueeze axes,
@@ -14,6 +14,10 @@
 //   KES_ERR_INVALID_ARGUMENT.
 // - Reshape / Flatten / Squeeze / Unsqueeze copy (memmove) unless the executor gives them the same
 //   buffer in and out.
+// - ChannelShuffle (Kestrel's own op: attributes "axis", default 1, and "group" g, which divides that
+//   axis's extent C) is ShuffleNet's Reshape [.., g, C/g, ..] → Transpose (swap the two) → Reshape
+//   back, as one node that the layout pass can renumber (the converter folds that pattern into it):
+//   output channel j·g + i is input channel i·(C/g) + j.
 #include <algorithm>
 #include <limits>
 
@@ -193,6 +197,22 @@ std::unique_ptr<Kernel> create_transpose(const NodeDesc& node, std::vector<Tenso
     }
     outputs[0].dtype = x.dtype;
     return transpose_kernel(kes_dtype_size(x.dtype), x.shape, perm, &outputs[0].shape);
+}
+
+std::unique_ptr<Kernel> create_channel_shuffle(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
+    const TensorDesc& x = *node.inputs[0];
+    if (x.rank() == 0) fail(KES_ERR_INVALID_ARGUMENT, "cannot shuffle a scalar");
+    const int64_t axis = normalize_axis(node.attrs.get_int("axis", 1), x.rank());
+    const int64_t group = node.attrs.require_int("group");
+    const AxisSplit around = split_at_axis(x.shape, axis);
+    if (group < 1 || around.dim % group != 0)
+        fail(KES_ERR_INVALID_ARGUMENT, "attribute 'group' %lld does not divide the %lld channels of axis %lld",
+             static_cast<long long>(group), static_cast<long long>(around.dim), static_cast<long long>(axis));
+    outputs[0].dtype = x.dtype;
+    outputs[0].shape = x.shape;
+    Shape permuted;
+    return transpose_kernel(kes_dtype_size(x.dtype), {around.outer, group, around.dim / group, around.inner},
+                            {0, 2, 1, 3}, &permuted);
 }
 
 template <bool kToSpace>
@@ -465,6 +485,7 @@ void add_shape_ops(OpList& ops) {
     ops.push_back({"Expand", 2, 2, 1, 1, create_expand});
     ops.push_back({"Tile", 2, 2, 1, 1, create_tile});
     ops.push_back({"Trilu", 1, 2, 1, 1, create_trilu});
+    ops.push_back({"ChannelShuffle", 1, 1, 1, 1, create_channel_shuffle});
 }
 
 }  // namespace kes
