@@ -14,7 +14,8 @@
 //   by memcpy.
 // - A few input rows (A ≤ 4, an image's colour planes) are interleaved stream by stream instead: 0.12 →
 //   0.03 ms for a [1,3,240,320] input.
-// - Units are (outer index, band of output rows): fixed by the shapes; a transpose moves bytes,
+// - Units are (outer index, block of the matrix), or (outer index, band of output rows) when
+//   interleaving: fixed by the shapes; a transpose moves bytes,
 //   so the result is the reference's bit for bit whatever the thread count.
 #include <algorithm>
 #include <cstdint>
@@ -31,6 +32,7 @@ namespace {
 
 constexpr size_t kTile = 16;
 constexpr size_t kUnitElements = 16 * 1024;  // runs moved per unit, about
+constexpr size_t kBlock = 64;                // a unit's block of the matrix: kBlock × kBlock runs
 
 // out[b][a] = in[a][b] with few rows a (an image's 3 colour planes into pixels): A input streams read
 // in step, each output row written whole; A a constant, so the compiler keeps the streams in registers.
@@ -52,9 +54,17 @@ void transpose_tile(const T* in, T* out, size_t a0, size_t a1, size_t b0, size_t
 class TransposeKernel final : public Kernel {
 public:
     TransposeKernel(size_t es, size_t o, size_t a, size_t b, size_t i) : es_(es), o_(o), a_(a), b_(b), i_(i) {
-        // Bands of output rows (B) of about kUnitElements runs each, whole tiles.
-        band_ = std::max<size_t>(kTile, (kUnitElements / std::max<size_t>(a_, 1) + kTile - 1) / kTile * kTile);
-        bands_ = (b_ + band_ - 1) / band_;
+        if (interleaves()) {
+            // Bands of output rows (B) of about kUnitElements runs each.
+            band_ = std::max<size_t>(kTile, (kUnitElements / a_ + kTile - 1) / kTile * kTile);
+            a_blocks_ = 1, b_blocks_ = (b_ + band_ - 1) / band_;
+        } else {
+            // Blocks of kBlock × kBlock runs: a block reads whole cache lines of kBlock input rows and
+            // writes whole lines of kBlock output rows (bands of B alone re-read every input line once
+            // per band: a [1,255,40,40] head's NHWC → NCHW took 0.78 ns per element, 0.2 in blocks).
+            band_ = kBlock;
+            a_blocks_ = (a_ + kBlock - 1) / kBlock, b_blocks_ = (b_ + kBlock - 1) / kBlock;
+        }
     }
     const char* impl() const override { return "transpose-tiled"; }
 
@@ -63,16 +73,19 @@ public:
         const auto* x = static_cast<const uint8_t*>(inputs[0]);
         auto* y = static_cast<uint8_t*>(outputs[0]);
         const size_t run_bytes = i_ * es_, matrix = a_ * b_ * run_bytes;
-        parallel_units(rc, o_ * bands_, [&](uint64_t unit, uint32_t) {
-            const size_t o = unit / bands_, b0 = (unit % bands_) * band_, b1 = std::min(b_, b0 + band_);
+        const size_t blocks = a_blocks_ * b_blocks_;
+        parallel_units(rc, o_ * blocks, [&](uint64_t unit, uint32_t) {
+            const size_t o = unit / blocks, ab = (unit % blocks) / b_blocks_, bb = unit % b_blocks_;
+            const size_t b0 = bb * band_, b1 = std::min(b_, b0 + band_);
             const uint8_t* in = x + o * matrix;
             uint8_t* out = y + o * matrix;
-            if (i_ == 1 && es_ == 4 && a_ >= 2 && a_ <= 4) {
+            if (interleaves()) {
                 interleave_planes(reinterpret_cast<const uint32_t*>(in), reinterpret_cast<uint32_t*>(out), b0, b1);
                 return;
             }
-            for (size_t a0 = 0; a0 < a_; a0 += kTile) {
-                const size_t a1 = std::min(a_, a0 + kTile);
+            const size_t a_end = std::min(a_, (ab + 1) * kBlock);
+            for (size_t a0 = ab * kBlock; a0 < a_end; a0 += kTile) {
+                const size_t a1 = std::min(a_end, a0 + kTile);
                 for (size_t t0 = b0; t0 < b1; t0 += kTile) {
                     const size_t t1 = std::min(b1, t0 + kTile);
                     tile(in, out, a0, a1, t0, t1, run_bytes);
@@ -82,6 +95,8 @@ public:
     }
 
 private:
+    bool interleaves() const { return i_ == 1 && es_ == 4 && a_ >= 2 && a_ <= 4; }
+
     void interleave_planes(const uint32_t* in, uint32_t* out, size_t b0, size_t b1) const {
         switch (a_) {
             case 2: return interleave<uint32_t, 2>(in, out, b0, b1, b_);
@@ -110,7 +125,7 @@ private:
                 std::memcpy(out + (b * a_ + a) * run_bytes, in + (a * b_ + b) * run_bytes, run_bytes);
     }
 
-    size_t es_, o_, a_, b_, i_, band_ = kTile, bands_ = 1;
+    size_t es_, o_, a_, b_, i_, band_ = kTile, a_blocks_ = 1, b_blocks_ = 1;
 };
 
 }  // namespace
