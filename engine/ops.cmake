@@ -15,6 +15,7 @@ list(APPEND engine_sources
   src/kernels/select.cpp
   src/kernels/common/microkernels.cpp
   src/kernels/common/activations.cpp
+  src/kernels/common/concat.cpp
   src/kernels/common/conv_nhwc.cpp
   src/kernels/common/conv_transpose_nhwc.cpp
   src/kernels/common/gemm.cpp

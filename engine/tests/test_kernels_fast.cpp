@@ -517,6 +517,26 @@ TEST(FastKernels, ResizeNhwcNearestAndLinearMatchReference) {
     EXPECT_TRUE(keeps_reference("Resize", A().s("mode", "nearest"), {&x, &roi, &chan}));
 }
 
+// Concat along the channels of NHWC images (a neck's), along a middle axis, and of three inputs, one of
+// them empty along the axis: the reference's bytes; a Concat with one outer row keeps the reference.
+TEST(FastKernels, ConcatEqualsReference) {
+    std::mt19937 rng(12);
+    for (const auto& [shapes, axis] : std::vector<std::pair<std::vector<kes::Shape>, int64_t>>{
+             {{{1, 20, 20, 64}, {1, 20, 20, 64}}, 3},
+             {{{2, 7, 5, 3}, {2, 7, 5, 13}, {2, 7, 5, 0}}, -1},
+             {{{2, 3, 4}, {2, 5, 4}}, 1},
+             {{{1, 80, 80, 16}, {1, 80, 80, 16}, {1, 80, 80, 32}}, 3}}) {
+        std::vector<TT> xs;
+        for (const kes::Shape& sh : shapes) xs.push_back(random_f32(rng, sh));
+        std::vector<const TT*> in;
+        for (const TT& x : xs) in.push_back(&x);
+        expect_fast_matches_reference("Concat", A().i("axis", axis), in, dims(shapes[0]), 0.0f);
+        if (HasFatalFailure()) return;
+    }
+    const TT a = random_f32(rng, {1, 4, 5}), b = random_f32(rng, {1, 4, 5});
+    EXPECT_TRUE(keeps_reference("Concat", A().i("axis", 1), {&a, &b}));
+}
+
 TEST(FastKernels, AveragePoolNhwcEqualsReferenceWithPadsCeilModeAndCountIncludePad) {
     std::mt19937 rng(21);
     int tested = 0;

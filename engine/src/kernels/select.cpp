@@ -22,6 +22,7 @@ constexpr FastOp kFastOps[] = {
     {"BatchNormalization", kernels::select_batch_norm},
     {"ChannelShuffle", kernels::select_channel_shuffle},
     {"Clip", kernels::select_clip},
+    {"Concat", kernels::select_concat},
     {"Conv", kernels::select_pointwise_conv},
     {"Conv", kernels::select_conv},
     {"ConvTranspose", kernels::select_conv_transpose},

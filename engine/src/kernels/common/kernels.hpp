@@ -34,6 +34,7 @@ std::unique_ptr<Kernel> select_transpose(const NodeDesc&, const std::vector<Tens
 std::unique_ptr<Kernel> select_batch_norm(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_resize(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_channel_shuffle(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
+std::unique_ptr<Kernel> select_concat(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_add(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_mul(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_prelu(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);

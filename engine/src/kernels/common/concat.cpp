@@ -1,0 +1,71 @@
+// concat.cpp — fast Concat: the reference's copies (per outer index, each input's run of bytes after
+// the previous ones') shared out over the threads. In NHWC a channel Concat (an FPN neck's, a Fire
+// module's, a C3 block's) is a few hundred bytes per input per pixel, so the work is many short copies:
+// units are blocks of outer rows of about kUnitBytes of output, fixed by the shapes, and a copy moves
+// bytes, so the result is the reference's bit for bit on any thread count.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "../ref/op_util.hpp"
+#include "kernels.hpp"
+#include "parallel.hpp"
+
+namespace kes {
+namespace kernels {
+namespace {
+
+constexpr size_t kUnitBytes = 64 * 1024;
+
+class ConcatKernel final : public Kernel {
+public:
+    ConcatKernel(std::vector<size_t> chunk, size_t outer) : chunk_(std::move(chunk)), outer_(outer) {
+        for (size_t c : chunk_) row_ += c;
+        rows_per_unit_ = std::max<size_t>(1, kUnitBytes / std::max<size_t>(row_, 1));
+    }
+    const char* impl() const override { return "concat-threads"; }
+
+    using Kernel::run;
+    void run(const RunContext& rc, const void* const* inputs, void* const* outputs) const override {
+        auto* y = static_cast<uint8_t*>(outputs[0]);
+        parallel_units(rc, (outer_ + rows_per_unit_ - 1) / rows_per_unit_, [&](uint64_t unit, uint32_t) {
+            const size_t r0 = unit * rows_per_unit_, r1 = std::min(outer_, r0 + rows_per_unit_);
+            size_t col = 0;
+            for (size_t i = 0; i < chunk_.size(); ++i) {
+                const size_t c = chunk_[i];
+                const auto* x = static_cast<const uint8_t*>(inputs[i]);
+                if (c)
+                    for (size_t r = r0; r < r1; ++r) std::memcpy(y + r * row_ + col, x + r * c, c);
+                col += c;
+            }
+        });
+    }
+
+private:
+    std::vector<size_t> chunk_;  // bytes per outer row of each input
+    size_t outer_, row_ = 0, rows_per_unit_ = 1;
+};
+
+}  // namespace
+
+std::unique_ptr<Kernel> select_concat(const NodeDesc& node, const std::vector<TensorDesc>& outputs,
+                                      const Microkernels&) {
+    const TensorDesc& out = outputs[0];
+    if (out.elements() == 0 || node.inputs.empty()) return nullptr;
+    const int64_t axis = normalize_axis(node.attrs.get_int("axis", 0), out.rank());
+    const size_t es = kes_dtype_size(out.dtype);
+    std::vector<size_t> chunk;
+    for (const TensorDesc* t : node.inputs) {
+        if (!t) return nullptr;
+        const AxisSplit around = split_at_axis(t->shape, axis);
+        chunk.push_back(static_cast<size_t>(around.dim * around.inner) * es);
+    }
+    // One outer row is all there is (a Concat along the first non-1 axis): the reference's memcpys
+    // already stream; threads would only split a copy that is over in microseconds.
+    const size_t outer = static_cast<size_t>(split_at_axis(out.shape, axis).outer);
+    if (outer < 2) return nullptr;
+    return std::make_unique<ConcatKernel>(std::move(chunk), outer);
+}
+
+}  // namespace kernels
+}  // namespace kes
