@@ -5,12 +5,17 @@
 // (its best case: no packing of X is ours to pay, the weights are already laid out for it).
 //
 //   kes-bench-gemm [REPEATS]
+//
+// Exit codes: 0 success, 1 runtime error, 2 usage error (a REPEATS that is not a whole number >= 1 is
+// one: atoi read "abc" as 0 repeats, a table of 1e30 ms and exit 0).
 #include <cblas.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <string>
@@ -24,6 +29,24 @@
 extern "C" void openblas_set_num_threads(int);
 
 namespace {
+
+const char kUsage[] =
+    "usage: kes-bench-gemm [REPEATS]\n"
+    "  REPEATS  timed runs per case and implementation, the best one reported (default 30, at most 100000)\n";
+
+[[noreturn]] void usage_error(const std::string& message) {
+    std::fprintf(stderr, "kes-bench-gemm: %s\n%s", message.c_str(), kUsage);
+    std::exit(2);
+}
+
+int parse_repeats(const char* text) {
+    char* end = nullptr;
+    errno = 0;
+    const long v = std::strtol(text, &end, 10);
+    if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0 || v < 1 || v > 100000)
+        usage_error(std::string("REPEATS takes a whole number in [1, 100000], not '") + text + "'");
+    return static_cast<int>(v);
+}
 
 template <class F>
 double best_ms(int repeats, F&& f) {
@@ -39,7 +62,13 @@ double best_ms(int repeats, F&& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    const int repeats = argc > 1 ? std::atoi(argv[1]) : 30;
+    if (argc > 1 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+        std::fputs(kUsage, stdout);
+        return 0;
+    }
+    if (argc > 1 && argv[1][0] == '-') usage_error(std::string("unknown option '") + argv[1] + "'");
+    if (argc > 2) usage_error(std::string("too many arguments ('") + argv[2] + "')");
+    const int repeats = argc > 1 ? parse_repeats(argv[1]) : 30;
     openblas_set_num_threads(1);
     struct Case {
         int64_t h, w, c, m;
