@@ -13,9 +13,11 @@
 #include "convert/convert.hpp"
 #include "convert/importers.hpp"
 #include "kes/error.hpp"
+#include "kes/struct_size.hpp"
 #include "kestrel/convert.h"
 #include "kestrel/engine.h"
 #include "kestrel/log.h"
+#include "struct_size_check.hpp"
 #include "test_kom_run.hpp"
 #include "test_onnx_builder.hpp"
 #include "test_passes_runner.hpp"
@@ -94,6 +96,23 @@ TEST(ConvertOptions, BatchGearsAreSortedAndUnique) {
     EXPECT_EQ(convert::parse_batch_gears("8,1,4,2,4"), (std::vector<int64_t>{1, 2, 4, 8}));
     EXPECT_EQ(status_of([] { convert::parse_batch_gears("0,2"); }), KES_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(status_of([] { convert::parse_batch_gears(""); }), KES_ERR_INVALID_ARGUMENT);
+}
+
+// Number lists take decimal integers and every item: an empty item, a '+', a blank inside a number or a
+// trailing comma is refused naming the option (they were read as a shorter list or as the number).
+// Blanks around an item stay allowed.
+TEST(ConvertOptions, NumberListsRefuseEmptyItemsSignsAndInnerBlanks) {
+    for (const char* bad : {"1,,2", "1,2,", "+1", "1 2", ",4", "0x10", "4e1"}) {
+        SCOPED_TRACE(bad);
+        std::string message;
+        EXPECT_EQ(status_of([&] { convert::parse_batch_gears(bad); }, &message), KES_ERR_INVALID_ARGUMENT);
+        EXPECT_NE(message.find("--dynamic-batch"), std::string::npos) << message;
+        EXPECT_EQ(status_of([&] { convert::parse_input_shapes(std::string("x:") + bad); }), KES_ERR_INVALID_ARGUMENT);
+    }
+    EXPECT_EQ(status_of([] { convert::parse_image_sizes("224,,224"); }), KES_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(status_of([] { convert::parse_image_sizes("+224,224"); }), KES_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(convert::parse_batch_gears(" 1, 2 ,4"), (std::vector<int64_t>{1, 2, 4}));
+    EXPECT_EQ(convert::parse_input_shapes("x: 1, -1, -1, 3")[0].second, (Shape{1, -1, -1, 3}));
 }
 
 TEST(ConvertOptions, FormatIsDetectedFromTheTfliteIdentifier) {
@@ -472,6 +491,28 @@ TEST(ConvertApi, BadOptionsAreInvalidArguments) {
     EXPECT_EQ(kes_convert_memory(model.data(), model.size(), &opt, &kom, &size, nullptr), KES_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(kes_convert_options_init(nullptr), KES_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(kes_convert_file("/nonexistent/model.onnx", "/tmp/x.kom", nullptr, nullptr), KES_ERR_NOT_FOUND);
+}
+
+// kes_convert_options and kes_convert_summary follow the struct_size contract (kes/struct_size.hpp): an
+// app built against the first release (before the image size gears and the input format) converts; a
+// newer app's options with an unknown tail of zeros convert, with a set tail they are refused; the
+// summary is written to the caller's size only. (Before: any size up to sizeof, nothing larger.)
+TEST(ConvertApi, OptionsAndSummaryGrowWithoutBreakingApps) {
+    const std::vector<uint8_t> model = conv_bn_relu_model();
+    kes_convert_options opt;
+    ASSERT_EQ(kes_convert_options_init(&opt), KES_OK);
+    opt.input_shape = "x:1,2,5,5";
+    const auto convert = [&](const kes_convert_options* o, kes_convert_summary* s) {
+        void* kom = nullptr;
+        size_t size = 0;
+        const kes_status st = kes_convert_memory(model.data(), model.size(), o, &kom, &size, s);
+        kes_convert_free(kom);
+        return st;
+    };
+    kes_test::expect_struct_growth(opt, KES_STRUCT_SIZE_THROUGH(kes_convert_options, progress_user_data),
+                                   [&](kes_convert_options* o) { return convert(o, nullptr); });
+    kes_test::expect_out_struct_growth<kes_convert_summary>(KES_STRUCT_SIZE_THROUGH(kes_convert_summary, nodes_removed),
+                                                            [&](kes_convert_summary* s) { return convert(&opt, s); });
 }
 
 TEST(ConvertApi, F16WeightsHalveTheWeightBytesAndExecute) {

@@ -18,6 +18,7 @@
 #include "kes/logging.hpp"
 #include "kes/math.hpp"
 #include "kes/npy.hpp"
+#include "kes/struct_size.hpp"
 #include "kestrel/convert.h"
 #ifdef KES_ENGINE_HAVE_AIPP
 #include "kestrel/aipp.h"
@@ -45,6 +46,22 @@ std::vector<std::string> split(const std::string& s, char sep) {
     return parts;
 }
 
+// The items of a comma-separated number list: every item must be there ("1,,2" and "1,2," are typos that
+// would otherwise drop a gear or a dimension silently).
+std::vector<std::string> split_numbers(const std::string& s, const char* what) {
+    std::vector<std::string> parts;
+    size_t start = 0;
+    for (;;) {
+        const size_t end = s.find(',', start);
+        const std::string part = s.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        if (part.find_first_not_of(" \t") == std::string::npos)
+            fail(KES_ERR_INVALID_ARGUMENT, "%s: '%s' has an empty item", what, s.c_str());
+        parts.push_back(part);
+        if (end == std::string::npos) return parts;
+        start = end + 1;
+    }
+}
+
 std::string trim(const std::string& s) {
     const size_t b = s.find_first_not_of(" \t\r\n");
     if (b == std::string::npos) return {};
@@ -52,12 +69,16 @@ std::string trim(const std::string& s) {
     return s.substr(b, e - b + 1);
 }
 
+// A decimal integer, an optional '-' then digits (blanks around it allowed); strtoll alone would also
+// take a '+' or blanks inside the text.
 int64_t parse_int(const std::string& text, const char* what) {
     const std::string t = trim(text);
+    const size_t digits = !t.empty() && t[0] == '-' ? 1 : 0;
+    const bool shaped = t.size() > digits && t.find_first_not_of("0123456789", digits) == std::string::npos;
     char* end = nullptr;
     errno = 0;
-    const long long v = std::strtoll(t.c_str(), &end, 10);
-    if (t.empty() || *end != '\0' || errno == ERANGE)
+    const long long v = shaped ? std::strtoll(t.c_str(), &end, 10) : 0;
+    if (!shaped || *end != '\0' || errno == ERANGE)
         fail(KES_ERR_INVALID_ARGUMENT, "%s: '%s' is not an integer", what, text.c_str());
     return v;
 }
@@ -181,7 +202,7 @@ std::vector<std::pair<std::string, Shape>> parse_input_shapes(const std::string&
         if (colon == std::string::npos || colon == 0)
             fail(KES_ERR_INVALID_ARGUMENT, "--input-shape: '%s' is not name:d0,d1,...", item.c_str());
         Shape dims;
-        for (const std::string& d : split(item.substr(colon + 1), ',')) {
+        for (const std::string& d : split_numbers(item.substr(colon + 1), "--input-shape")) {
             const int64_t v = parse_int(d, "--input-shape");
             // -1 (ATC's dynamic dim) marks height and width for --dynamic-image-size.
             if (v < -1)
@@ -197,7 +218,7 @@ std::vector<std::pair<std::string, Shape>> parse_input_shapes(const std::string&
 
 std::vector<int64_t> parse_batch_gears(const std::string& text) {
     std::vector<int64_t> gears;
-    for (const std::string& part : split(text, ',')) {
+    for (const std::string& part : split_numbers(text, "--dynamic-batch")) {
         const int64_t v = parse_int(part, "--dynamic-batch");
         if (v < 1 || v > 65536)
             fail(KES_ERR_INVALID_ARGUMENT, "--dynamic-batch: gear %lld must be in 1..65536", static_cast<long long>(v));
@@ -213,7 +234,7 @@ std::vector<int64_t> parse_batch_gears(const std::string& text) {
 std::vector<ir::ImageSize> parse_image_sizes(const std::string& text) {
     std::vector<ir::ImageSize> sizes;
     for (const std::string& part : split(text, ';')) {
-        const std::vector<std::string> hw = split(part, ',');
+        const std::vector<std::string> hw = split_numbers(part, "--dynamic-image-size");
         if (hw.size() != 2)
             fail(KES_ERR_INVALID_ARGUMENT, "--dynamic-image-size: '%s' is not height,width", part.c_str());
         ir::ImageSize s{parse_int(hw[0], "--dynamic-image-size"), parse_int(hw[1], "--dynamic-image-size")};
@@ -651,25 +672,28 @@ std::string sha256_hex(const uint8_t* data, size_t size) {
 
 namespace {
 
-kes::convert::Options to_options(const kes_convert_options* o) {
+// The first released kes_convert_options ended with the progress callback's user data (the image size
+// gears and the input format came later), kes_convert_summary with nodes_removed.
+constexpr size_t kConvertOptionsV1 = KES_STRUCT_SIZE_THROUGH(kes_convert_options, progress_user_data);
+constexpr size_t kConvertSummaryV1 = KES_STRUCT_SIZE_THROUGH(kes_convert_summary, nodes_removed);
+
+kes::convert::Options to_options(const kes_convert_options* given) {
     using kes::convert::Format;
     kes::convert::Options opt;
-    if (!o) return opt;
-    KES_REQUIRE(o->struct_size >= sizeof(uint32_t) && o->struct_size <= sizeof(kes_convert_options),
-                "options->struct_size %u is not sizeof(kes_convert_options) (call kes_convert_options_init)",
-                o->struct_size);
+    if (!given) return opt;
+    kes_convert_options options = {};  // kes_convert_options_init's defaults
+    options.struct_size = sizeof options;
+    kes::read_struct(given, kConvertOptionsV1, "options", "kes_convert_options", &options);
+    const kes_convert_options* o = &options;
     const int64_t format = kes::enum_value(o->format);
     KES_REQUIRE(format >= 0 && format <= 2, "options->format %lld is not a kes_convert_format",
                 static_cast<long long>(format));
     opt.format = format == 1 ? Format::Onnx : (format == 2 ? Format::Tflite : Format::Auto);
     if (o->input_shape && *o->input_shape) opt.input_shapes = kes::convert::parse_input_shapes(o->input_shape);
     if (o->dynamic_batch && *o->dynamic_batch) opt.dynamic_batch = kes::convert::parse_batch_gears(o->dynamic_batch);
-    if (o->struct_size >= offsetof(kes_convert_options, dynamic_image_size) + sizeof(const char*) &&
-        o->dynamic_image_size && *o->dynamic_image_size)
+    if (o->dynamic_image_size && *o->dynamic_image_size)
         opt.dynamic_image_sizes = kes::convert::parse_image_sizes(o->dynamic_image_size);
-    if (o->struct_size >= offsetof(kes_convert_options, input_format) + sizeof(const char*) && o->input_format &&
-        *o->input_format)
-        opt.input_format = o->input_format;
+    if (o->input_format && *o->input_format) opt.input_format = o->input_format;
     if (o->insert_op_conf && *o->insert_op_conf) {
         const std::vector<uint8_t> text = kes::read_file(o->insert_op_conf);
         opt.aipp_config.assign(text.begin(), text.end());
@@ -692,7 +716,7 @@ kes::convert::Options to_options(const kes_convert_options* o) {
 void fill_summary(const kes::convert::Result& r, kes_convert_summary* s) {
     if (!s) return;
     kes_convert_summary full = {};
-    full.struct_size = s->struct_size;
+    full.struct_size = sizeof full;
     full.ops = r.ops;
     full.parameters = r.parameters;
     full.arena_bytes = r.image.arena_size;
@@ -702,13 +726,11 @@ void fill_summary(const kes::convert::Result& r, kes_convert_summary* s) {
     full.nodes_folded = r.stats.nodes_folded;
     full.nodes_fused = r.stats.nodes_fused;
     full.nodes_removed = r.stats.nodes_removed;
-    std::memcpy(s, &full, std::min<size_t>(s->struct_size, sizeof full));
+    kes::write_struct(full, s);
 }
 
 void check_summary(const kes_convert_summary* s) {
-    if (s)
-        KES_REQUIRE(s->struct_size >= sizeof(uint32_t) && s->struct_size <= sizeof(kes_convert_summary),
-                    "summary->struct_size %u is not sizeof(kes_convert_summary)", s->struct_size);
+    if (s) kes::check_out_struct(s, kConvertSummaryV1, "summary", "kes_convert_summary");
 }
 
 }  // namespace

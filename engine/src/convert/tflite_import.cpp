@@ -31,6 +31,7 @@
 #include <string>
 #include <unordered_set>
 
+#include "../kernels/ref/op_util.hpp"
 #include "../kernels/ref/ops.hpp"
 #include "importers.hpp"
 #include "kes/error.hpp"
@@ -956,8 +957,7 @@ private:
                     c.shape[static_cast<size_t>(axis)] != static_cast<int64_t>(q.scale.size()))
                     corrupt_op("per-axis quantisation of " + tensor_label(in) + " does not fit its shape");
                 axis_len = q.scale.size();
-                for (size_t d = static_cast<size_t>(axis) + 1; d < c.shape.size(); ++d)
-                    inner *= static_cast<size_t>(c.shape[d]);
+                inner = static_cast<size_t>(split_at_axis(c.shape, axis).inner);
             }
             for (size_t i = 0; i < count; ++i) {
                 int64_t qv = 0;
