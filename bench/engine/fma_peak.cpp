@@ -3,9 +3,14 @@
 // this CPU runs. Built for the build's baseline like everything else (no -march=native: the aarch64 and
 // release builds stay portable); the width is chosen at run time with kes_cpu_has, so KES_CPU_DISABLE
 // applies, each width in a function compiled for its instruction set.
+//
+//   kes-fma-peak     prints {"isa":"...","gflops":G} on one line
+//
+// Exit codes: 0 success, 2 usage error (it takes no argument; it used to ignore them all).
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
+#include <cstring>
 
 #include "kestrel/cpu.h"
 
@@ -71,9 +76,23 @@ double peak_baseline() {  // SSE2 (no FMA) or NEON (FMA is part of armv8-a)
     return chains<F4x>(kIterations);
 }
 
+const char kUsage[] =
+    "usage: kes-fma-peak\n"
+    "  prints this machine's single-core f32 FMA peak as one line of JSON: {\"isa\":\"...\",\"gflops\":G}\n"
+    "  (KES_CPU_DISABLE narrows the vector width, as for Kestrel's kernels)\n";
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+    if (argc > 1) {
+        if (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
+            std::fputs(kUsage, stdout);
+            return 0;
+        }
+        std::fprintf(stderr, "kes-fma-peak: %s '%s'\n%s", argv[1][0] == '-' ? "unknown option" : "unexpected argument",
+                     argv[1], kUsage);
+        return 2;
+    }
     const char* isa = "baseline";
     double gflops = 0;
 #if defined(__x86_64__)
