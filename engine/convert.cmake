@@ -38,11 +38,12 @@ function(engine_convert_after_module)
     add_test(NAME KesConvert.Help COMMAND kes-convert --help)
     add_test(NAME KesConvert.ConvertsAModel
              COMMAND kes-convert ${seed} --input-shape x:1,1,4,4 --output ${CMAKE_BINARY_DIR}/test-tmp/kes_convert_seed.kom)
-    # Exit codes (kes-convert's own, documented in --help: 1 unsupported, 2 usage, 3 malformed model
-    # or not a model, 4 file) are checked with the output by kes_add_tool_test.
+    # Exit codes (every tool's convention, in --help: 2 bad arguments or options the model cannot take,
+    # 1 any other failure) are checked with the output by kes_add_tool_test.
     set(none ${CMAKE_BINARY_DIR}/test-tmp/none.kom)
-    kes_add_tool_test(KesConvert.MissingModelExitsWith4 EXIT_CODE 4 LABELS engine
-                      COMMAND kes-convert ${CMAKE_BINARY_DIR}/no-such-model.onnx -o ${none})
+    kes_add_tool_test(KesConvert.MissingModelExitsWith1 EXIT_CODE 1 LABELS engine
+                      COMMAND kes-convert ${CMAKE_BINARY_DIR}/no-such-model.onnx -o ${none}
+                      OUTPUT "no-such-model.onnx")
     kes_add_tool_test(KesConvert.BadOptionExitsWith2 EXIT_CODE 2 LABELS engine
                       COMMAND kes-convert ${seed} -o ${none} --weight-type f8)
     kes_add_tool_test(KesConvert.UnknownShapeExitsWith2 EXIT_CODE 2 LABELS engine
@@ -61,7 +62,7 @@ function(engine_convert_after_module)
                       OUTPUT "--soc-version 'Ascend999' is not a chip Kestrel targets")
     kes_add_tool_test(KesConvert.MalformedImageSizeExitsWith2 EXIT_CODE 2 LABELS engine
                       COMMAND kes-convert ${seed} -o ${none} --input-shape x:1,1,-1,-1 --dynamic-image-size 4)
-    kes_add_tool_test(KesConvert.CorruptModelExitsWith3 EXIT_CODE 3 LABELS engine
+    kes_add_tool_test(KesConvert.CorruptModelExitsWith1 EXIT_CODE 1 LABELS engine
                       COMMAND kes-convert ${CMAKE_CURRENT_SOURCE_DIR}/schema/kom.fbs -o ${none})
     # Files that are no model at all are named and called so, not reported as a protobuf error.
     set(jpeg ${PROJECT_SOURCE_DIR}/dvpp/fuzz/seeds/jpeg/baseline_420.jpg)
@@ -73,12 +74,12 @@ function(engine_convert_after_module)
       string(TOUPPER ${first} first)
       string(SUBSTRING ${kind} 1 -1 rest)
       get_filename_component(file_name ${${kind}} NAME)
-      kes_add_tool_test(KesConvert.${first}${rest}FileIsNotAModel EXIT_CODE 3 LABELS engine
+      kes_add_tool_test(KesConvert.${first}${rest}FileIsNotAModel EXIT_CODE 1 LABELS engine
                         COMMAND kes-convert ${${kind}} -o ${none}
                         OUTPUT "${file_name}: not an ONNX or TFLite file" NO_OUTPUT "[Pp]rotobuf|wire type")
     endforeach()
     # A trace that cannot be written fails the run with its path (it was ignored: exit 0).
-    kes_add_tool_test(KesConvert.UnwritableTraceFails EXIT_CODE 4 LABELS engine
+    kes_add_tool_test(KesConvert.UnwritableTraceFails EXIT_CODE 1 LABELS engine
                       ENVIRONMENT KES_TRACE=/nonexistent/dir/t.json
                       COMMAND kes-convert ${seed} --input-shape x:1,1,4,4 -o ${CMAKE_BINARY_DIR}/test-tmp/kes_convert_trace.kom
                       OUTPUT "KES_TRACE: .*/nonexistent/dir/t.json")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # kes-convert --om: ATC is run with the equivalent options, or its absence is said plainly.
 #   kes_convert_om_check.sh atc-missing|atc-arguments KES_CONVERT TMPDIR MODELS_DIR [EMULATOR...]
-# atc-missing: no atc anywhere → exit 4 and a message naming atc, PATH and ASCEND_HOME_PATH.
+# atc-missing: no atc anywhere → exit 1 and a message naming atc, PATH and ASCEND_HOME_PATH.
 # atc-arguments: a fake atc on PATH records its arguments; each kes-convert option must arrive under
 # ATC's name (--framework=5, --soc_version from --board, the same --insert_op_conf file, the gears).
 # Exit 77 (skipped) when a real atc is installed in /usr/bin or /bin (the first case cannot be staged).
@@ -20,7 +20,7 @@ if [ "$case_name" = atc-missing ]; then
           -o "$tmp/m.kom" --om "$tmp/m.om" --board 310B 2>&1)
   code=$?
   echo "$out"
-  [ $code -eq 4 ] || fail "exit code $code, expected 4"
+  [ $code -eq 1 ] || fail "exit code $code, expected 1"
   grep -q "ATC (atc) is missing" <<<"$out" || fail "no 'atc is missing' message"
   grep -q "ASCEND_HOME_PATH" <<<"$out" || fail "the message does not say where it looked"
   [ -s "$tmp/m.kom" ] || fail "the .kom was not written"

@@ -61,20 +61,16 @@ const char kUsage[] =
     "  -h, --help                 this text\n"
     "  --version                  Kestrel's version\n"
     "\n"
-    "exit codes: 0 converted, 1 unsupported op or feature, 2 bad arguments, 3 malformed model or not\n"
-    "            a model, 4 file not found or not writable (also: --om without atc, the KES_TRACE file),\n"
-    "            5 other errors (also: atc failed)\n";
+    "exit codes (every Kestrel tool's): 0 converted, 2 bad arguments (also: options the model cannot\n"
+    "            take, such as a missing --input-shape), 1 any other failure (unsupported op, malformed or\n"
+    "            no model, a file not found or not writable, --om without atc or atc failing, the KES_TRACE\n"
+    "            file); the message names which\n";
 
+// The tools' one convention (issue 15): usage errors 2 — here also options the model cannot take
+// (KES_ERR_INVALID_ARGUMENT) — and every runtime failure 1, its status named in the message.
 int exit_code(kes_status st) {
-    switch (st) {
-        case KES_OK: return 0;
-        case KES_ERR_UNSUPPORTED: return 1;
-        case KES_ERR_INVALID_ARGUMENT: return 2;
-        case KES_ERR_CORRUPT_DATA: return 3;
-        case KES_ERR_IO:
-        case KES_ERR_NOT_FOUND: return 4;
-        default: return 5;
-    }
+    if (st == KES_OK) return 0;
+    return st == KES_ERR_INVALID_ARGUMENT ? 2 : 1;
 }
 
 void print_progress(const char* stage, size_t done, size_t total, void*) {
@@ -154,7 +150,7 @@ int run_atc(const char* model, const std::string& om, const kes_convert_options&
         std::fprintf(stderr,
                      "kes-convert: --om: Huawei's ATC (atc) is missing: not on PATH nor in $ASCEND_HOME_PATH/bin. "
                      "Install the CANN toolkit and source its set_env.sh, then run again; the .kom was written\n");
-        return 4;
+        return 1;
     }
     std::vector<std::string> args = {atc, "--framework=5", "--model=" + m,
                                      "--output=" + (ends_with(om, ".om") ? om.substr(0, om.size() - 3) : om),
@@ -175,7 +171,7 @@ int run_atc(const char* model, const std::string& om, const kes_convert_options&
     pid_t pid = 0;
     if (posix_spawn(&pid, atc.c_str(), nullptr, nullptr, argv.data(), environ) != 0) {
         std::fprintf(stderr, "kes-convert: --om: cannot start %s: %s\n", atc.c_str(), std::strerror(errno));
-        return 5;
+        return 1;
     }
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -184,7 +180,7 @@ int run_atc(const char* model, const std::string& om, const kes_convert_options&
         std::fprintf(stderr, "kes-convert: --om: atc failed (%s %d); its messages are above\n",
                      WIFEXITED(status) ? "exit code" : "signal",
                      WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-        return 5;
+        return 1;
     }
     std::printf("kes-convert: atc wrote %s for %s\n", om.c_str(), soc.c_str());
     return 0;
@@ -339,7 +335,7 @@ int main(int argc, char** argv) {
     // would pass unnoticed (exit 0), so it is written here and its failure is the run's.
     if (kes_trace_enabled() && kes_trace_stop() != KES_OK) {
         std::fprintf(stderr, "kes-convert: KES_TRACE: %s\n", kes_last_error());
-        return rc == 0 ? 4 : rc;
+        return rc == 0 ? 1 : rc;
     }
     return rc;
 }
