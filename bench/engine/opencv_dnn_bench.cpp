@@ -3,27 +3,63 @@
 // warm-up, thread count and uniform random input in [-1, 1]. Prints one line of JSON.
 //
 //   opencv_dnn_bench MODEL.onnx SHAPE THREADS ITERATIONS WARMUP     (SHAPE: e.g. 1,256,256,3)
+//
+// Exit codes: 0 success, 1 runtime error (OpenCV's message), 2 usage error: every number is checked
+// (atoi read "abc" as 0, and 0 iterations read past an empty vector). One file, built by run.sh with g++.
 #include <opencv2/core.hpp>
 #include <opencv2/dnn.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 #include <string>
 #include <vector>
 
+namespace {
+
+const char kUsage[] =
+    "usage: opencv_dnn_bench MODEL.onnx SHAPE THREADS ITERATIONS WARMUP\n"
+    "  SHAPE       the input's dimensions, e.g. 1,256,256,3 (each in [1, 65536])\n"
+    "  THREADS     cv::setNumThreads, in [1, 256]\n"
+    "  ITERATIONS  timed runs, in [1, 1000000]\n"
+    "  WARMUP      untimed runs first, in [0, 1000000]\n";
+
+[[noreturn]] void usage_error(const std::string& message) {
+    std::fprintf(stderr, "opencv_dnn_bench: %s\n%s", message.c_str(), kUsage);
+    std::exit(2);
+}
+
+int parse_int(const std::string& text, const char* what, long min_value, long max_value) {
+    char* end = nullptr;
+    errno = 0;
+    const long v = std::strtol(text.c_str(), &end, 10);
+    if (text.empty() || text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0 || v < min_value || v > max_value)
+        usage_error(std::string(what) + " takes a whole number in [" + std::to_string(min_value) + ", " +
+                    std::to_string(max_value) + "], not '" + text + "'");
+    return static_cast<int>(v);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-    if (argc != 6) {
-        std::fprintf(stderr, "usage: opencv_dnn_bench MODEL.onnx SHAPE THREADS ITERATIONS WARMUP\n");
-        return 2;
+    if (argc == 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+        std::fputs(kUsage, stdout);
+        return 0;
     }
+    if (argc != 6) usage_error("wants 5 arguments, got " + std::to_string(argc - 1));
     std::vector<int> shape;
     std::stringstream ss(argv[2]);
-    for (std::string d; std::getline(ss, d, ',');) shape.push_back(std::atoi(d.c_str()));
-    const int threads = std::atoi(argv[3]), iterations = std::atoi(argv[4]), warmup = std::atoi(argv[5]);
+    for (std::string d; std::getline(ss, d, ',');) shape.push_back(parse_int(d, "each SHAPE dimension", 1, 65536));
+    if (shape.empty() || shape.size() > 8 || std::string(argv[2]).back() == ',')
+        usage_error(std::string("SHAPE takes 1 to 8 dimensions separated by commas, not '") + argv[2] + "'");
+    const int threads = parse_int(argv[3], "THREADS", 1, 256);
+    const int iterations = parse_int(argv[4], "ITERATIONS", 1, 1000000);
+    const int warmup = parse_int(argv[5], "WARMUP", 0, 1000000);
     try {
         cv::setNumThreads(threads);
         const auto t0 = std::chrono::steady_clock::now();
