@@ -5,6 +5,8 @@
 // a short peer name otherwise ("malloc", "opencv", "faiss"); Google Benchmark may append "/..." to it.
 // A ratio compares CPU times, or wall times for cases registered with UseRealTime (threads, I/O); a
 // case with repetitions contributes its median.
+//
+// Exit codes: 0 success, 2 usage error (an unknown flag, or a flag's value that does not parse).
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -120,8 +122,11 @@ int main(int argc, char** argv) {
     args.push_back(nullptr);
     argc = static_cast<int>(args.size()) - 1;
     argv = args.data();
+    // Google Benchmark prints its usage for --help and exits 0 itself; a flag it does not know, or one whose
+    // value does not parse (--benchmark_repetitions=abc), is left in argv and reported here: a usage
+    // error, exit 2, like every Kestrel tool.
     benchmark::Initialize(&argc, argv);
-    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
     RatioReporter reporter;
     benchmark::RunSpecifiedBenchmarks(&reporter);
     benchmark::Shutdown();
