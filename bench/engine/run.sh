@@ -14,15 +14,23 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="$root/build/host"
 iterations=100
 json=""
+build_given=""
+usage_error() { echo "run.sh: $1 (run.sh -h for usage)" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case "$1" in
-    --iterations) iterations=$2; shift 2 ;;
-    --json) json=$2; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
-    *) build=$1; shift ;;
+    --iterations|--json)
+      [ $# -ge 2 ] && [ -n "$2" ] || usage_error "$1 needs a value"
+      case "$1" in --iterations) iterations=$2 ;; --json) json=$2 ;; esac
+      shift 2 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    -*) usage_error "unknown option $1" ;;
+    *) [ -z "$build_given" ] || usage_error "one BUILD_DIR only (got $build_given and $1)"
+       build=$1; build_given=$1; shift ;;
   esac
 done
+# Checked before anything is built or run (an --iterations of abc reached kes-model-bench after the
+# OpenCV peer was compiled and the models converted).
+[[ "$iterations" =~ ^[1-9][0-9]*$ ]] || usage_error "--iterations takes a positive integer, not '$iterations'"
 cache=${KES_MODEL_CACHE:-$HOME/.cache/kestrel/models}
 files=$cache/files
 for f in blazeface_256.onnx blazeface_128.onnx mobilefacenet.tflite mtcnn_pnet.tflite; do
