@@ -6,17 +6,13 @@
 # Needs engine/tests/models/fetch_models.sh first; exits 77 (skipped) when the model is not cached.
 #   tools_check.sh KES_CONVERT KES_MODEL_BENCH KES_COMPARE WORK_DIR [EMULATOR...]
 set -euo pipefail
-# A missing dependency skips the test (exit 77), or fails it when KES_REQUIRE_TEST_DEPS is set (CI).
-skip() {
-  echo "$1"
-  if [ -n "${KES_REQUIRE_TEST_DEPS:-}" ] && [ "$KES_REQUIRE_TEST_DEPS" != 0 ]; then exit 1; fi
-  exit 77
-}
+# A missing dependency skips the test, or fails it under CI (cmake/test_dependency.sh).
+. "$(dirname "${BASH_SOURCE[0]}")/../../cmake/test_dependency.sh"
 convert=$1 bench=$2 compare=$3 work=$4
 shift 4
 emu=("$@")
 model=${KES_MODEL_CACHE:-$HOME/.cache/kestrel/models}/files/blazeface_128.onnx
-[ -f "$model" ] || skip "tools check: $model missing (run engine/tests/models/fetch_models.sh)"
+[ -f "$model" ] || skip_missing "tools check: $model missing (run engine/tests/models/fetch_models.sh)"
 rm -rf "$work" && mkdir -p "$work"
 "${emu[@]}" "$convert" "$model" --output "$work/bf.kom" >/dev/null
 

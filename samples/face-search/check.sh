@@ -21,12 +21,8 @@
 # ffmpeg and ffprobe; exits 77 (skipped) when they are missing.
 #   check.sh full|quick KES_CONVERT FACE_SEARCH WORK_DIR [EMULATOR ...]
 set -euo pipefail
-# A missing dependency skips the test (exit 77), or fails it when KES_REQUIRE_TEST_DEPS is set (CI).
-skip() {
-  echo "$1"
-  if [ -n "${KES_REQUIRE_TEST_DEPS:-}" ] && [ "$KES_REQUIRE_TEST_DEPS" != 0 ]; then exit 1; fi
-  exit 77
-}
+# A missing dependency skips the test, or fails it under CI (cmake/test_dependency.sh).
+. "$(dirname "${BASH_SOURCE[0]}")/../../cmake/test_dependency.sh"
 fail() { echo "FAIL: $*"; exit 1; }
 case "${1:-}" in
   full | quick) [ $# -ge 4 ] || { echo "usage: check.sh full|quick KES_CONVERT FACE_SEARCH WORK_DIR [EMULATOR ...]" >&2; exit 2; } ;;
@@ -42,10 +38,10 @@ run=("$@")  # the emulator, if any, before every tool
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache=${KES_MODEL_CACHE:-$HOME/.cache/kestrel/models}/files
 for f in blazeface_256.onnx mobilefacenet.tflite photo1.ppm photo2.ppm photo3.ppm photo4.ppm photo5.ppm photo6.ppm; do
-  [ -f "$cache/$f" ] || skip "face-search check: $cache/$f missing (run engine/tests/models/fetch_models.sh)"
+  [ -f "$cache/$f" ] || skip_missing "face-search check: $cache/$f missing (run engine/tests/models/fetch_models.sh)"
 done
-for tool in cjpeg djpeg jpegtran; do command -v $tool >/dev/null || skip "face-search check: needs $tool (libjpeg-turbo-progs)"; done
-for tool in ffmpeg ffprobe; do command -v $tool >/dev/null || skip "face-search check: needs $tool (ffmpeg)"; done
+for tool in cjpeg djpeg jpegtran; do command -v $tool >/dev/null || skip_missing "face-search check: needs $tool (libjpeg-turbo-progs)"; done
+for tool in ffmpeg ffprobe; do command -v $tool >/dev/null || skip_missing "face-search check: needs $tool (ffmpeg)"; done
 rm -rf "$work"
 mkdir -p "$work/out"
 data=$work/data
@@ -85,7 +81,7 @@ if [ "$mode" = camera ]; then
   server_pid=
   search_pid=
   trap '[ -n "$server_pid" ] && kill -9 $server_pid 2>/dev/null; [ -n "$search_pid" ] && kill -9 $search_pid 2>/dev/null; true' EXIT
-  serve 0 || skip "face-search camera check: the RTSP test server did not start (GStreamer plugins?)"
+  serve 0 || skip_missing "face-search camera check: the RTSP test server did not start (GStreamer plugins?)"
   port=$served_port
   url=rtsp://127.0.0.1:$port/cam
   # 100 frames: more than the clip's 75, so a second session is needed however far a slow (sanitizer)

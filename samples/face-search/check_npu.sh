@@ -9,18 +9,14 @@
 # Exits 77 (skipped) when the models are not in the cache.
 #   check_npu.sh KES_CONVERT KES_SIM_PACK FACE_SEARCH SIM_LIB_DIR WORK_DIR
 set -euo pipefail
-# A missing dependency skips the test (exit 77), or fails it when KES_REQUIRE_TEST_DEPS is set (CI).
-skip() {
-  echo "$1"
-  if [ -n "${KES_REQUIRE_TEST_DEPS:-}" ] && [ "$KES_REQUIRE_TEST_DEPS" != 0 ]; then exit 1; fi
-  exit 77
-}
+# A missing dependency skips the test, or fails it under CI (cmake/test_dependency.sh).
+. "$(dirname "${BASH_SOURCE[0]}")/../../cmake/test_dependency.sh"
 convert=$1 pack=$2 search=$3 sim=$4 work=$5
 cache=${KES_MODEL_CACHE:-$HOME/.cache/kestrel/models}/files
 for f in blazeface_256.onnx mobilefacenet.tflite photo1.ppm photo3.ppm; do
-  [ -f "$cache/$f" ] || skip "face-search npu check: $cache/$f missing (run engine/tests/models/fetch_models.sh)"
+  [ -f "$cache/$f" ] || skip_missing "face-search npu check: $cache/$f missing (run engine/tests/models/fetch_models.sh)"
 done
-command -v cjpeg >/dev/null && command -v jpegtran >/dev/null || skip "needs libjpeg-turbo-progs"
+command -v cjpeg >/dev/null && command -v jpegtran >/dev/null || skip_missing "needs libjpeg-turbo-progs"
 mkdir -p "$work/out"
 aipp="$(dirname "${BASH_SOURCE[0]}")/aipp_rgb_centered.cfg"
 "$convert" "$cache/blazeface_256.onnx" --output "$work/blazeface_256.kom" --insert-op-conf "$aipp" >/dev/null

@@ -6,21 +6,18 @@
 # (skipped) when they are missing, or 1 under KES_REQUIRE_TEST_DEPS (CI).
 #   check.sh KES_CONVERT KES_SOAK WORK_DIR
 set -euo pipefail
-skip() {
-  echo "$1"
-  if [ -n "${KES_REQUIRE_TEST_DEPS:-}" ] && [ "$KES_REQUIRE_TEST_DEPS" != 0 ]; then exit 1; fi
-  exit 77
-}
+# A missing dependency skips the test, or fails it under CI (cmake/test_dependency.sh).
+. "$(dirname "${BASH_SOURCE[0]}")/../../cmake/test_dependency.sh"
 fail() { echo "FAIL: $*"; exit 1; }
 [ $# -eq 3 ] || { echo "usage: check.sh KES_CONVERT KES_SOAK WORK_DIR" >&2; exit 2; }
 convert=$1 soak=$2 work=$3
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cache=${KES_MODEL_CACHE:-$HOME/.cache/kestrel/models}/files
 for f in blazeface_256.onnx mobilefacenet.tflite photo1.ppm photo2.ppm photo3.ppm photo4.ppm photo5.ppm photo6.ppm; do
-  [ -f "$cache/$f" ] || skip "soak check: $cache/$f missing (run engine/tests/models/fetch_models.sh)"
+  [ -f "$cache/$f" ] || skip_missing "soak check: $cache/$f missing (run engine/tests/models/fetch_models.sh)"
 done
-command -v cjpeg >/dev/null || skip "soak check: needs cjpeg (libjpeg-turbo-progs)"
-command -v ffmpeg >/dev/null || skip "soak check: needs ffmpeg"
+command -v cjpeg >/dev/null || skip_missing "soak check: needs cjpeg (libjpeg-turbo-progs)"
+command -v ffmpeg >/dev/null || skip_missing "soak check: needs ffmpeg"
 rm -rf "$work"
 mkdir -p "$work"
 bash "$root/samples/face-search/make_demo_data.sh" "$cache" "$work/data" 1 >/dev/null

@@ -7,12 +7,9 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 work=$1
 mkdir -p "$work"
-if ! command -v python3 >/dev/null; then
-  echo "python3 missing"
-  # Under CI (KES_REQUIRE_TEST_DEPS) a missing dependency fails instead of skipping.
-  if [ -n "${KES_REQUIRE_TEST_DEPS:-}" ] && [ "$KES_REQUIRE_TEST_DEPS" != 0 ]; then exit 1; fi
-  exit 77
-fi
+# A missing dependency skips the test, or fails it under CI (cmake/test_dependency.sh).
+. "$here/../../cmake/test_dependency.sh"
+command -v python3 >/dev/null || skip_missing "python3 missing"
 cat >"$work/kes.json" <<'JSON'
 {"context": {"num_cpus": 2, "mhz_per_cpu": 2600},
  "benchmarks": [
