@@ -381,6 +381,32 @@ TEST(FuseChannelShuffle, ReshapeTransposeReshapeBecomesOneNode) {
     }
 }
 
+// Two shuffles of two inputs, their nodes interleaved (Reshape, Reshape, Transpose, Transpose, ...): the
+// fold of the first, at node 0, moves the second's first Reshape to index 0, which is examined again.
+TEST(FuseChannelShuffle, InterleavedShufflesFromTheFirstNodeBothFold) {
+    ir::Graph g;
+    std::vector<int32_t> x, a, t, y;
+    for (int k = 0; k < 2; ++k) {
+        const std::string n = std::to_string(k);
+        x.push_back(act(g, "x" + n, {1, 6, 2, 3}));
+        a.push_back(act(g, "a" + n)), t.push_back(act(g, "t" + n)), y.push_back(act(g, "y" + n));
+    }
+    g.inputs = x;
+    for (int k = 0; k < 2; ++k)
+        g.add_node("Reshape", {x[k], g.add_constant_i64("s1_" + std::to_string(k), {5}, {1, 2, 3, 2, 3})}, {a[k]});
+    for (int k = 0; k < 2; ++k) g.add_node("Transpose", {a[k]}, {t[k]}).attrs.set_ints("perm", {0, 2, 1, 3, 4});
+    for (int k = 0; k < 2; ++k)
+        g.add_node("Reshape", {t[k], g.add_constant_i64("s2_" + std::to_string(k), {4}, {1, 6, 2, 3})}, {y[k]});
+    g.outputs = y;
+    const std::vector<float> d0 = wave_f(36, 1.0f, 0.0f), d1 = wave_f(36, 2.0f, 0.5f);
+    const auto before = run_graph(g, {d0, d1});
+    ir::infer_shapes(g);
+    EXPECT_EQ(ir::fuse_channel_shuffle(g).nodes_fused, 2u);
+    EXPECT_EQ(count_op(g, "ChannelShuffle"), 2u);
+    EXPECT_EQ(g.nodes.size(), 2u);
+    EXPECT_EQ(run_graph(g, {d0, d1}), before);
+}
+
 // ---- residual adds ---------------------------------------------------------------------------------------
 
 TEST(FuseResidualAdds, AddOfConvAndSkipBecomesTheConvsFourthInputWithTheAddsActivation) {

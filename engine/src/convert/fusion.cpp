@@ -297,6 +297,8 @@ PassStats fuse_channel_affine(Graph& g) {
     return stats;
 }
 
+namespace {
+
 // Mul(t, Sigmoid(t)): the Swish (SiLU) PyTorch exports as two nodes. True when t's consumers are
 // exactly that Sigmoid (index *sig) and that Mul (index *mul), the Sigmoid's output feeding only the Mul.
 bool swish_of(const Graph& g, int32_t t, int32_t* sig, int32_t* mul) {
@@ -317,6 +319,8 @@ bool swish_of(const Graph& g, int32_t t, int32_t* sig, int32_t* mul) {
     }
     return false;
 }
+
+}  // namespace
 
 PassStats fuse_activations(Graph& g) {
     PassStats stats;
@@ -389,48 +393,61 @@ PassStats fuse_residual_adds(Graph& g) {
     return stats;
 }
 
+namespace {
+
+// Folds the shuffle whose first Reshape is node ri, if it is one; false (graph untouched) otherwise.
+bool fold_channel_shuffle(Graph& g, size_t ri) {
+    const Node& r1 = g.nodes[ri];
+    if (r1.op != "Reshape" || r1.outputs.size() != 1 || r1.inputs.empty()) return false;
+    const int32_t x = r1.inputs[0], t1 = r1.outputs[0];
+    const int32_t ti = sole_consumer(g, t1);
+    if (ti < 0 || g.nodes[static_cast<size_t>(ti)].op != "Transpose") return false;
+    const Node& tr = g.nodes[static_cast<size_t>(ti)];
+    const int32_t t2 = tr.outputs[0];
+    const int32_t r2i = sole_consumer(g, t2);
+    if (r2i < 0 || g.nodes[static_cast<size_t>(r2i)].op != "Reshape") return false;
+    const int32_t y = g.nodes[static_cast<size_t>(r2i)].outputs[0];
+    const Tensor &xt = g.tensors[static_cast<size_t>(x)], &a = g.tensors[static_cast<size_t>(t1)],
+                 &yt = g.tensors[static_cast<size_t>(y)];
+    if (!xt.has_shape || !a.has_shape || !yt.has_shape || yt.shape != xt.shape) return false;
+    // t1 is x with one axis c split into (g, C/g); the Transpose swaps exactly those two.
+    const Shape &xs = xt.shape, &as = a.shape;
+    if (as.size() != xs.size() + 1 || xs.empty()) return false;
+    size_t c = 0;
+    while (c < xs.size() && xs[c] == as[c]) ++c;
+    if (c >= xs.size() || as[c] * as[c + 1] != xs[c] || as[c] < 2 || as[c + 1] < 2) return false;
+    if (!std::equal(xs.begin() + static_cast<std::ptrdiff_t>(c) + 1, xs.end(),
+                    as.begin() + static_cast<std::ptrdiff_t>(c) + 2))
+        return false;
+    std::vector<int64_t> want(as.size());
+    for (size_t i = 0; i < want.size(); ++i) want[i] = static_cast<int64_t>(i);
+    std::swap(want[c], want[c + 1]);
+    if (tr.attrs.get_ints("perm") != want) return false;
+    Node shuffle;
+    shuffle.op = "ChannelShuffle";
+    shuffle.name = g.nodes[static_cast<size_t>(r2i)].name;
+    shuffle.inputs = {x};
+    shuffle.outputs = {y};
+    shuffle.attrs.set_int("axis", static_cast<int64_t>(c));
+    shuffle.attrs.set_int("group", as[c]);
+    // The shuffle takes the last Reshape's place; the Reshape and Transpose before it go.
+    g.nodes[static_cast<size_t>(r2i)] = std::move(shuffle);
+    for (int32_t gone :
+         {std::max<int32_t>(ti, static_cast<int32_t>(ri)), std::min<int32_t>(ti, static_cast<int32_t>(ri))})
+        g.nodes.erase(g.nodes.begin() + gone);
+    return true;
+}
+
+}  // namespace
+
 PassStats fuse_channel_shuffle(Graph& g) {
     PassStats stats;
-    for (size_t ri = 0; ri < g.nodes.size(); ++ri) {
-        const Node& r1 = g.nodes[ri];
-        if (r1.op != "Reshape" || r1.outputs.size() != 1 || r1.inputs.empty()) continue;
-        const int32_t x = r1.inputs[0], t1 = r1.outputs[0];
-        const int32_t ti = sole_consumer(g, t1);
-        if (ti < 0 || g.nodes[static_cast<size_t>(ti)].op != "Transpose") continue;
-        const Node& tr = g.nodes[static_cast<size_t>(ti)];
-        const int32_t t2 = tr.outputs[0];
-        const int32_t r2i = sole_consumer(g, t2);
-        if (r2i < 0 || g.nodes[static_cast<size_t>(r2i)].op != "Reshape") continue;
-        const int32_t y = g.nodes[static_cast<size_t>(r2i)].outputs[0];
-        const Tensor &xt = g.tensors[static_cast<size_t>(x)], &a = g.tensors[static_cast<size_t>(t1)],
-                     &yt = g.tensors[static_cast<size_t>(y)];
-        if (!xt.has_shape || !a.has_shape || !yt.has_shape || yt.shape != xt.shape) continue;
-        // t1 is x with one axis c split into (g, C/g); the Transpose swaps exactly those two.
-        const Shape &xs = xt.shape, &as = a.shape;
-        if (as.size() != xs.size() + 1 || xs.empty()) continue;
-        size_t c = 0;
-        while (c < xs.size() && xs[c] == as[c]) ++c;
-        if (c >= xs.size() || as[c] * as[c + 1] != xs[c] || as[c] < 2 || as[c + 1] < 2) continue;
-        if (!std::equal(xs.begin() + static_cast<std::ptrdiff_t>(c) + 1, xs.end(),
-                        as.begin() + static_cast<std::ptrdiff_t>(c) + 2))
+    // A fold removes node ri: the node that takes its index is examined next.
+    for (size_t ri = 0; ri < g.nodes.size();) {
+        if (!fold_channel_shuffle(g, ri)) {
+            ++ri;
             continue;
-        std::vector<int64_t> want(as.size());
-        for (size_t i = 0; i < want.size(); ++i) want[i] = static_cast<int64_t>(i);
-        std::swap(want[c], want[c + 1]);
-        if (tr.attrs.get_ints("perm") != want) continue;
-        Node shuffle;
-        shuffle.op = "ChannelShuffle";
-        shuffle.name = g.nodes[static_cast<size_t>(r2i)].name;
-        shuffle.inputs = {x};
-        shuffle.outputs = {y};
-        shuffle.attrs.set_int("axis", static_cast<int64_t>(c));
-        shuffle.attrs.set_int("group", as[c]);
-        // The shuffle takes the last Reshape's place; the Reshape and Transpose before it go.
-        g.nodes[static_cast<size_t>(r2i)] = std::move(shuffle);
-        for (int32_t gone :
-             {std::max<int32_t>(ti, static_cast<int32_t>(ri)), std::min<int32_t>(ti, static_cast<int32_t>(ri))})
-            g.nodes.erase(g.nodes.begin() + gone);
-        ri = ri > 0 ? ri - 1 : 0;
+        }
         ++stats.nodes_fused, stats.nodes_removed += 2;
     }
     if (stats.nodes_fused) g.compact();
