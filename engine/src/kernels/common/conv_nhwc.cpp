@@ -85,6 +85,11 @@ public:
                       static_cast<size_t>(g.wh.kernel) <= Microkernels::dwconv_s1_max_kh;
         pointwise_ = g.taps() == 1 && g.wh.stride == 1 && g.ww.stride == 1 && g.wh.pad_begin == 0 &&
                      g.ww.pad_begin == 0 && g.oh == g.ih && g.ow == g.iw;
+        // igemm_strided's taps: one per kernel row over kw·C floats when rows merge, else every tap.
+        if (merge_rows_)
+            for (int64_t ky = 0; ky < g.wh.kernel; ++ky) strided_offsets_.push_back(ky * g.wh.dilation * g.iw * g.c);
+        else
+            strided_offsets_.assign(tap_offset_.begin(), tap_offset_.end());
     }
 
     const char* impl() const override { return name_.c_str(); }
@@ -207,6 +212,22 @@ private:
         return merge;
     }
 
+    // The first row of tile `tile` when its rows are evenly spaced for igemm_strided, else null: a 1×1
+    // conv's pixels (consecutive), or pixels of one output row whose taps all fall inside the image (a
+    // step of stride·C apart, taps at strided_offsets_). Edge tiles and tiles spanning two output rows
+    // take fill_tile's pointers.
+    const float* strided_tile(const float* image, size_t tile) const {
+        const size_t mr = mk_.gemm_mr, p0 = tile * mr;
+        if (pointwise_) return image + static_cast<int64_t>(p0) * g_.c;
+        const size_t rows = std::min(mr, static_cast<size_t>(g_.pixels()) - p0);
+        const int64_t oy = static_cast<int64_t>(p0) / g_.ow, ox = static_cast<int64_t>(p0) % g_.ow;
+        const int64_t ox_last = ox + static_cast<int64_t>(rows) - 1;
+        if (ox < ox_lo_ || ox_last >= ox_hi_) return nullptr;  // also when the tile runs into the next row
+        const int64_t iy0 = oy * g_.wh.stride - g_.wh.pad_begin, ix0 = ox * g_.ww.stride - g_.ww.pad_begin;
+        if (iy0 < 0 || iy0 + reach_y_ >= g_.ih) return nullptr;
+        return image + (iy0 * g_.iw + ix0) * g_.c;
+    }
+
     // y = clamp(y + sum) over `count` pixels of the output from pixel p0 (the unit's rows, still in cache).
     // The memory plan never puts y on the residual's bytes (op.hpp is_inplace_input), so the sums the
     // microkernels wrote did not overwrite it.
@@ -227,20 +248,39 @@ private:
             const size_t tile0 = ci * chunk, tile_end = std::min(tiles, tile0 + chunk);
             // Pointers for every tile of the chunk: [tile][tap][row]; rows past the last pixel repeat it.
             const float* image = x + static_cast<int64_t>(n) * g_.ih * g_.iw * g_.c + static_cast<int64_t>(grp * cg);
-            uint64_t merged = 0;  // bit i: tile tile0 + i has one pointer per kernel row (fill_tile)
-            for (size_t tile = tile0; tile < tile_end; ++tile)
-                if (fill_tile(image, tile, ind + (tile - tile0) * ks * mr)) merged |= uint64_t{1} << (tile - tile0);
+            // bit i: tile tile0 + i is evenly spaced (its first row's pointer is all it stores), or was
+            // row-merged by fill_tile (one pointer per kernel row).
+            uint64_t strided = 0, merged = 0;
+            for (size_t tile = tile0; tile < tile_end; ++tile) {
+                const float** a = ind + (tile - tile0) * ks * mr;
+                const uint64_t bit = uint64_t{1} << (tile - tile0);
+                if (const float* first = strided_tile(image, tile)) {
+                    a[0] = first, strided |= bit;
+                } else if (fill_tile(image, tile, a)) {
+                    merged |= bit;
+                }
+            }
             const float* panels = packed_ + grp * group_floats();
             float* yn = y + n * pixels * m + grp * mg;
             const size_t kh = static_cast<size_t>(g_.wh.kernel), row_k = static_cast<size_t>(g_.ww.kernel) * cg;
+            const size_t strided_kc = merge_rows_ ? row_k : cg, strided_ks = strided_offsets_.size();
+            const size_t a_step = static_cast<size_t>(g_.ww.stride * g_.c);
             for (size_t pb = 0; pb < panels_per_group(); ++pb) {
                 const size_t nc = std::min(nr, mg - pb * nr);
                 const Microkernels::IgemmFn igemm = mk_.igemm(nc);
+                const Microkernels::IgemmStridedFn igemm_strided = mk_.igemm_strided(nc);
+                const float* panel = panels + pb * panel_floats();
                 for (size_t tile = tile0; tile < tile_end; ++tile) {
                     const size_t rows = std::min(mr, pixels - tile * mr);
-                    const bool one_per_row = (merged >> (tile - tile0)) & 1;
-                    igemm(rows, nc, one_per_row ? row_k : cg, one_per_row ? kh : ks, ind + (tile - tile0) * ks * mr,
-                          panels + pb * panel_floats(), yn + tile * mr * m + pb * nr, m, clamp_);
+                    const float* const* a = ind + (tile - tile0) * ks * mr;
+                    float* out = yn + tile * mr * m + pb * nr;
+                    if ((strided >> (tile - tile0)) & 1) {
+                        igemm_strided(rows, nc, strided_kc, strided_ks, a[0], a_step, strided_offsets_.data(), panel,
+                                      out, m, clamp_);
+                    } else {
+                        const bool one_per_row = (merged >> (tile - tile0)) & 1;
+                        igemm(rows, nc, one_per_row ? row_k : cg, one_per_row ? kh : ks, a, panel, out, m, clamp_);
+                    }
                 }
             }
             const size_t p0 = tile0 * mr, p1 = std::min(pixels, tile_end * mr);
@@ -348,6 +388,7 @@ private:
     std::vector<int64_t> tap_dy_, tap_dx_;
     bool pointwise_ = false;
     std::vector<int64_t> tap_offset_;    // (dy · W + dx) · C per tap: the pointer step of an interior pixel
+    std::vector<ptrdiff_t> strided_offsets_;  // igemm_strided's tap offsets (strided_tile)
     int64_t reach_y_ = 0, reach_x_ = 0;  // the kernel's extent minus one, per axis
     int64_t ox_lo_ = 0, ox_hi_ = 0;      // [lo, hi) are the output columns whose taps are all inside the row
     bool merge_rows_ = false;            // igemm: tiles of interior columns take one pointer per kernel row
@@ -409,22 +450,18 @@ public:
             // The band's pixels in tiles of gemm_mr rows, one pointer per row (rows past the last repeat it).
             const size_t p0 = oy0 * ow, p1 = oy1 * ow;
             float* yn = y + static_cast<size_t>(n) * pixels * m;
-            const float* a[kMaxMr];
+            const ptrdiff_t no_offset = 0;
             for (size_t pb = 0; pb < panels; ++pb) {
                 const size_t nc = std::min(nr, m - pb * nr);
-                const Microkernels::IgemmFn igemm = mk.igemm(nc);
-                for (size_t t0 = p0; t0 < p1; t0 += mr) {
-                    const size_t rows = std::min(mr, p1 - t0);
-                    for (size_t r = 0; r < mr; ++r) a[r] = tile + (t0 - p0 + std::min(r, rows - 1)) * c;
-                    igemm(rows, nc, c, 1, a, pw_.packed_ + pb * panel_floats, yn + t0 * m + pb * nr, m, pw_.clamp_);
-                }
+                const Microkernels::IgemmStridedFn igemm = mk.igemm_strided(nc);
+                for (size_t t0 = p0; t0 < p1; t0 += mr)
+                    igemm(std::min(mr, p1 - t0), nc, c, 1, tile + (t0 - p0) * c, c, &no_offset,
+                          pw_.packed_ + pb * panel_floats, yn + t0 * m + pb * nr, m, pw_.clamp_);
             }
             if (sum) pw_.add_residual(sum + static_cast<size_t>(n) * pixels * m, yn, p0, p1 - p0);
             pw_.after_.apply_after(yn + p0 * m, (p1 - p0) * m);
         });
     }
-
-    static constexpr size_t kMaxMr = 16;  // every table's gemm_mr is at most this (the row pointers live on the stack)
 
 private:
     static constexpr size_t kTileBytes = 16 * 1024;
@@ -487,7 +524,7 @@ std::unique_ptr<Kernel> select_conv(const NodeDesc& node, const std::vector<Tens
 std::unique_ptr<Kernel> fuse_depthwise_pointwise(const Kernel& dw, const Kernel& pw) {
     const auto* d = dynamic_cast<const ConvNhwcKernel*>(&dw);
     const auto* p = dynamic_cast<const ConvNhwcKernel*>(&pw);
-    if (!d || !p || &d->mk_ != &p->mk_ || d->mk_.gemm_mr > DwPwKernel::kMaxMr) return nullptr;
+    if (!d || !p || &d->mk_ != &p->mk_) return nullptr;
     // A depthwise conv without a residual of its own; a plain 1×1 (ungrouped, stride 1, unpadded) after it.
     if (!d->depthwise_ || d->has_sum_ || p->depthwise_ || !p->pointwise_ || p->g_.group != 1) return nullptr;
     const ConvGeometry &a = d->g_, &b = p->g_;

@@ -58,9 +58,11 @@ inline void store_row(float* dst, size_t n, const typename V::reg* row) {
 // Registers: MR row pointers, the weight pointer, the row stride and one index are what x86-64's 15
 // general registers hold; one more and the compiler spills into vector registers. So the k loop counts a
 // negative index up to zero (the row pointers start kc floats in: no end register).
-template <class V, int MR, int NV, bool EXACT>
-void igemm(size_t mr, size_t nc, size_t kc, size_t ks, const float* const* a, const float* w, float* c, size_t c_stride,
-           Clamp cl) {
+//
+// The rows of tap t come from rows(t, ap): igemm's pointer lists, or igemm_strided's evenly spaced rows.
+template <class V, int MR, int NV, bool EXACT, class Rows>
+__attribute__((always_inline)) inline void igemm_tile(size_t mr, size_t nc, size_t kc, size_t ks, Rows rows, const float* w, float* c,
+                       size_t c_stride, Clamp cl) {
     using R = typename V::reg;
     constexpr size_t W = V::width;
     const size_t stride = EXACT ? nc : NV * W;
@@ -73,10 +75,11 @@ void igemm(size_t mr, size_t nc, size_t kc, size_t ks, const float* const* a, co
     }
     w += stride;
     const ptrdiff_t k_end = static_cast<ptrdiff_t>(kc);
-    for (size_t t = 0; t < ks; ++t, a += MR) {
+    for (size_t t = 0; t < ks; ++t) {
         const float* ap[MR];
+        rows(t, ap);
 #pragma GCC unroll 16
-        for (int r = 0; r < MR; ++r) ap[r] = a[r] + k_end;
+        for (int r = 0; r < MR; ++r) ap[r] += k_end;
         for (ptrdiff_t k = -k_end; k != 0; ++k, w += stride) {
             R wv[NV];
 #pragma GCC unroll 8
@@ -106,6 +109,31 @@ void igemm(size_t mr, size_t nc, size_t kc, size_t ks, const float* const* a, co
                 V::store_partial(dst + at, nc - at, y);
         }
     }
+}
+
+template <class V, int MR, int NV, bool EXACT>
+void igemm(size_t mr, size_t nc, size_t kc, size_t ks, const float* const* a, const float* w, float* c, size_t c_stride,
+           Clamp cl) {
+    auto rows = [a](size_t t, const float** ap) {
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; ++r) ap[r] = a[t * MR + static_cast<size_t>(r)];
+    };
+    igemm_tile<V, MR, NV, EXACT>(mr, nc, kc, ks, rows, w, c, c_stride, cl);
+}
+
+// Row r of tap t at a + offsets[t] + r·a_step; rows past mr repeat row mr - 1 (read, never stored).
+template <class V, int MR, int NV, bool EXACT>
+void igemm_strided(size_t mr, size_t nc, size_t kc, size_t ks, const float* a, size_t a_step, const ptrdiff_t* offsets,
+                   const float* w, float* c, size_t c_stride, Clamp cl) {
+    auto rows = [=](size_t t, const float** ap) {
+        const float* row = a + offsets[t];
+#pragma GCC unroll 16
+        for (int r = 0; r < MR; ++r) {
+            ap[r] = row;
+            if (static_cast<size_t>(r) + 1 < mr) row += a_step;
+        }
+    };
+    igemm_tile<V, MR, NV, EXACT>(mr, nc, kc, ks, rows, w, c, c_stride, cl);
 }
 
 // Two pixels at a time share each weight load; the channel blocks are the outer loop so a block's
@@ -556,9 +584,10 @@ void store_partial_by_copy(float* p, size_t n, typename V::reg x) {
 
 // by_vectors[v - 1] = igemm<V, MR, v> for v = 1 .. NV.
 template <class V, int MR, int NV>
-void fill_igemm(Microkernels::IgemmFn* by_vectors) {
-    if constexpr (NV > 1) fill_igemm<V, MR, NV - 1>(by_vectors);
+void fill_igemm(Microkernels::IgemmFn* by_vectors, Microkernels::IgemmStridedFn* strided_by_vectors) {
+    if constexpr (NV > 1) fill_igemm<V, MR, NV - 1>(by_vectors, strided_by_vectors);
     by_vectors[NV - 1] = &igemm<V, MR, NV, false>;
+    strided_by_vectors[NV - 1] = &igemm_strided<V, MR, NV, false>;
 }
 
 template <class V, int MR, int NV, int DWB>
@@ -569,8 +598,9 @@ Microkernels make_table(const char* name) {
     t.gemm_nr = NV * V::width;
     t.vector_width = V::width;
     static_assert(NV <= static_cast<int>(Microkernels::kMaxPanelVectors), "igemm_by_vectors holds fewer vectors");
-    fill_igemm<V, MR, NV>(t.igemm_by_vectors);
+    fill_igemm<V, MR, NV>(t.igemm_by_vectors, t.igemm_strided_by_vectors);
     t.igemm_narrow = &igemm<V, MR, 1, true>;
+    t.igemm_strided_narrow = &igemm_strided<V, MR, 1, true>;
     t.dw_block = DWB * V::width;
     t.dwconv = &dwconv<V, DWB>;
     t.dwconv_s1 = &dwconv_s1<V, DWB>;
