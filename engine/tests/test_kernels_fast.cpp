@@ -90,7 +90,9 @@ TEST(FastKernels, ConvNhwcMatchesReferenceOnRandomShapes) {
     auto pick = [&](std::initializer_list<int64_t> v) { return *(v.begin() + rng() % v.size()); };
     int tested = 0;
     for (int iter = 0; tested < 90 && iter < 1000; ++iter) {
-        const int64_t n = pick({1, 1, 2}), h = pick({1, 3, 7, 8, 13}), w = pick({1, 4, 9, 11});
+        // Widths past 12 pixels plus the kernel give every table's igemm tiles that lie inside one output
+        // row (igemm_strided) beside the edge and row-spanning ones (pointer lists).
+        const int64_t n = pick({1, 1, 2}), h = pick({1, 3, 7, 8, 13}), w = pick({1, 4, 9, 11, 29});
         const int64_t kh = pick({1, 1, 3, 5}), kw = pick({1, 3, 3, 5});
         const int64_t sh = pick({1, 2}), sw = pick({1, 2}), dh = pick({1, 1, 2}), dw = pick({1, 1, 2});
         const int mode = static_cast<int>(rng() % 3);  // 0 dense, 1 grouped, 2 depthwise
@@ -124,13 +126,50 @@ TEST(FastKernels, ConvNhwcMatchesReferenceOnRandomShapes) {
         const std::string what = "x[" + std::to_string(n) + "," + std::to_string(h) + "," + std::to_string(w) + "," +
                                  std::to_string(c) + "] w[" + std::to_string(m) + "," + std::to_string(kh) + "," +
                                  std::to_string(kw) + "] s" + std::to_string(sh) + std::to_string(sw) + " d" +
-                                 std::to_string(dh) + std::to_string(dw) + " g" + std::to_string(group) + " " + act +
+                                 std::to_string(dh) + std::to_string(dw) + " p" + std::to_string(pt) + std::to_string(pl) +
+                                 std::to_string(pb) + std::to_string(pr) + " g" + std::to_string(group) + " " + act +
                                  (has_sum ? " +residual" : "");
         expect_fast_matches_reference("Conv", attrs, in, what);
         if (HasFatalFailure()) return;
         ++tested;
     }
     EXPECT_EQ(tested, 90);
+}
+
+// igemm_strided gives the bytes of igemm over the same rows as a pointer list: random tile heights
+// (rows past mr repeat the last), panel widths (narrow, whole and part vectors), depths and tap counts,
+// on every table.
+TEST(FastKernels, StridedIgemmTileGivesThePointerListTilesBytes) {
+    std::mt19937 rng(77);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    for (const kes::kernels::Microkernels* mk : kes::kernels::microkernels_available()) {
+        SCOPED_TRACE(mk->name);
+        for (int iter = 0; iter < 200; ++iter) {
+            const size_t mr = 1 + rng() % mk->gemm_mr, nc = 1 + rng() % mk->gemm_nr, kc = 1 + rng() % 37;
+            const size_t ks = 1 + rng() % 4, step = kc + rng() % 5, c_stride = nc + rng() % 3;
+            std::vector<ptrdiff_t> offsets(ks);
+            for (size_t t = 0; t < ks; ++t) offsets[t] = static_cast<ptrdiff_t>(t * (mr * step + 3) + rng() % 4);
+            std::vector<float> a(static_cast<size_t>(offsets.back()) + mr * step + kc);
+            for (float& v : a) v = u(rng);
+            const size_t pw = mk->panel_width(nc);
+            std::vector<float> w(pw * (1 + ks * kc) + mk->panel_overread(), 0.0f);
+            for (size_t row = 0; row <= ks * kc; ++row)
+                for (size_t j = 0; j < nc; ++j) w[row * pw + j] = u(rng);
+            std::vector<const float*> ptrs(ks * mk->gemm_mr);
+            for (size_t t = 0; t < ks; ++t)
+                for (size_t r = 0; r < mk->gemm_mr; ++r)
+                    ptrs[t * mk->gemm_mr + r] = a.data() + offsets[t] + std::min(r, mr - 1) * step;
+            const kes::kernels::Clamp clamp{-0.5f, iter % 2 ? 0.75f : std::numeric_limits<float>::infinity()};
+            std::vector<float> by_list(mr * c_stride, 7.0f), strided(by_list.size(), 7.0f);
+            mk->igemm(nc)(mr, nc, kc, ks, ptrs.data(), w.data(), by_list.data(), c_stride, clamp);
+            mk->igemm_strided(nc)(mr, nc, kc, ks, a.data(), step, offsets.data(), w.data(), strided.data(), c_stride,
+                                  clamp);
+            ASSERT_EQ(std::memcmp(by_list.data(), strided.data(), by_list.size() * sizeof(float)), 0)
+                << "mr " << mr << " nc " << nc << " kc " << kc << " ks " << ks;
+            for (size_t r = 0; r < mr; ++r)  // nothing stored past nc
+                for (size_t j = nc; j < c_stride; ++j) ASSERT_EQ(strided[r * c_stride + j], 7.0f);
+        }
+    }
 }
 
 // The sliding-window depthwise microkernel (stride 1 along the row) gives the generic one's bytes: same

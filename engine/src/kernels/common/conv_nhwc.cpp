@@ -78,7 +78,11 @@ public:
         // igemm's row-merged tiles).
         const int64_t sw = g.ww.stride, pw = g.ww.pad_begin;
         ox_lo_ = std::min(g.ow, (pw + sw - 1) / sw);
-        ox_hi_ = std::max(ox_lo_, std::min(g.ow, (g.iw - 1 + pw - reach_x_) / sw + 1));
+        // The last such column is floor((iw - 1 + pw - reach_x) / sw); a kernel wider than the input plus
+        // its left padding has none (C++'s division truncates a negative numerator towards zero: -1 / 2
+        // would make column 0 interior, and its taps read past the row).
+        const int64_t last_reach = g.iw - 1 + pw - reach_x_;
+        ox_hi_ = last_reach < 0 ? ox_lo_ : std::max(ox_lo_, std::min(g.ow, last_reach / sw + 1));
         merge_rows_ = !depthwise_ && g.group == 1 && g.ww.kernel > 1 && g.ww.dilation == 1;
         dw_sliding_ = sw == 1 && g.ww.dilation == 1 &&
                       static_cast<size_t>(g.ww.kernel) <= Microkernels::dwconv_s1_max_kw &&
