@@ -136,17 +136,23 @@ TEST(FastKernels, ConvNhwcMatchesReferenceOnRandomShapes) {
     EXPECT_EQ(tested, 90);
 }
 
-// igemm_strided gives the bytes of igemm over the same rows as a pointer list: random tile heights
-// (rows past mr repeat the last), panel widths (narrow, whole and part vectors), depths and tap counts,
-// on every table.
-TEST(FastKernels, StridedIgemmTileGivesThePointerListTilesBytes) {
+// Every igemm tile gives the same bytes for the same rows: the pointer-list and the evenly spaced
+// (igemm_strided) forms, at every tile height that holds the rows (heights below gemm_mr only change how
+// many rows are computed, not any output's order of accumulation). Random tile heights (rows past mr
+// repeat the last), panel widths (narrow, whole and part vectors), depths and tap counts, on every table.
+TEST(FastKernels, EveryIgemmTileGivesTheSameBytesForTheSameRows) {
+    using Mk = kes::kernels::Microkernels;
     std::mt19937 rng(77);
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-    for (const kes::kernels::Microkernels* mk : kes::kernels::microkernels_available()) {
+    for (const Mk* mk : kes::kernels::microkernels_available()) {
         SCOPED_TRACE(mk->name);
+        ASSERT_EQ(mk->tile_heights[0], mk->gemm_mr);
+        ASSERT_EQ(mk->tile_heights[Mk::kTileHeights - 1], 1u);
         for (int iter = 0; iter < 200; ++iter) {
             const size_t mr = 1 + rng() % mk->gemm_mr, nc = 1 + rng() % mk->gemm_nr, kc = 1 + rng() % 37;
             const size_t ks = 1 + rng() % 4, step = kc + rng() % 5, c_stride = nc + rng() % 3;
+            SCOPED_TRACE("mr " + std::to_string(mr) + " nc " + std::to_string(nc) + " kc " + std::to_string(kc) +
+                         " ks " + std::to_string(ks));
             std::vector<ptrdiff_t> offsets(ks);
             for (size_t t = 0; t < ks; ++t) offsets[t] = static_cast<ptrdiff_t>(t * (mr * step + 3) + rng() % 4);
             std::vector<float> a(static_cast<size_t>(offsets.back()) + mr * step + kc);
@@ -160,14 +166,24 @@ TEST(FastKernels, StridedIgemmTileGivesThePointerListTilesBytes) {
                 for (size_t r = 0; r < mk->gemm_mr; ++r)
                     ptrs[t * mk->gemm_mr + r] = a.data() + offsets[t] + std::min(r, mr - 1) * step;
             const kes::kernels::Clamp clamp{-0.5f, iter % 2 ? 0.75f : std::numeric_limits<float>::infinity()};
-            std::vector<float> by_list(mr * c_stride, 7.0f), strided(by_list.size(), 7.0f);
-            mk->igemm(nc)(mr, nc, kc, ks, ptrs.data(), w.data(), by_list.data(), c_stride, clamp);
-            mk->igemm_strided(nc)(mr, nc, kc, ks, a.data(), step, offsets.data(), w.data(), strided.data(), c_stride,
-                                  clamp);
-            ASSERT_EQ(std::memcmp(by_list.data(), strided.data(), by_list.size() * sizeof(float)), 0)
-                << "mr " << mr << " nc " << nc << " kc " << kc << " ks " << ks;
+            // A panel narrower than a vector is packed exactly nc wide and has its own (narrow) tiles.
+            const size_t v = (nc + mk->vector_width - 1) / mk->vector_width - 1;
+            const bool narrow = nc < mk->vector_width;
+            std::vector<float> expected(mr * c_stride, 7.0f);
+            (narrow ? mk->igemm_narrow[0] : mk->igemm_by_vectors[0][v])(mr, nc, kc, ks, ptrs.data(), w.data(),
+                                                                        expected.data(), c_stride, clamp);
             for (size_t r = 0; r < mr; ++r)  // nothing stored past nc
-                for (size_t j = nc; j < c_stride; ++j) ASSERT_EQ(strided[r * c_stride + j], 7.0f);
+                for (size_t j = nc; j < c_stride; ++j) ASSERT_EQ(expected[r * c_stride + j], 7.0f);
+            for (size_t h = 0; h < Mk::kTileHeights && mk->tile_heights[h] >= mr; ++h) {
+                SCOPED_TRACE("height " + std::to_string(mk->tile_heights[h]));
+                std::vector<float> by_list(expected.size(), 7.0f), strided(expected.size(), 7.0f);
+                (narrow ? mk->igemm_narrow[h] : mk->igemm_by_vectors[h][v])(mr, nc, kc, ks, ptrs.data(), w.data(),
+                                                                            by_list.data(), c_stride, clamp);
+                (narrow ? mk->igemm_strided_narrow[h] : mk->igemm_strided_by_vectors[h][v])(
+                    mr, nc, kc, ks, a.data(), step, offsets.data(), w.data(), strided.data(), c_stride, clamp);
+                ASSERT_EQ(std::memcmp(expected.data(), by_list.data(), expected.size() * sizeof(float)), 0);
+                ASSERT_EQ(std::memcmp(expected.data(), strided.data(), expected.size() * sizeof(float)), 0);
+            }
         }
     }
 }

@@ -271,19 +271,18 @@ private:
             const size_t a_step = static_cast<size_t>(g_.ww.stride * g_.c);
             for (size_t pb = 0; pb < panels_per_group(); ++pb) {
                 const size_t nc = std::min(nr, mg - pb * nr);
-                const Microkernels::IgemmFn igemm = mk_.igemm(nc);
-                const Microkernels::IgemmStridedFn igemm_strided = mk_.igemm_strided(nc);
                 const float* panel = panels + pb * panel_floats();
                 for (size_t tile = tile0; tile < tile_end; ++tile) {
                     const size_t rows = std::min(mr, pixels - tile * mr);
                     const float* const* a = ind + (tile - tile0) * ks * mr;
                     float* out = yn + tile * mr * m + pb * nr;
                     if ((strided >> (tile - tile0)) & 1) {
-                        igemm_strided(rows, nc, strided_kc, strided_ks, a[0], a_step, strided_offsets_.data(), panel,
-                                      out, m, clamp_);
+                        mk_.igemm_strided(nc, rows)(rows, nc, strided_kc, strided_ks, a[0], a_step,
+                                                    strided_offsets_.data(), panel, out, m, clamp_);
                     } else {
                         const bool one_per_row = (merged >> (tile - tile0)) & 1;
-                        igemm(rows, nc, one_per_row ? row_k : cg, one_per_row ? kh : ks, a, panel, out, m, clamp_);
+                        mk_.igemm(nc, rows)(rows, nc, one_per_row ? row_k : cg, one_per_row ? kh : ks, a, panel, out,
+                                            m, clamp_);
                     }
                 }
             }
@@ -457,10 +456,11 @@ public:
             const ptrdiff_t no_offset = 0;
             for (size_t pb = 0; pb < panels; ++pb) {
                 const size_t nc = std::min(nr, m - pb * nr);
-                const Microkernels::IgemmStridedFn igemm = mk.igemm_strided(nc);
-                for (size_t t0 = p0; t0 < p1; t0 += mr)
-                    igemm(std::min(mr, p1 - t0), nc, c, 1, tile + (t0 - p0) * c, c, &no_offset,
-                          pw_.packed_ + pb * panel_floats, yn + t0 * m + pb * nr, m, pw_.clamp_);
+                for (size_t t0 = p0; t0 < p1; t0 += mr) {
+                    const size_t rows = std::min(mr, p1 - t0);
+                    mk.igemm_strided(nc, rows)(rows, nc, c, 1, tile + (t0 - p0) * c, c, &no_offset,
+                                               pw_.packed_ + pb * panel_floats, yn + t0 * m + pb * nr, m, pw_.clamp_);
+                }
             }
             if (sum) pw_.add_residual(sum + static_cast<size_t>(n) * pixels * m, yn, p0, p1 - p0);
             pw_.after_.apply_after(yn + p0 * m, (p1 - p0) * m);

@@ -1,5 +1,5 @@
 // gemm.cpp — fast Gemm and MatMul with a constant B (classifier heads, embedding layers, MLPs), f32, on
-// the table's igemm microkernel with one row pointer per output row (ks = 1: a 1×1 convolution).
+// the table's igemm microkernel over evenly spaced rows (igemm_strided, ks = 1: a 1×1 convolution).
 //
 // Choices:
 // - B is packed at load into the panels conv_nhwc.cpp packs for a 1×1 conv: gemm_nr bias floats, then
@@ -30,8 +30,6 @@ namespace kes {
 namespace kernels {
 namespace {
 
-// The row pointers of one tile live on the stack; every table's gemm_mr is below this.
-constexpr size_t kMaxMr = 16;
 // A unit should carry at least this many multiply-adds, or the counter costs more than it shares.
 constexpr size_t kMinUnitFlops = 32 * 1024;
 // transA copies a tile of A per slot; past this the reference is the better use of the work arena.
@@ -104,21 +102,21 @@ public:
         parallel_units(rc, tiles_ * panel_runs_, [&](uint64_t unit, uint32_t slot) {
             const size_t tile = unit / panel_runs_, run = unit % panel_runs_;
             const size_t r0 = tile * mr, rows = std::min(mr, m - r0);
-            const float* ptrs[kMaxMr];
+            // The tile's rows, k floats apart: A's, or for transA the gathered columns of A.
+            const float* rows_at = a + r0 * k;
             if (s_.trans_a) {
                 // Row r of Aᵀ is column r0 + r of A: gathered once per unit, used by all its panels.
                 float* t = reinterpret_cast<float*>(rc.scratch + slot * slot_bytes_);
                 for (size_t kk = 0; kk < k; ++kk)
                     for (size_t r = 0; r < rows; ++r) t[r * k + kk] = a[kk * m + r0 + r];
-                for (size_t r = 0; r < mr; ++r) ptrs[r] = t + std::min(r, rows - 1) * k;
-            } else {
-                // Rows past the last are read, never stored: they repeat it.
-                for (size_t r = 0; r < mr; ++r) ptrs[r] = a + (r0 + std::min(r, rows - 1)) * k;
+                rows_at = t;
             }
+            const ptrdiff_t no_offset = 0;
             const size_t p0 = run * panels_per_unit_, p1 = std::min(panels_, p0 + panels_per_unit_);
             for (size_t p = p0; p < p1; ++p) {
                 const size_t nc = std::min(nr, n - p * nr);
-                mk_.igemm(nc)(rows, nc, k, 1, ptrs, packed_ + p * panel_floats(), y + r0 * n + p * nr, n, after_.clamp);
+                mk_.igemm_strided(nc, rows)(rows, nc, k, 1, rows_at, k, &no_offset, packed_ + p * panel_floats(),
+                                            y + r0 * n + p * nr, n, after_.clamp);
             }
             if (after_.after) {
                 const size_t c0 = p0 * nr, c1 = std::min(n, p1 * nr);
@@ -144,7 +142,7 @@ bool plain_f32(const TensorDesc& t) {
 }
 
 std::unique_ptr<Kernel> make_gemm(const char* op, const GemmSpec& s, const NodeDesc& node, const Microkernels& mk) {
-    if (s.m <= 0 || s.n <= 0 || s.k <= 0 || mk.gemm_mr > kMaxMr) return nullptr;
+    if (s.m <= 0 || s.n <= 0 || s.k <= 0) return nullptr;
     if (s.trans_a && mk.gemm_mr * static_cast<size_t>(s.k) * sizeof(float) > kMaxTransposedSlotBytes) return nullptr;
     return std::make_unique<GemmKernel>(op, s, Activation::from_attrs(node.attrs), mk);
 }

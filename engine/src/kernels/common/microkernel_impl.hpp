@@ -111,12 +111,13 @@ __attribute__((always_inline)) inline void igemm_tile(size_t mr, size_t nc, size
     }
 }
 
-template <class V, int MR, int NV, bool EXACT>
+// `a` is a pointer list laid out for LD rows per tap (the table's gemm_mr), MR ≤ LD of them read.
+template <class V, int MR, int NV, bool EXACT, int LD>
 void igemm(size_t mr, size_t nc, size_t kc, size_t ks, const float* const* a, const float* w, float* c, size_t c_stride,
            Clamp cl) {
     auto rows = [a](size_t t, const float** ap) {
 #pragma GCC unroll 16
-        for (int r = 0; r < MR; ++r) ap[r] = a[t * MR + static_cast<size_t>(r)];
+        for (int r = 0; r < MR; ++r) ap[r] = a[t * LD + static_cast<size_t>(r)];
     };
     igemm_tile<V, MR, NV, EXACT>(mr, nc, kc, ks, rows, w, c, c_stride, cl);
 }
@@ -582,12 +583,16 @@ void store_partial_by_copy(float* p, size_t n, typename V::reg x) {
     std::memcpy(p, buf, n * sizeof(float));
 }
 
-// by_vectors[v - 1] = igemm<V, MR, v> for v = 1 .. NV.
-template <class V, int MR, int NV>
-void fill_igemm(Microkernels::IgemmFn* by_vectors, Microkernels::IgemmStridedFn* strided_by_vectors) {
-    if constexpr (NV > 1) fill_igemm<V, MR, NV - 1>(by_vectors, strided_by_vectors);
-    by_vectors[NV - 1] = &igemm<V, MR, NV, false>;
-    strided_by_vectors[NV - 1] = &igemm_strided<V, MR, NV, false>;
+// The tiles of height H for panels of 1 .. NV vectors, and the narrow one: [h][v - 1] = igemm<V, H, v>.
+template <class V, int H, int NV, int LD>
+void fill_igemm(Microkernels& t, size_t h) {
+    if constexpr (NV > 1) fill_igemm<V, H, NV - 1, LD>(t, h);
+    t.igemm_by_vectors[h][NV - 1] = &igemm<V, H, NV, false, LD>;
+    t.igemm_strided_by_vectors[h][NV - 1] = &igemm_strided<V, H, NV, false>;
+    if constexpr (NV == 1) {
+        t.igemm_narrow[h] = &igemm<V, H, 1, true, LD>;
+        t.igemm_strided_narrow[h] = &igemm_strided<V, H, 1, true>;
+    }
 }
 
 template <class V, int MR, int NV, int DWB>
@@ -598,9 +603,13 @@ Microkernels make_table(const char* name) {
     t.gemm_nr = NV * V::width;
     t.vector_width = V::width;
     static_assert(NV <= static_cast<int>(Microkernels::kMaxPanelVectors), "igemm_by_vectors holds fewer vectors");
-    fill_igemm<V, MR, NV>(t.igemm_by_vectors, t.igemm_strided_by_vectors);
-    t.igemm_narrow = &igemm<V, MR, 1, true>;
-    t.igemm_strided_narrow = &igemm_strided<V, MR, 1, true>;
+    // Heights MR, a third of it (at least 2: what the remainder of a 14×14 or 28×28 image needs), and 1.
+    constexpr int kMid = MR / 3 > 2 ? MR / 3 : 2;
+    static_assert(Microkernels::kTileHeights == 3 && MR > kMid, "three tile heights, descending");
+    t.tile_heights[0] = MR, t.tile_heights[1] = kMid, t.tile_heights[2] = 1;
+    fill_igemm<V, MR, NV, MR>(t, 0);
+    fill_igemm<V, kMid, NV, MR>(t, 1);
+    fill_igemm<V, 1, NV, MR>(t, 2);
     t.dw_block = DWB * V::width;
     t.dwconv = &dwconv<V, DWB>;
     t.dwconv_s1 = &dwconv_s1<V, DWB>;

@@ -52,28 +52,43 @@ struct Microkernels {
     //   c[r·c_stride + n] = clamp(w_bias[n] + Σ_{t<ks} Σ_{k<kc} a[t·gemm_mr + r][k] · w[t][k][n])
     // `a` holds ks × gemm_mr row pointers, each to kc floats (rows r ≥ mr are read, never stored: point
     // them anywhere valid). `w` is one packed panel of pw = panel_width(nc) columns: pw bias floats, then
-    // ks·kc rows of pw floats, zero past nc (readable vector_width - 1 floats past its end). igemm(nc) is
-    // the tile for such a panel, as many vector columns as it has. Each output's sum is accumulated in
-    // the same order whatever mr and nc are.
+    // ks·kc rows of pw floats, zero past nc (readable vector_width - 1 floats past its end). igemm(nc, mr)
+    // is the tile for such a panel and mr rows: as many vector columns as the panel has, the lowest
+    // height that holds the rows. Each output's sum is accumulated in the same order whatever the tile.
     using IgemmFn = void (*)(size_t mr, size_t nc, size_t kc, size_t ks, const float* const* a, const float* w,
                              float* c, size_t c_stride, Clamp clamp);
-    static constexpr size_t kMaxPanelVectors = 8;
-    uint32_t gemm_mr, gemm_nr;
-    IgemmFn igemm_by_vectors[kMaxPanelVectors];  // [v - 1]: panels of v whole vectors
-    IgemmFn igemm_narrow;                        // a panel of nc < vector_width columns
-    IgemmFn igemm(size_t nc) const {
-        return nc < vector_width ? igemm_narrow : igemm_by_vectors[(nc + vector_width - 1) / vector_width - 1];
-    }
     // The same tile when its rows are evenly spaced (the pixels of a 1×1 conv, or those of one output row
-    // whose taps are all inside the image): row r of tap t is a + offsets[t] + r·a_step, rows past mr
-    // repeat the last. No pointer list to build per tile, which cost a short-K conv 10% of its time.
+    // whose taps are all inside the image, a GEMM's rows): row r of tap t is a + offsets[t] + r·a_step,
+    // rows past mr repeat the last. No pointer list to build per tile, which cost a short-K conv 10% of
+    // its time.
     using IgemmStridedFn = void (*)(size_t mr, size_t nc, size_t kc, size_t ks, const float* a, size_t a_step,
                                     const ptrdiff_t* offsets, const float* w, float* c, size_t c_stride, Clamp clamp);
-    IgemmStridedFn igemm_strided_by_vectors[kMaxPanelVectors];
-    IgemmStridedFn igemm_strided_narrow;
-    IgemmStridedFn igemm_strided(size_t nc) const {
-        return nc < vector_width ? igemm_strided_narrow
-                                 : igemm_strided_by_vectors[(nc + vector_width - 1) / vector_width - 1];
+    static constexpr size_t kMaxPanelVectors = 8;
+    // Tiles come in kTileHeights heights, tile_heights[0] = gemm_mr down to tile_heights[last] = 1, and a
+    // tile of mr rows runs on the lowest that holds them: a 7×7 image's 49 pixels are four tiles of 12
+    // and one of 1, not five of 12 (18% of the multiply-adds wasted); a classifier's single row is a
+    // 1-row tile, not 12 copies of it. A pointer list is laid out for gemm_mr rows whatever the height.
+    static constexpr size_t kTileHeights = 3;
+    uint32_t gemm_mr, gemm_nr;
+    uint32_t tile_heights[kTileHeights];
+    // Per height: [v - 1] panels of v whole vectors; narrow: a panel of nc < vector_width columns.
+    IgemmFn igemm_by_vectors[kTileHeights][kMaxPanelVectors];
+    IgemmFn igemm_narrow[kTileHeights];
+    IgemmStridedFn igemm_strided_by_vectors[kTileHeights][kMaxPanelVectors];
+    IgemmStridedFn igemm_strided_narrow[kTileHeights];
+    size_t height_for(size_t mr) const {
+        size_t h = kTileHeights - 1;
+        while (h > 0 && tile_heights[h] < mr) --h;
+        return h;
+    }
+    IgemmFn igemm(size_t nc, size_t mr) const {
+        const size_t h = height_for(mr);
+        return nc < vector_width ? igemm_narrow[h] : igemm_by_vectors[h][(nc + vector_width - 1) / vector_width - 1];
+    }
+    IgemmStridedFn igemm_strided(size_t nc, size_t mr) const {
+        const size_t h = height_for(mr);
+        return nc < vector_width ? igemm_strided_narrow[h]
+                                 : igemm_strided_by_vectors[h][(nc + vector_width - 1) / vector_width - 1];
     }
 
     // Depthwise convolution of a run of `pixels` output pixels over `channels` (NHWC):
