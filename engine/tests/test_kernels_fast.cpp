@@ -126,9 +126,9 @@ TEST(FastKernels, ConvNhwcMatchesReferenceOnRandomShapes) {
         const std::string what = "x[" + std::to_string(n) + "," + std::to_string(h) + "," + std::to_string(w) + "," +
                                  std::to_string(c) + "] w[" + std::to_string(m) + "," + std::to_string(kh) + "," +
                                  std::to_string(kw) + "] s" + std::to_string(sh) + std::to_string(sw) + " d" +
-                                 std::to_string(dh) + std::to_string(dw) + " p" + std::to_string(pt) + std::to_string(pl) +
-                                 std::to_string(pb) + std::to_string(pr) + " g" + std::to_string(group) + " " + act +
-                                 (has_sum ? " +residual" : "");
+                                 std::to_string(dh) + std::to_string(dw) + " p" + std::to_string(pt) +
+                                 std::to_string(pl) + std::to_string(pb) + std::to_string(pr) + " g" +
+                                 std::to_string(group) + " " + act + (has_sum ? " +residual" : "");
         expect_fast_matches_reference("Conv", attrs, in, what);
         if (HasFatalFailure()) return;
         ++tested;

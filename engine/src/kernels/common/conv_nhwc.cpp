@@ -281,8 +281,8 @@ private:
                                                     strided_offsets_.data(), panel, out, m, clamp_);
                     } else {
                         const bool one_per_row = (merged >> (tile - tile0)) & 1;
-                        mk_.igemm(nc, rows)(rows, nc, one_per_row ? row_k : cg, one_per_row ? kh : ks, a, panel, out,
-                                            m, clamp_);
+                        mk_.igemm(nc, rows)(rows, nc, one_per_row ? row_k : cg, one_per_row ? kh : ks, a, panel, out, m,
+                                            clamp_);
                     }
                 }
             }
@@ -390,12 +390,12 @@ private:
     size_t tiles_ = 0, chunk_ = 1, chunks_ = 1, units_ = 1, slot_bytes_ = 0;
     std::vector<int64_t> tap_dy_, tap_dx_;
     bool pointwise_ = false;
-    std::vector<int64_t> tap_offset_;    // (dy · W + dx) · C per tap: the pointer step of an interior pixel
+    std::vector<int64_t> tap_offset_;         // (dy · W + dx) · C per tap: the pointer step of an interior pixel
     std::vector<ptrdiff_t> strided_offsets_;  // igemm_strided's tap offsets (strided_tile)
-    int64_t reach_y_ = 0, reach_x_ = 0;  // the kernel's extent minus one, per axis
-    int64_t ox_lo_ = 0, ox_hi_ = 0;      // [lo, hi) are the output columns whose taps are all inside the row
-    bool merge_rows_ = false;            // igemm: tiles of interior columns take one pointer per kernel row
-    bool dw_sliding_ = false;            // depthwise: the interior run goes to dwconv_s1
+    int64_t reach_y_ = 0, reach_x_ = 0;       // the kernel's extent minus one, per axis
+    int64_t ox_lo_ = 0, ox_hi_ = 0;           // [lo, hi) are the output columns whose taps are all inside the row
+    bool merge_rows_ = false;                 // igemm: tiles of interior columns take one pointer per kernel row
+    bool dw_sliding_ = false;                 // depthwise: the interior run goes to dwconv_s1
 };
 
 // A depthwise conv feeding a 1×1, stride-1 conv (fuse_depthwise_pointwise): per unit, a band of a few

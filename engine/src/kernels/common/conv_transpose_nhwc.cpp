@@ -165,7 +165,7 @@ public:
                     for (size_t pb = 0; pb < panels; ++pb) {
                         const size_t nc = std::min(nr, m - pb * nr);
                         mk_.igemm(nc, rows)(rows, nc, c, ks, ptrs, w + pb * nr * (1 + ks * c), out + pb * nr,
-                                      static_cast<size_t>(sw) * m, after_.clamp);
+                                            static_cast<size_t>(sw) * m, after_.clamp);
                     }
                 }
             }

@@ -61,8 +61,8 @@ inline void store_row(float* dst, size_t n, const typename V::reg* row) {
 //
 // The rows of tap t come from rows(t, ap): igemm's pointer lists, or igemm_strided's evenly spaced rows.
 template <class V, int MR, int NV, bool EXACT, class Rows>
-__attribute__((always_inline)) inline void igemm_tile(size_t mr, size_t nc, size_t kc, size_t ks, Rows rows, const float* w, float* c,
-                       size_t c_stride, Clamp cl) {
+__attribute__((always_inline)) inline void igemm_tile(size_t mr, size_t nc, size_t kc, size_t ks, Rows rows,
+                                                      const float* w, float* c, size_t c_stride, Clamp cl) {
     using R = typename V::reg;
     constexpr size_t W = V::width;
     const size_t stride = EXACT ? nc : NV * W;
