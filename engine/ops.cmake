@@ -26,6 +26,10 @@ list(APPEND engine_sources
   src/kernels/x86/microkernels_avx2.cpp
   src/kernels/x86/microkernels_avx512.cpp
   src/kernels/arm/microkernels_neon.cpp)
+# The scalar table's fma is a·b + c: with contraction on (GCC's default where the baseline ISA has an
+# FMA, as aarch64's), one tile instance would fuse it and another not, and tiles of different heights
+# or forms (pointer list, strided) would give different bytes for the same rows.
+set_source_files_properties(src/kernels/common/microkernels.cpp PROPERTIES COMPILE_OPTIONS -ffp-contract=off)
 kes_add_simd_source(src/kernels/x86/microkernels_avx2.cpp X86 -mavx2 -mfma)
 kes_add_simd_source(src/kernels/x86/microkernels_avx512.cpp X86 -mavx512f -mavx2 -mfma)
 
