@@ -257,6 +257,30 @@ TEST(FastKernels, AddAndMulMatchReferenceForEveryBroadcastTheyTake) {
                 }
 }
 
+// Sub and Div: the reference's bytes for a full-size first operand against each broadcast; a broadcast
+// first operand (c - x, 1 / x) keeps the reference kernel, since the two do not commute.
+TEST(FastKernels, SubAndDivMatchReferenceWithTheBroadcastOperandSecond) {
+    std::mt19937 rng(98);
+    const std::vector<std::pair<kes::Shape, kes::Shape>> cases = {
+        {{1, 4420, 2}, {1, 4420, 2}},  // a box decode's centres and half sizes
+        {{1, 4420, 2}, {}},            // a scalar scale
+        {{1, 4420, 4}, {1, 1, 4}},     // per-coordinate variances
+        {{2, 6, 5, 33}, {33}},        {{3, 4, 5, 17}, {3, 1, 1, 17}}, {{7}, {7}},
+    };
+    for (const auto& [big, small] : cases)
+        for (const char* op : {"Sub", "Div"})
+            for (const char* act : {"", "Relu"}) {
+                const TT a = random_f32(rng, big), b = random_f32(rng, small);
+                A attrs;
+                if (*act) attrs.s("activation", act);
+                expect_fast_matches_reference(op, attrs, {&a, &b}, kes::shape_string(big) + " " + act, 0.0f);
+                if (HasFatalFailure()) return;
+                if (small != big) {
+                    EXPECT_TRUE(keeps_reference(op, A{}, {&b, &a})) << op << " swapped";
+                }
+            }
+}
+
 TEST(FastKernels, PReluMatchesReferenceWithPerChannelSlopes) {
     std::mt19937 rng(17);
     for (const auto& [x_shape, slope_shape] :
@@ -572,15 +596,26 @@ TEST(FastKernels, ResizeNhwcNearestAndLinearMatchReference) {
     EXPECT_TRUE(keeps_reference("Resize", A().s("mode", "nearest"), {&x, &roi, &chan}));
 }
 
-// Concat along the channels of NHWC images (a neck's), along a middle axis, and of three inputs, one of
-// them empty along the axis: the reference's bytes; a Concat with one outer row keeps the reference.
+// Concat along the channels of NHWC images (a neck's), along a middle axis, of three inputs, one of
+// them empty along the axis, and of short rows: the reference's bytes; a Concat with one outer row keeps the reference.
 TEST(FastKernels, ConcatEqualsReference) {
     std::mt19937 rng(12);
     for (const auto& [shapes, axis] : std::vector<std::pair<std::vector<kes::Shape>, int64_t>>{
              {{{1, 20, 20, 64}, {1, 20, 20, 64}}, 3},
              {{{2, 7, 5, 3}, {2, 7, 5, 13}, {2, 7, 5, 0}}, -1},
              {{{2, 3, 4}, {2, 5, 4}}, 1},
-             {{{1, 80, 80, 16}, {1, 80, 80, 16}, {1, 80, 80, 32}}, 3}}) {
+             {{{1, 80, 80, 16}, {1, 80, 80, 16}, {1, 80, 80, 32}}, 3},
+             // A detector head's boxes: rows of every size with a fixed-size copy (1, 2, 3, 4, 6, 8
+             // floats), and one without (5).
+             {{{1, 4420, 2},
+               {1, 4420, 2},
+               {1, 4420, 1},
+               {1, 4420, 3},
+               {1, 4420, 4},
+               {1, 4420, 6},
+               {1, 4420, 8},
+               {1, 4420, 5}},
+              -1}}) {
         std::vector<TT> xs;
         for (const kes::Shape& sh : shapes) xs.push_back(random_f32(rng, sh));
         std::vector<const TT*> in;
@@ -663,6 +698,45 @@ TEST(FastKernels, StandaloneActivationsMatchReference) {
     }
 }
 
+// Exp: within a few ulp of the reference over the polynomial's range, and the reference's own results
+// outside it (overflow to infinity, underflow to subnormals and zero, NaN), whatever unit they fall in.
+TEST(FastKernels, ExpMatchesReferenceInsideAndOutsideThePolynomialsRange) {
+    std::mt19937 rng(54);
+    const float inf = std::numeric_limits<float>::infinity();
+    for (const kes::Shape& shape : std::vector<kes::Shape>{{1, 4420, 2}, {3, 17}, {40000}}) {
+        TT x = random_f32(rng, shape, false, 20.0f);
+        expect_fast_matches_reference("Exp", A{}, {&x}, dims(shape), 1e-6f);
+        if (HasFatalFailure()) return;
+    }
+    const std::vector<float> edges = {88.0f,   88.5f,   89.0f, 200.0f,        inf,  -87.0f, -90.0f,
+                                      -100.0f, -104.0f, -inf,  std::nanf(""), 0.0f, -0.0f,  1.0f};
+    for (size_t at : {size_t{0}, size_t{16 * 1024 + 3}}) {  // in the first unit, or a later one
+        std::vector<float> v(at + edges.size() + 5, 0.5f);
+        std::copy(edges.begin(), edges.end(), v.begin() + static_cast<ptrdiff_t>(at));
+        const TT x = kes_test::f32({static_cast<int64_t>(v.size())}, v);
+        const std::vector<float> ref = kes_test::run_op("Exp", A{}, {&x}, 1)[0].f();
+        kes_test::TestNode t("Exp", A{}, {&x});
+        for (const kes::kernels::Microkernels* table : kes::kernels::microkernels_available()) {
+            SCOPED_TRACE(table->name);
+            std::unique_ptr<kes::Kernel> fast = kes::select_kernel(*t.node, t.outs, *table);
+            ASSERT_NE(fast, nullptr);
+            std::vector<float> y(v.size());
+            void* out[] = {y.data()};
+            kes::RunContext serial;
+            fast->run(serial, t.data.data(), out);
+            for (size_t i = 0; i < v.size(); ++i) {
+                if (std::isnan(ref[i])) {
+                    EXPECT_TRUE(std::isnan(y[i])) << "exp(" << v[i] << ")";
+                } else if (std::isinf(ref[i]) || ref[i] == 0.0f) {
+                    EXPECT_EQ(y[i], ref[i]) << "exp(" << v[i] << ")";
+                } else {
+                    EXPECT_NEAR(y[i], ref[i], 1e-6f * ref[i]) << "exp(" << v[i] << ")";
+                }
+            }
+        }
+    }
+}
+
 // Ulp distance between floats of the same sign (both finite).
 int64_t ulps(float a, float b) {
     int32_t ia, ib;
@@ -712,8 +786,13 @@ TEST(FastKernels, SoftmaxOnTheLastAxisMatchesReference) {
     }
     const TT x = random_f32(rng, {2, 5, 7});
     EXPECT_TRUE(keeps_reference("Softmax", A().i("axis", 1), {&x}));
-    const TT scores = random_f32(rng, {1, 896, 2});  // short rows: the reference is faster
-    EXPECT_TRUE(keeps_reference("Softmax", A{}, {&scores}));
+    // Short rows (a detector's 2-class scores: scalar maxima and sums, one vectorised e^x per unit), on
+    // extreme logits too (differences far below -87, where e^x leaves the polynomial's range).
+    for (const kes::Shape& shape : std::vector<kes::Shape>{{1, 896, 2}, {1, 4420, 2}, {5, 3}, {2, 9000, 15}}) {
+        const TT scores = random_f32(rng, shape, false, 60.0f);
+        expect_fast_matches_reference("Softmax", A{}, {&scores}, dims(shape), 1e-5f);
+        if (HasFatalFailure()) return;
+    }
 }
 
 TEST(FastKernels, PointwiseConvOnTinyImagesRunsAsOneGemmAndMatchesReference) {

@@ -26,6 +26,8 @@ constexpr FastOp kFastOps[] = {
     {"Conv", kernels::select_pointwise_conv},
     {"Conv", kernels::select_conv},
     {"ConvTranspose", kernels::select_conv_transpose},
+    {"Div", kernels::select_div},
+    {"Exp", kernels::select_exp},
     {"Gemm", kernels::select_gemm},
     {"GlobalAveragePool", kernels::select_global_average_pool},
     {"GlobalMaxPool", kernels::select_global_max_pool},
@@ -40,6 +42,7 @@ constexpr FastOp kFastOps[] = {
     {"Resize", kernels::select_resize},
     {"Sigmoid", kernels::select_sigmoid},
     {"Softmax", kernels::select_softmax},
+    {"Sub", kernels::select_sub},
     {"Tanh", kernels::select_tanh},
     {"Transpose", kernels::select_transpose},
 };

@@ -1,12 +1,14 @@
 // activations.cpp — fast standalone activations (f32): Relu, Clip, LeakyRelu, HardSigmoid, HardSwish,
 // Sigmoid, Tanh as nodes of their own (the converter fuses most into their producer; these are the
-// ones it could not, e.g. after an Add or a Concat), and Softmax over the last axis.
+// ones it could not, e.g. after an Add or a Concat), Exp, and Softmax over the last axis.
 //
 // - Relu, Clip, LeakyRelu, HardSigmoid and HardSwish compute what the reference computes, in the same
 //   operations, so they agree bit for bit. Sigmoid, Tanh and Softmax use the tables' polynomial e^x
-//   (microkernels.hpp): within a few ulp of the reference's std::exp / std::tanh, not equal to them.
+//   (microkernels.hpp): within a few ulp of the reference's std::exp / std::tanh, not equal to them. So
+//   does Exp, outside the polynomial's range through std::exp itself.
 // - Units are runs of a fixed number of elements (Softmax: of whole rows), never of the thread count.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <string>
 
@@ -56,6 +58,34 @@ private:
     std::string name_;
 };
 
+// Exp: the table's polynomial over the run, then std::exp for the inputs outside its range (overflow
+// to infinity, underflow to subnormals and zero, NaN), so every input gets what the reference gives
+// within a few ulp.
+class ExpKernel final : public Kernel {
+public:
+    ExpKernel(size_t n, const Microkernels& mk) : n_(n), mk_(mk), name_(std::string("exp-") + mk.name) {}
+    const char* impl() const override { return name_.c_str(); }
+
+    using Kernel::run;
+    void run(const RunContext& rc, const void* const* inputs, void* const* outputs) const override {
+        const auto* x = static_cast<const float*>(inputs[0]);
+        auto* y = static_cast<float*>(outputs[0]);
+        parallel_units(rc, (n_ + kFloatsPerUnit - 1) / kFloatsPerUnit, [&](uint64_t unit, uint32_t) {
+            const size_t at = unit * kFloatsPerUnit, n = std::min(kFloatsPerUnit, n_ - at);
+            // Read before the polynomial writes: y may be x (an in-place node).
+            bool outside = false;
+            for (size_t i = 0; i < n; ++i) outside |= !(x[at + i] >= -87.0f && x[at + i] <= 88.0f);
+            if (!outside) return mk_.vexp(n, x + at, y + at, UnaryParams{});
+            for (size_t i = 0; i < n; ++i) y[at + i] = std::exp(x[at + i]);
+        });
+    }
+
+private:
+    size_t n_;
+    const Microkernels& mk_;
+    std::string name_;
+};
+
 class SoftmaxKernel final : public Kernel {
 public:
     SoftmaxKernel(size_t rows, size_t m, const Microkernels& mk)
@@ -70,12 +100,36 @@ public:
         const auto* x = static_cast<const float*>(inputs[0]);
         auto* y = static_cast<float*>(outputs[0]);
         parallel_units(rc, (rows_ + rows_per_unit_ - 1) / rows_per_unit_, [&](uint64_t unit, uint32_t) {
-            const size_t r0 = unit * rows_per_unit_;
-            mk_.vsoftmax_rows(std::min(rows_per_unit_, rows_ - r0), m_, x + r0 * m_, y + r0 * m_);
+            const size_t r0 = unit * rows_per_unit_, rows = std::min(rows_per_unit_, rows_ - r0);
+            if (m_ >= kMinSoftmaxRow)
+                mk_.vsoftmax_rows(rows, m_, x + r0 * m_, y + r0 * m_);
+            else
+                short_rows(rows, x + r0 * m_, y + r0 * m_);
         });
     }
 
 private:
+    // Rows shorter than a vector or two (a detector's 2-class scores): the per-row vector reductions and
+    // partial loads of vsoftmax_rows cost more than std::exp on two floats, so the maxima and sums are
+    // scalar and only the exponentials are vectorised, one call over the unit. x - max ≤ 0 is inside
+    // vexp's range except below -87, where e^x < 2^-125 is negligible beside the sum (≥ 1) either way.
+    void short_rows(size_t rows, const float* x, float* y) const {
+        const size_t m = m_;
+        for (size_t r = 0; r < rows; ++r) {
+            const float* xr = x + r * m;
+            float mx = xr[0];
+            for (size_t i = 1; i < m; ++i) mx = std::max(mx, xr[i]);
+            for (size_t i = 0; i < m; ++i) y[r * m + i] = xr[i] - mx;
+        }
+        mk_.vexp(rows * m, y, y, UnaryParams{});
+        for (size_t r = 0; r < rows; ++r) {
+            float* yr = y + r * m;
+            float sum = 0.0f;
+            for (size_t i = 0; i < m; ++i) sum += yr[i];
+            for (size_t i = 0; i < m; ++i) yr[i] /= sum;
+        }
+    }
+
     size_t rows_, m_, rows_per_unit_ = 1;
     const Microkernels& mk_;
     std::string name_;
@@ -134,6 +188,12 @@ std::unique_ptr<Kernel> select_sigmoid(const NodeDesc& node, const std::vector<T
     return unary("sigmoid", mk.vsigmoid, no_params(), node, mk);
 }
 
+std::unique_ptr<Kernel> select_exp(const NodeDesc& node, const std::vector<TensorDesc>&, const Microkernels& mk) {
+    const TensorDesc& x = *node.inputs[0];
+    if (!plain_f32(x) || x.elements() == 0) return nullptr;
+    return std::make_unique<ExpKernel>(static_cast<size_t>(x.elements()), mk);
+}
+
 std::unique_ptr<Kernel> select_tanh(const NodeDesc& node, const std::vector<TensorDesc>&, const Microkernels& mk) {
     return unary("tanh", mk.vtanh, no_params(), node, mk);
 }
@@ -144,9 +204,6 @@ std::unique_ptr<Kernel> select_softmax(const NodeDesc& node, const std::vector<T
     // The last axis, or one with only 1s after it: then the reduced elements are contiguous rows.
     const AxisSplit around = split_at_axis(x.shape, normalize_axis(node.attrs.get_int("axis", -1), x.rank()));
     if (around.inner != 1) return nullptr;
-    // Short rows (a detector's 2-class scores, [1, 896, 2]) ran 0.7x the reference on AVX-512: the
-    // per-row reductions and partial vectors cost more than std::exp on two floats.
-    if (around.dim < static_cast<int64_t>(kMinSoftmaxRow)) return nullptr;
     return std::make_unique<SoftmaxKernel>(static_cast<size_t>(around.outer), static_cast<size_t>(around.dim), mk);
 }
 

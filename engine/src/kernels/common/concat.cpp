@@ -17,6 +17,27 @@ namespace {
 
 constexpr size_t kUnitBytes = 64 * 1024;
 
+// Rows r0..r1 of one input of c bytes per row into the output (row bytes apart, from column col). A
+// detector head's Concat of 2- or 4-float boxes is thousands of 8- or 16-byte rows: a call to memcpy
+// each cost 1.7 ns a row; a copy of a size known here is one move.
+template <size_t C>
+void copy_fixed(uint8_t* y, size_t row, const uint8_t* x, size_t r0, size_t r1) {
+    for (size_t r = r0; r < r1; ++r) std::memcpy(y + r * row, x + r * C, C);
+}
+
+void copy_rows(uint8_t* y, size_t row, const uint8_t* x, size_t c, size_t r0, size_t r1) {
+    switch (c) {
+        case 4: return copy_fixed<4>(y, row, x, r0, r1);
+        case 8: return copy_fixed<8>(y, row, x, r0, r1);
+        case 12: return copy_fixed<12>(y, row, x, r0, r1);
+        case 16: return copy_fixed<16>(y, row, x, r0, r1);
+        case 24: return copy_fixed<24>(y, row, x, r0, r1);
+        case 32: return copy_fixed<32>(y, row, x, r0, r1);
+        default:
+            for (size_t r = r0; r < r1; ++r) std::memcpy(y + r * row, x + r * c, c);
+    }
+}
+
 class ConcatKernel final : public Kernel {
 public:
     ConcatKernel(std::vector<size_t> chunk, size_t outer) : chunk_(std::move(chunk)), outer_(outer) {
@@ -34,8 +55,7 @@ public:
             for (size_t i = 0; i < chunk_.size(); ++i) {
                 const size_t c = chunk_[i];
                 const auto* x = static_cast<const uint8_t*>(inputs[i]);
-                if (c)
-                    for (size_t r = r0; r < r1; ++r) std::memcpy(y + r * row_ + col, x + r * c, c);
+                if (c) copy_rows(y + col, row_, x, c, r0, r1);
                 col += c;
             }
         });

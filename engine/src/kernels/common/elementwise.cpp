@@ -1,4 +1,4 @@
-// elementwise.cpp — fast Add, Mul and PRelu (f32) for the broadcasts CNNs use: equal shapes (residual adds),
+// elementwise.cpp — fast Add, Mul, Sub, Div and PRelu (f32) for the broadcasts CNNs use: equal shapes (residual adds),
 // one operand over the innermost dims (a per-channel bias or scale in NHWC) and one operand over outer
 // and inner dims with 1s between (squeeze-excite's [N,1,1,C] against [N,H,W,C]).
 //
@@ -171,6 +171,17 @@ std::unique_ptr<Kernel> select_add(const NodeDesc& node, const std::vector<Tenso
 std::unique_ptr<Kernel> select_mul(const NodeDesc& node, const std::vector<TensorDesc>& outputs,
                                    const Microkernels& mk) {
     return select_binary("mul", mk.vmul_rows, true, node, outputs, mk);
+}
+
+// Sub and Div do not commute: only a full-size first operand (the broadcast one second) is taken.
+std::unique_ptr<Kernel> select_sub(const NodeDesc& node, const std::vector<TensorDesc>& outputs,
+                                   const Microkernels& mk) {
+    return select_binary("sub", mk.vsub_rows, false, node, outputs, mk);
+}
+
+std::unique_ptr<Kernel> select_div(const NodeDesc& node, const std::vector<TensorDesc>& outputs,
+                                   const Microkernels& mk) {
+    return select_binary("div", mk.vdiv_rows, false, node, outputs, mk);
 }
 
 std::unique_ptr<Kernel> select_prelu(const NodeDesc& node, const std::vector<TensorDesc>& outputs,

@@ -37,6 +37,8 @@ std::unique_ptr<Kernel> select_channel_shuffle(const NodeDesc&, const std::vecto
 std::unique_ptr<Kernel> select_concat(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_add(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_mul(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
+std::unique_ptr<Kernel> select_sub(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
+std::unique_ptr<Kernel> select_div(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_prelu(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_max_pool(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_average_pool(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
@@ -62,6 +64,7 @@ std::unique_ptr<Kernel> select_hard_sigmoid(const NodeDesc&, const std::vector<T
 std::unique_ptr<Kernel> select_hard_swish(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_sigmoid(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_tanh(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
+std::unique_ptr<Kernel> select_exp(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_softmax(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 
 }  // namespace kernels

@@ -341,6 +341,15 @@ void vmul_rows(size_t rows, size_t m, const float* a, const float* b, float* out
 }
 
 template <class V>
+void vsub_rows(size_t rows, size_t m, const float* a, const float* b, float* out, Clamp cl) {
+    binary_rows<V>(rows, m, a, b, out, cl, [](typename V::reg x, typename V::reg y) { return V::sub(x, y); });
+}
+template <class V>
+void vdiv_rows(size_t rows, size_t m, const float* a, const float* b, float* out, Clamp cl) {
+    binary_rows<V>(rows, m, a, b, out, cl, [](typename V::reg x, typename V::reg y) { return V::div(x, y); });
+}
+
+template <class V>
 void vprelu_rows(size_t rows, size_t m, const float* a, const float* b, float* out, Clamp cl) {
     binary_rows<V>(rows, m, a, b, out, cl, [](typename V::reg x, typename V::reg slope) {
         const typename V::reg zero = V::set1(0.0f);
@@ -519,6 +528,12 @@ void vsigmoid(size_t n, const float* x, float* out, const UnaryParams&) {
     map<V>(n, x, out, [&](typename V::reg v) { return V::div(one, V::add(one, exp<V>(V::sub(zero, v)))); });
 }
 
+// e^x for x in [-87, 88] (exp's range; the Exp kernel takes the lanes outside it, and NaN, from std::exp).
+template <class V>
+void vexp(size_t n, const float* x, float* out, const UnaryParams&) {
+    map<V>(n, x, out, [](typename V::reg v) { return exp<V>(v); });
+}
+
 // Swish (SiLU): x · sigmoid(x), the sigmoid computed as vsigmoid does and then multiplied, so a fused
 // Swish gives the bytes of the Sigmoid and Mul nodes it replaced.
 template <class V>
@@ -617,6 +632,8 @@ Microkernels make_table(const char* name) {
     t.vmul = &vmul<V>;
     t.vadd_rows = &vadd_rows<V>;
     t.vmul_rows = &vmul_rows<V>;
+    t.vsub_rows = &vsub_rows<V>;
+    t.vdiv_rows = &vdiv_rows<V>;
     t.vprelu_rows = &vprelu_rows<V>;
     t.vaffine_rows = &vaffine_rows<V>;
     t.vmax_taps = &vmax_taps<V>;
@@ -630,6 +647,7 @@ Microkernels make_table(const char* name) {
     t.vsigmoid = &vsigmoid<V>;
     t.vtanh = &vtanh<V>;
     t.vswish = &vswish<V>;
+    t.vexp = &vexp<V>;
     t.vsoftmax_rows = &vsoftmax_rows<V>;
     return t;
 }

@@ -115,6 +115,9 @@ struct Microkernels {
     // (a per-channel bias or scale in NHWC, squeeze-excite's multiply).
     void (*vadd_rows)(size_t rows, size_t m, const float* a, const float* b, float* out, Clamp clamp);
     void (*vmul_rows)(size_t rows, size_t m, const float* a, const float* b, float* out, Clamp clamp);
+    // The same for a - b and a / b (a box decode's offsets and scales).
+    void (*vsub_rows)(size_t rows, size_t m, const float* a, const float* b, float* out, Clamp clamp);
+    void (*vdiv_rows)(size_t rows, size_t m, const float* a, const float* b, float* out, Clamp clamp);
     // PRelu: out[i] = clamp(a[i] < 0 ? a[i] · b[i mod m] : a[i]), as max(a, 0) + min(a, 0) · b.
     void (*vprelu_rows)(size_t rows, size_t m, const float* a, const float* b, float* out, Clamp clamp);
     // out[i] = a[i] · s[i mod m] + t[i mod m] (a multiply, then an add: BatchNormalization's per-channel
@@ -139,9 +142,10 @@ struct Microkernels {
     //   vsigmoid       1 / (1 + e^-x)
     //   vtanh          expm1(2x) / (expm1(2x) + 2)
     //   vswish         x · vsigmoid(x) (SiLU)
-    // The last three use a polynomial e^x (Cephes' expf: a few ulp over the range that matters; below
+    //   vexp           e^x, for x in [-87, 88] only (callers take the rest elsewhere)
+    // The last four use a polynomial e^x (Cephes' expf: a few ulp over the range that matters; below
     // e^-87 it stays at 2^-126 instead of going subnormal).
-    UnaryFn vclamp, vleaky_relu, vhard_sigmoid, vhard_swish, vsigmoid, vtanh, vswish;
+    UnaryFn vclamp, vleaky_relu, vhard_sigmoid, vhard_swish, vsigmoid, vtanh, vswish, vexp;
     // Softmax of each of `rows` rows of m floats: e^(x - max) / Σ e^(x - max).
     void (*vsoftmax_rows)(size_t rows, size_t m, const float* x, float* out);
 };
