@@ -60,7 +60,7 @@ struct TestNode {
     std::vector<const void*> data;  // each input's bytes, for Kernel::run
     std::vector<kes::TensorDesc> outs;
     std::unique_ptr<kes::NodeDesc> node;
-    TestNode(const std::string& op_name, const kes::Attrs& attrs, const std::vector<const TT*>& in)
+    TestNode(const std::string& op_name, const kes::Attrs& attrs, const std::vector<const TT*>& in, size_t outputs = 1)
         : op(op_name), descs(in.size()) {
         static const std::string name = "n0";
         for (size_t i = 0; i < in.size(); ++i) {
@@ -75,7 +75,7 @@ struct TestNode {
             ptrs.push_back(&descs[i]);
             data.push_back(in[i]->bytes.data());
         }
-        node = std::make_unique<kes::NodeDesc>(kes::NodeDesc{name, op, attrs, ptrs, 1});
+        node = std::make_unique<kes::NodeDesc>(kes::NodeDesc{name, op, attrs, ptrs, outputs});
         kes::create_kernel(*kes::find_op(op), *node, outs);
     }
 };

@@ -281,6 +281,22 @@ TEST(FastKernels, SubAndDivMatchReferenceWithTheBroadcastOperandSecond) {
             }
 }
 
+// Pow(x, 2) as x·x: the reference's bytes (its double pow rounded to float) for any dtype of the
+// constant exponent, up to the largest float; other exponents, or a runtime one, keep the reference.
+TEST(FastKernels, PowOfTwoIsTheReferencesSquare) {
+    std::mt19937 rng(97);
+    TT x = random_f32(rng, {1, 3, 40, 40, 2}, false, 4.0f);
+    const float big[] = {1.8e19f, -1.5e19f, 0.0f, -0.0f};  // squares near the largest float
+    std::memcpy(x.bytes.data(), big, sizeof big);
+    for (const TT& two : {kes_test::f32({}, {2.0f}, true), kes_test::i64({1}, {2}), kes_test::f32({1}, {2.0f}, true)}) {
+        expect_fast_matches_reference("Pow", A{}, {&x, &two}, kes_dtype_name(two.dtype), 0.0f);
+        if (HasFatalFailure()) return;
+    }
+    const TT three = kes_test::f32({}, {3.0f}, true), runtime_two = kes_test::f32({}, {2.0f}, false);
+    EXPECT_TRUE(keeps_reference("Pow", A{}, {&x, &three}));
+    EXPECT_TRUE(keeps_reference("Pow", A{}, {&x, &runtime_two}));
+}
+
 TEST(FastKernels, PReluMatchesReferenceWithPerChannelSlopes) {
     std::mt19937 rng(17);
     for (const auto& [x_shape, slope_shape] :
@@ -625,6 +641,53 @@ TEST(FastKernels, ConcatEqualsReference) {
     }
     const TT a = random_f32(rng, {1, 4, 5}), b = random_f32(rng, {1, 4, 5});
     EXPECT_TRUE(keeps_reference("Concat", A().i("axis", 1), {&a, &b}));
+}
+
+// Split along NHWC channels (a ShuffleNet block's halves), a YOLO head's last axis (xy, wh, scores), a
+// middle axis, with an empty part and by num_outputs: the reference's bytes in every output.
+TEST(FastKernels, SplitEqualsReference) {
+    std::mt19937 rng(13);
+    struct Case {
+        kes::Shape shape;
+        int64_t axis;
+        std::vector<int64_t> split;  // empty: num_outputs = 3
+    };
+    for (const Case& c : std::vector<Case>{{{1, 28, 28, 116}, 3, {58, 58}},
+                                           {{1, 3, 40, 40, 85}, -1, {2, 2, 81}},
+                                           {{2, 9, 5, 7}, 1, {4, 0, 5}},
+                                           {{1, 4420, 6}, -1, {1, 2, 3}},
+                                           {{3, 10, 11}, 2, {}}}) {
+        const TT x = random_f32(rng, c.shape);
+        A attrs;
+        attrs.i("axis", c.axis);
+        const size_t parts = c.split.empty() ? 3 : c.split.size();
+        if (c.split.empty())
+            attrs.i("num_outputs", 3);
+        else
+            attrs.is("split", c.split);
+        SCOPED_TRACE(dims(c.shape));
+        const std::vector<TT> ref = kes_test::run_op("Split", attrs, {&x}, parts);
+        kes_test::TestNode t("Split", attrs, {&x}, parts);
+        Pool pool;
+        for (const kes::kernels::Microkernels* table : kes::kernels::microkernels_available()) {
+            std::unique_ptr<kes::Kernel> fast = kes::select_kernel(*t.node, t.outs, *table);
+            ASSERT_NE(fast, nullptr);
+            EXPECT_STREQ(fast->impl(), "split-threads");
+            for (uint32_t threads : {1u, 3u}) {
+                std::vector<std::vector<float>> ys;
+                std::vector<void*> outs;
+                for (const kes::TensorDesc& o : t.outs) ys.emplace_back(static_cast<size_t>(o.elements()), NAN);
+                for (auto& y : ys) outs.push_back(y.data());
+                kes::RunContext rc{pool.pool, threads, nullptr, 0};
+                fast->run(rc, t.data.data(), outs.data());
+                for (size_t i = 0; i < parts; ++i) {
+                    const std::vector<float> r = ref[i].f();
+                    ASSERT_EQ(r.size(), ys[i].size());
+                    EXPECT_EQ(std::memcmp(r.data(), ys[i].data(), r.size() * sizeof(float)), 0) << "output " << i;
+                }
+            }
+        }
+    }
 }
 
 TEST(FastKernels, AveragePoolNhwcEqualsReferenceWithPadsCeilModeAndCountIncludePad) {

@@ -35,11 +35,13 @@ std::unique_ptr<Kernel> select_batch_norm(const NodeDesc&, const std::vector<Ten
 std::unique_ptr<Kernel> select_resize(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_channel_shuffle(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_concat(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
+std::unique_ptr<Kernel> select_split(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_add(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_mul(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_sub(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_div(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_prelu(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
+std::unique_ptr<Kernel> select_pow(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_max_pool(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_average_pool(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_global_average_pool(const NodeDesc&, const std::vector<TensorDesc>&,
