@@ -20,6 +20,7 @@ namespace kernels {
 namespace {
 
 constexpr size_t kFloatsPerUnit = 16 * 1024;  // 64 KiB of output per unit
+constexpr size_t kMinFloatsPerOuter = 64;     // select_binary: below this per outer index, the reference
 
 // out = a op b where b (the broadcast operand, or b == a's shape when mid == 1 and inner == all)
 // is [outer, 1..., inner] against a's [outer, mid, inner].
@@ -99,6 +100,10 @@ std::unique_ptr<Kernel> select_binary(const char* op, RowsFn same_or_rows, bool 
     } else {
         return nullptr;
     }
+    // Each outer index is a call with its own row of b: when that is a handful of floats (a softmax
+    // written as ops, x - max over a last axis of 2: [1,635,475,2] - [1,635,475,1]), the calls cost
+    // 5x the reference's loop.
+    if (rows.outer > 1 && rows.mid * rows.inner < kMinFloatsPerOuter) return nullptr;
     return std::make_unique<BinaryKernel>(op, rows, swap, same_or_rows, Activation::from_attrs(node.attrs), mk);
 }
 
