@@ -41,16 +41,20 @@ void copy_rows(uint8_t* y, size_t y_row, const uint8_t* x, size_t x_row, size_t 
     }
 }
 
-class ConcatKernel final : public Kernel {
+// Concat (parts = the inputs, whole = the output) or Split (parts = the outputs, whole = the input):
+// per outer row, each part's run of bytes after the previous parts' in the whole's row.
+class RowCopyKernel final : public Kernel {
 public:
-    ConcatKernel(std::vector<size_t> chunk, size_t outer) : chunk_(std::move(chunk)), outer_(outer) {
+    RowCopyKernel(bool split, std::vector<size_t> chunk, size_t outer)
+        : split_(split), chunk_(std::move(chunk)), outer_(outer) {
         for (size_t c : chunk_) row_ += c;
         rows_per_unit_ = std::max<size_t>(1, kUnitBytes / std::max<size_t>(row_, 1));
     }
-    const char* impl() const override { return "concat-threads"; }
+    const char* impl() const override { return split_ ? "split-threads" : "concat-threads"; }
 
     using Kernel::run;
     void run(const RunContext& rc, const void* const* inputs, void* const* outputs) const override {
+        const auto* x = static_cast<const uint8_t*>(inputs[0]);
         auto* y = static_cast<uint8_t*>(outputs[0]);
         parallel_units(rc, (outer_ + rows_per_unit_ - 1) / rows_per_unit_, [&](uint64_t unit, uint32_t) {
             const size_t r0 = unit * rows_per_unit_, r1 = std::min(outer_, r0 + rows_per_unit_);
@@ -59,7 +63,10 @@ public:
                 size_t col = 0;
                 for (size_t i = 0; i < chunk_.size(); ++i) {
                     const size_t c = chunk_[i];
-                    if (c) copy_rows(y + col, row_, static_cast<const uint8_t*>(inputs[i]), c, c, b0, b1);
+                    if (c && split_)
+                        copy_rows(static_cast<uint8_t*>(outputs[i]), c, x + col, row_, c, b0, b1);
+                    else if (c)
+                        copy_rows(y + col, row_, static_cast<const uint8_t*>(inputs[i]), c, c, b0, b1);
                     col += c;
                 }
             }
@@ -67,38 +74,8 @@ public:
     }
 
 private:
-    std::vector<size_t> chunk_;  // bytes per outer row of each input
-    size_t outer_, row_ = 0, rows_per_unit_ = 1;
-};
-
-// Split, the inverse: per outer row, each output's run of bytes from the input's row.
-class SplitKernel final : public Kernel {
-public:
-    SplitKernel(std::vector<size_t> chunk, size_t outer) : chunk_(std::move(chunk)), outer_(outer) {
-        for (size_t c : chunk_) row_ += c;
-        rows_per_unit_ = std::max<size_t>(1, kUnitBytes / std::max<size_t>(row_, 1));
-    }
-    const char* impl() const override { return "split-threads"; }
-
-    using Kernel::run;
-    void run(const RunContext& rc, const void* const* inputs, void* const* outputs) const override {
-        const auto* x = static_cast<const uint8_t*>(inputs[0]);
-        parallel_units(rc, (outer_ + rows_per_unit_ - 1) / rows_per_unit_, [&](uint64_t unit, uint32_t) {
-            const size_t r0 = unit * rows_per_unit_, r1 = std::min(outer_, r0 + rows_per_unit_);
-            for (size_t b0 = r0; b0 < r1; b0 += kBlockRows) {
-                const size_t b1 = std::min(r1, b0 + kBlockRows);
-                size_t col = 0;
-                for (size_t i = 0; i < chunk_.size(); ++i) {
-                    const size_t c = chunk_[i];
-                    if (c) copy_rows(static_cast<uint8_t*>(outputs[i]), c, x + col, row_, c, b0, b1);
-                    col += c;
-                }
-            }
-        });
-    }
-
-private:
-    std::vector<size_t> chunk_;  // bytes per outer row of each output
+    bool split_;
+    std::vector<size_t> chunk_;  // bytes per outer row of each part
     size_t outer_, row_ = 0, rows_per_unit_ = 1;
 };
 
@@ -119,7 +96,7 @@ std::unique_ptr<Kernel> select_split(const NodeDesc& node, const std::vector<Ten
     // One outer row: the reference's few memcpys already stream.
     const size_t outer = static_cast<size_t>(split_at_axis(x.shape, axis).outer);
     if (outer < 2) return nullptr;
-    return std::make_unique<SplitKernel>(std::move(chunk), outer);
+    return std::make_unique<RowCopyKernel>(true, std::move(chunk), outer);
 }
 
 std::unique_ptr<Kernel> select_concat(const NodeDesc& node, const std::vector<TensorDesc>& outputs,
@@ -138,7 +115,7 @@ std::unique_ptr<Kernel> select_concat(const NodeDesc& node, const std::vector<Te
     // already stream; threads would only split a copy that is over in microseconds.
     const size_t outer = static_cast<size_t>(split_at_axis(out.shape, axis).outer);
     if (outer < 2) return nullptr;
-    return std::make_unique<ConcatKernel>(std::move(chunk), outer);
+    return std::make_unique<RowCopyKernel>(false, std::move(chunk), outer);
 }
 
 }  // namespace kernels
