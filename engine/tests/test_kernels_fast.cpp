@@ -687,6 +687,7 @@ TEST(FastKernels, SplitEqualsReference) {
                 for (size_t i = 0; i < parts; ++i) {
                     const std::vector<float> r = ref[i].f();
                     ASSERT_EQ(r.size(), ys[i].size());
+                    if (r.empty()) continue;  // the empty part: no bytes (and memcmp may not take a null pointer)
                     EXPECT_EQ(std::memcmp(r.data(), ys[i].data(), r.size() * sizeof(float)), 0) << "output " << i;
                 }
             }
