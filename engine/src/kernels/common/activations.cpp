@@ -1,6 +1,6 @@
 // activations.cpp — fast standalone activations (f32): Relu, Clip, LeakyRelu, HardSigmoid, HardSwish,
 // Sigmoid, Tanh as nodes of their own (the converter fuses most into their producer; these are the
-// ones it could not, e.g. after an Add or a Concat), Exp, and Softmax over the last axis.
+// ones it could not, e.g. after an Add or a Concat), Exp, Pow(x, 2), and Softmax over the last axis.
 //
 // - Relu, Clip, LeakyRelu, HardSigmoid and HardSwish compute what the reference computes, in the same
 //   operations, so they agree bit for bit. Sigmoid, Tanh and Softmax use the tables' polynomial e^x
@@ -150,7 +150,27 @@ std::unique_ptr<Kernel> unary(const char* op, UnaryFn fn, const UnaryParams& p, 
     return std::make_unique<UnaryKernel>(op, static_cast<size_t>(x.elements()), fn, p, clip_inputs, mk);
 }
 
+// The value of a constant one-element tensor of a float or integer dtype, or NaN.
+double constant_scalar(const TensorDesc& t) {
+    if (!t.is_const() || t.elements() != 1 || !t.quant.empty()) return NAN;
+    switch (t.dtype) {
+        case KES_F32: return *static_cast<const float*>(t.data);
+        case KES_F64: return *static_cast<const double*>(t.data);
+        case KES_I32: return *static_cast<const int32_t*>(t.data);
+        case KES_I64: return static_cast<double>(*static_cast<const int64_t*>(t.data));
+        default: return NAN;
+    }
+}
+
 }  // namespace
+
+// Pow(x, 2), a YOLO decode's, as the unary x·x: the reference computes pow in double and rounds to
+// float, which for an exponent of 2 is the rounded exact square, what one float multiply gives.
+std::unique_ptr<Kernel> select_pow(const NodeDesc& node, const std::vector<TensorDesc>& outputs,
+                                   const Microkernels& mk) {
+    if (outputs[0].shape != node.inputs[0]->shape || constant_scalar(*node.inputs[1]) != 2.0) return nullptr;
+    return unary("square", mk.vsquare, no_params(), node, mk);
+}
 
 std::unique_ptr<Kernel> select_relu(const NodeDesc& node, const std::vector<TensorDesc>&, const Microkernels& mk) {
     UnaryParams p = no_params();

@@ -450,7 +450,7 @@ public:
                 dw_.dw_row(x, n, static_cast<int64_t>(oy), zero, ptrs, out);
                 dw_.after_.apply_after(out, ow * c);
             }
-            // The band's pixels in tiles of gemm_mr rows, one pointer per row (rows past the last repeat it).
+            // The band's pixels in tiles of up to gemm_mr rows, evenly spaced in the tile (igemm_strided).
             const size_t p0 = oy0 * ow, p1 = oy1 * ow;
             float* yn = y + static_cast<size_t>(n) * pixels * m;
             const ptrdiff_t no_offset = 0;

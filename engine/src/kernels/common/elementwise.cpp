@@ -5,8 +5,7 @@
 // The output is cut into rows of `inner` floats; the broadcast operand supplies one such row per
 // outer index. Units are runs of rows fixed by the shape, so any thread count gives the same bytes.
 // Also BatchNormalization over the last axis, when it could not be folded into a producer (a
-// pre-activation ResNet's BN of a residual sum): a per-channel scale and shift, packed at load. And
-// Pow(x, 2) as x·x.
+// pre-activation ResNet's BN of a residual sum): a per-channel scale and shift, packed at load.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -150,51 +149,7 @@ private:
     const float* packed_ = nullptr;
 };
 
-// x², a YOLO decode's Pow(x, 2): the reference computes pow in double and rounds to float, which for an
-// exponent of 2 is the rounded exact square, what one float multiply gives: the same bytes.
-class SquareKernel final : public Kernel {
-public:
-    SquareKernel(size_t n, const Microkernels& mk) : n_(n), mk_(mk), name_(std::string("square-") + mk.name) {}
-    const char* impl() const override { return name_.c_str(); }
-
-    using Kernel::run;
-    void run(const RunContext& rc, const void* const* inputs, void* const* outputs) const override {
-        const auto* x = static_cast<const float*>(inputs[0]);
-        auto* y = static_cast<float*>(outputs[0]);
-        const Clamp none{-INFINITY, INFINITY};
-        parallel_units(rc, (n_ + kFloatsPerUnit - 1) / kFloatsPerUnit, [&](uint64_t unit, uint32_t) {
-            const size_t at = unit * kFloatsPerUnit;
-            mk_.vmul(std::min(kFloatsPerUnit, n_ - at), x + at, x + at, y + at, none);
-        });
-    }
-
-private:
-    size_t n_;
-    const Microkernels& mk_;
-    std::string name_;
-};
-
-// The value of a constant one-element tensor of a float or integer dtype, or NaN.
-double constant_scalar(const TensorDesc& t) {
-    if (!t.is_const() || t.elements() != 1 || !t.quant.empty()) return NAN;
-    switch (t.dtype) {
-        case KES_F32: return *static_cast<const float*>(t.data);
-        case KES_F64: return *static_cast<const double*>(t.data);
-        case KES_I32: return *static_cast<const int32_t*>(t.data);
-        case KES_I64: return static_cast<double>(*static_cast<const int64_t*>(t.data));
-        default: return NAN;
-    }
-}
-
 }  // namespace
-
-std::unique_ptr<Kernel> select_pow(const NodeDesc& node, const std::vector<TensorDesc>& outputs,
-                                   const Microkernels& mk) {
-    const TensorDesc& x = *node.inputs[0];
-    if (x.dtype != KES_F32 || !x.quant.empty() || x.elements() == 0 || outputs[0].shape != x.shape) return nullptr;
-    if (constant_scalar(*node.inputs[1]) != 2.0) return nullptr;
-    return std::make_unique<SquareKernel>(static_cast<size_t>(x.elements()), mk);
-}
 
 std::unique_ptr<Kernel> select_batch_norm(const NodeDesc& node, const std::vector<TensorDesc>& outputs,
                                           const Microkernels& mk) {

@@ -528,6 +528,11 @@ void vsigmoid(size_t n, const float* x, float* out, const UnaryParams&) {
     map<V>(n, x, out, [&](typename V::reg v) { return V::div(one, V::add(one, exp<V>(V::sub(zero, v)))); });
 }
 
+template <class V>
+void vsquare(size_t n, const float* x, float* out, const UnaryParams&) {
+    map<V>(n, x, out, [](typename V::reg v) { return V::mul(v, v); });
+}
+
 // e^x for x in [-87, 88] (exp's range; the Exp kernel takes the lanes outside it, and NaN, from std::exp).
 template <class V>
 void vexp(size_t n, const float* x, float* out, const UnaryParams&) {
@@ -648,6 +653,7 @@ Microkernels make_table(const char* name) {
     t.vtanh = &vtanh<V>;
     t.vswish = &vswish<V>;
     t.vexp = &vexp<V>;
+    t.vsquare = &vsquare<V>;
     t.vsoftmax_rows = &vsoftmax_rows<V>;
     return t;
 }

@@ -143,9 +143,10 @@ struct Microkernels {
     //   vtanh          expm1(2x) / (expm1(2x) + 2)
     //   vswish         x · vsigmoid(x) (SiLU)
     //   vexp           e^x, for x in [-87, 88] only (callers take the rest elsewhere)
-    // The last four use a polynomial e^x (Cephes' expf: a few ulp over the range that matters; below
-    // e^-87 it stays at 2^-126 instead of going subnormal).
-    UnaryFn vclamp, vleaky_relu, vhard_sigmoid, vhard_swish, vsigmoid, vtanh, vswish, vexp;
+    //   vsquare        x · x (Pow(x, 2))
+    // vsigmoid, vtanh, vswish and vexp use a polynomial e^x (Cephes' expf: a few ulp over the range that
+    // matters; below e^-87 it stays at 2^-126 instead of going subnormal).
+    UnaryFn vclamp, vleaky_relu, vhard_sigmoid, vhard_swish, vsigmoid, vtanh, vswish, vexp, vsquare;
     // Softmax of each of `rows` rows of m floats: e^(x - max) / Σ e^(x - max).
     void (*vsoftmax_rows)(size_t rows, size_t m, const float* x, float* out);
 };
