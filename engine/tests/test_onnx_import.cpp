@@ -442,3 +442,87 @@ TEST(OnnxImport, MalformedNodesAreCorrupt) {
     s.nodes[0] = node("ConstantOfShape", {"dims"}, {"y"}, {empty_tensor_attr});
     EXPECT_EQ(status_of([&] { import(onnx_model(s)); }), KES_ERR_CORRUPT_DATA);
 }
+
+// ---- import order (issue 24 §1) ---------------------------------------------------------------------------
+
+namespace {
+
+// x → conv1 → relu1 → (mul by the Constant k) → y, plus a second branch x → neg → z.
+OnnxGraphSpec two_branch_spec() {
+    OnnxGraphSpec s = conv_relu_spec();
+    s.nodes[1] = node("Relu", {"c"}, {"r"}, {}, "relu1");
+    s.nodes.push_back(node("Constant", {}, {"k"}, {attr_float("value_float", 0.5f)}, "k"));
+    s.nodes.push_back(node("Mul", {"r", "k"}, {"y"}, {}, "scale"));
+    s.nodes.push_back(node("Neg", {"x"}, {"z"}, {}, "neg"));
+    s.outputs.push_back(value_info("z", kFloat, {-1, 2, 4, 4}));
+    return s;
+}
+
+std::vector<std::string> node_names(const ir::Graph& g) {
+    std::vector<std::string> names;
+    for (const ir::Node& n : g.nodes) names.push_back(n.name);
+    return names;
+}
+
+}  // namespace
+
+// The float16 conversion tool appends Casts at the end of the node list; ONNX Runtime sorts such a file.
+TEST(OnnxImport, NodesOutOfOrderAreSortedAndComputeAsTheSortedFile) {
+    const OnnxGraphSpec sorted = two_branch_spec();
+    OnnxGraphSpec reversed = sorted;
+    std::reverse(reversed.nodes.begin(), reversed.nodes.end());
+    ir::Graph a = import(onnx_model(sorted)), b = import(onnx_model(reversed));
+    // Ready nodes go in file order: the reversed file's independent Neg and Constant come first.
+    EXPECT_EQ(node_names(b), (std::vector<std::string>{"neg", "conv1", "relu1", "scale"}));
+    a.tensors[static_cast<size_t>(a.inputs[0])].shape[0] = 1;
+    b.tensors[static_cast<size_t>(b.inputs[0])].shape[0] = 1;
+    const std::vector<float> x = iota_f(32, 0.1f, -1.5f);
+    const auto ya = run_graph(a, {x}), yb = run_graph(b, {x});
+    ASSERT_EQ(ya.size(), 2u);
+    EXPECT_EQ(ya, yb);
+}
+
+TEST(OnnxImport, FileOrderIsKeptWhereItIsValid) {
+    OnnxGraphSpec s = two_branch_spec();
+    std::rotate(s.nodes.begin(), s.nodes.end() - 1, s.nodes.end());  // neg first: still a valid order
+    EXPECT_EQ(node_names(import(onnx_model(s))), (std::vector<std::string>{"neg", "conv1", "relu1", "scale"}));
+    // Only what must move moves: scale read before the Constant it reads is placed after it.
+    s = two_branch_spec();
+    std::swap(s.nodes[2], s.nodes[3]);  // conv1 relu1 scale k neg
+    EXPECT_EQ(node_names(import(onnx_model(s))), (std::vector<std::string>{"conv1", "relu1", "scale", "neg"}));
+}
+
+TEST(OnnxImport, CycleIsRefusedNamingItsNodesInOrder) {
+    OnnxGraphSpec s;
+    s.inputs.push_back(value_info("x", kFloat, {4}));
+    s.outputs.push_back(value_info("y", kFloat, {4}));
+    s.nodes.push_back(node("Relu", {"x"}, {"r"}, {}, "upstream"));
+    s.nodes.push_back(node("Add", {"r", "c"}, {"a"}, {}, "A"));
+    s.nodes.push_back(node("Neg", {"a"}, {"b"}, {}, "B"));
+    s.nodes.push_back(node("Mul", {"b", "x"}, {"c"}, {}, "C"));
+    s.nodes.push_back(node("Abs", {"c"}, {"y"}, {}, "downstream"));  // waits on the cycle, is not in it
+    std::string msg;
+    EXPECT_EQ(status_of([&] { import(onnx_model(s)); }, &msg), KES_ERR_CORRUPT_DATA);
+    EXPECT_NE(msg.find("cycle"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'A' (Add) -> 'B' (Neg) -> 'C' (Mul) -> 'A'"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("downstream"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("upstream"), std::string::npos) << msg;
+
+    // A node reading its own output; an unnamed one is called by its op and index.
+    s.nodes = {node("Relu", {"x"}, {"r"}), node("Add", {"r", "s"}, {"s"}), node("Abs", {"s"}, {"y"})};
+    EXPECT_EQ(status_of([&] { import(onnx_model(s)); }, &msg), KES_ERR_CORRUPT_DATA);
+    EXPECT_NE(msg.find("'Add_1' (Add) -> 'Add_1'"), std::string::npos) << msg;
+}
+
+// Sorting does not hide a name nothing produces: the error names it as before.
+TEST(OnnxImport, UnproducedNameIsStillNamedWhenTheFileIsOutOfOrder) {
+    OnnxGraphSpec s = two_branch_spec();
+    s.nodes[3] = node("Mul", {"r", "nothing"}, {"y"}, {}, "scale");
+    std::reverse(s.nodes.begin(), s.nodes.end());
+    std::string msg;
+    EXPECT_EQ(status_of([&] { import(onnx_model(s)); }, &msg), KES_ERR_CORRUPT_DATA);
+    EXPECT_NE(msg.find("node 'scale' (Mul) reads 'nothing', which is neither a graph input, an initializer"),
+              std::string::npos)
+        << msg;
+    EXPECT_EQ(msg.find("cycle"), std::string::npos) << msg;
+}

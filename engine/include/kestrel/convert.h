@@ -18,6 +18,12 @@
  * shape stays unknown), KES_ERR_NOT_FOUND / KES_ERR_IO for files. On any error nothing is written:
  * kes_convert_file writes a temporary file beside the output and renames it only when complete.
  *
+ * ONNX node order: the nodes are imported in topological order, sorted by the converter as ONNX Runtime
+ * does (onnxconverter-common's float16 conversion, for one, appends Casts at the end of the node list);
+ * a file already in order keeps its order. A real cycle is KES_ERR_CORRUPT_DATA naming its nodes in
+ * order; a node reading a name that no node, input or initializer gives is KES_ERR_CORRUPT_DATA naming
+ * the node and the name. (Subgraphs of If/Loop are not supported: KES_ERR_UNSUPPORTED.)
+ *
  * Weight type KES_CONVERT_WEIGHTS_F16: every f32 weight of at least 256 elements that feeds Conv,
  * ConvTranspose, Gemm or MatMul is stored as f16 and turned back into f32 by a Cast node placed just
  * before its consumer. Weight bytes (file and weight memory) roughly halve; the arena grows by the

@@ -6,6 +6,10 @@
 // data_type, raw_data and the typed *_data fields) and ValueInfoProto (tensor elem_type and shape;
 // a dim_param or a missing dim is unknown, -1).
 //
+// Node order: nodes are converted in topological order (import_order below: ONNX Runtime sorts, and
+// the float16 conversion tool appends Casts at the end), the file's own where it is valid; a real cycle
+// is refused naming its nodes.
+//
 // Normalisation to Kestrel's op set (op.hpp: ONNX names, opset-17 semantics), done here so the ops
 // only know one form of each op:
 // - Constant nodes and initializers become constants; an initializer also listed as a graph input is a
@@ -36,6 +40,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <queue>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -415,6 +420,83 @@ OnnxGraph parse_graph(Reader r) {
     return g;
 }
 
+// ---- import order --------------------------------------------------------------------------------------
+
+// The name a node goes by in messages: its own, or op_index as Builder::convert_node names it.
+std::string display_name(const OnnxNode& n, size_t index) {
+    return n.name.empty() ? n.op + "_" + std::to_string(index) : n.name;
+}
+
+// The order in which to import og's nodes: each after the producers of its inputs. ONNX requires the
+// file's nodes in that order, but exporters do not all keep to it (onnxconverter-common's float16
+// conversion appends the Casts of the graph inputs and outputs at the end of the list) and ONNX Runtime
+// sorts, so the importer does too. Among the nodes ready to run the earliest in the file goes first, so
+// a file already in order keeps its order, and an out-of-order one moves only what it must.
+// An input that is a graph input or an initializer, or that no node produces, adds no edge: the latter
+// still gets its own error, naming the name, from Builder::lookup_input. Only the first producer of a
+// name counts (a second one is Builder's "produced twice" error). A real cycle is refused, naming its
+// nodes in order. Subgraphs (If/Loop bodies) are refused by the importer, so none are sorted here.
+std::vector<size_t> import_order(const OnnxGraph& og) {
+    std::unordered_set<std::string> available;
+    for (const OnnxTensor& t : og.initializers) available.insert(t.name);
+    for (const OnnxValueInfo& in : og.inputs) available.insert(in.name);
+    const size_t n = og.nodes.size();
+    std::unordered_map<std::string, size_t> producer;
+    for (size_t i = 0; i < n; ++i)
+        for (const std::string& o : og.nodes[i].outputs)
+            if (!o.empty() && !available.count(o)) producer.emplace(o, i);
+    std::vector<std::vector<size_t>> preds(n), succs(n);
+    for (size_t i = 0; i < n; ++i) {
+        for (const std::string& s : og.nodes[i].inputs) {
+            const auto it = s.empty() ? producer.end() : producer.find(s);
+            if (it == producer.end()) continue;
+            std::vector<size_t>& p = preds[i];
+            if (std::find(p.begin(), p.end(), it->second) != p.end()) continue;
+            p.push_back(it->second);
+            succs[it->second].push_back(i);
+        }
+    }
+    std::vector<size_t> waiting(n);
+    std::priority_queue<size_t, std::vector<size_t>, std::greater<size_t>> ready;
+    for (size_t i = 0; i < n; ++i)
+        if ((waiting[i] = preds[i].size()) == 0) ready.push(i);
+    std::vector<size_t> order;
+    order.reserve(n);
+    while (!ready.empty()) {
+        const size_t i = ready.top();
+        ready.pop();
+        order.push_back(i);
+        for (size_t s : succs[i])
+            if (--waiting[s] == 0) ready.push(s);
+    }
+    if (order.size() == n) return order;
+
+    // Every node left waits for another node left: walking from one to a waiting predecessor must come
+    // back to a node already seen, and the nodes from there on form a cycle.
+    std::vector<char> sorted(n, 0);
+    for (size_t i : order) sorted[i] = 1;
+    size_t at = 0;
+    while (sorted[at]) ++at;
+    std::vector<size_t> walk;
+    std::vector<size_t> seen_at(n, SIZE_MAX);
+    while (seen_at[at] == SIZE_MAX) {
+        seen_at[at] = walk.size();
+        walk.push_back(at);
+        for (size_t p : preds[at])
+            if (!sorted[p]) {
+                at = p;
+                break;
+            }
+    }
+    std::vector<size_t> cycle(walk.begin() + static_cast<std::ptrdiff_t>(seen_at[at]), walk.end());
+    std::reverse(cycle.begin(), cycle.end());  // the walk went from readers to producers
+    std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());  // file order first
+    std::string path;
+    for (size_t i : cycle) path += "'" + display_name(og.nodes[i], i) + "' (" + og.nodes[i].op + ") -> ";
+    path += "'" + display_name(og.nodes[cycle[0]], cycle[0]) + "'";
+    fail(KES_ERR_CORRUPT_DATA, "onnx: the graph has a cycle (each node reads the one before): %s", path.c_str());
+}
+
 // ---- graph building and normalisation ----------------------------------------------------------------
 
 class Builder {
@@ -442,7 +524,7 @@ public:
             names_[in.name] = t;
             g_.inputs.push_back(t);
         }
-        for (size_t i = 0; i < og.nodes.size(); ++i) convert_node(og.nodes[i], i);
+        for (size_t i : import_order(og)) convert_node(og.nodes[i], i);
         for (const OnnxValueInfo& out : og.outputs) {
             const auto it = names_.find(out.name);
             if (it == names_.end())
@@ -536,7 +618,7 @@ private:
         return it->second;
     }
 
-    // Nodes in ONNX files are topologically sorted (the spec requires it), so inputs are known here.
+    // Nodes come in import_order(), so the producers of the inputs are known here.
     void convert_node(const OnnxNode& n, size_t index) {
         const std::string node_name = unique_node_name(n.name.empty() ? n.op + "_" + std::to_string(index) : n.name);
         if (!n.domain.empty() && n.domain != "ai.onnx")
