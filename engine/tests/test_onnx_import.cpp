@@ -264,8 +264,8 @@ TEST(OnnxImport, TypedDataFieldsOfEveryDtype) {
     EXPECT_EQ(tb.dtype, KES_BOOL);
     EXPECT_EQ(tb.data, (std::vector<uint8_t>{1, 0}));
     const ir::Tensor& th = g.tensors[static_cast<size_t>(g.find_tensor("h"))];
-    EXPECT_EQ(th.dtype, KES_F16);
-    EXPECT_EQ(th.as<uint16_t>()[0], 0x3c00);
+    EXPECT_EQ(th.dtype, KES_F32);  // f16 bits in int32_data, read, then widened (fp16 models compute in f32)
+    EXPECT_EQ(th.as<float>()[0], 1.0f);
     const ir::Tensor& td = g.tensors[static_cast<size_t>(g.find_tensor("d"))];
     EXPECT_EQ(td.dtype, KES_F64);
     EXPECT_EQ(td.as<double>()[1], -2.25);
@@ -525,4 +525,61 @@ TEST(OnnxImport, UnproducedNameIsStillNamedWhenTheFileIsOutOfOrder) {
               std::string::npos)
         << msg;
     EXPECT_EQ(msg.find("cycle"), std::string::npos) << msg;
+}
+
+// ---- fp16 models (issue 24 §1) ------------------------------------------------------------------------------
+
+namespace {
+
+Pb tensor_f16(const std::string& name, const std::vector<int64_t>& dims, const std::vector<float>& v) {
+    std::vector<uint16_t> h(v.size());
+    kes_fp16_from_f32(v.data(), h.data(), v.size());
+    Pb t;
+    for (int64_t d : dims) t.varint(1, static_cast<uint64_t>(d));
+    t.varint(2, kFloat16).str(8, name).raw(9, h.data(), h.size() * 2);
+    return t;
+}
+
+}  // namespace
+
+// As convert_float_to_float16(keep_io_types=False) writes a model: fp16 input, weights and output.
+TEST(OnnxImport, Fp16ModelComputesInF32BetweenCastsAtItsFp16Inputs) {
+    OnnxGraphSpec s;
+    s.inputs.push_back(value_info("x", kFloat16, {1, 2, 4, 4}));
+    s.outputs.push_back(value_info("y", kFloat16, {1, 3, 4, 4}));
+    s.initializers.push_back(tensor_f16("w", {3, 2, 3, 3}, iota_f(54, 0.05f, -1.0f)));
+    s.initializers.push_back(tensor_f16("b", {3}, {0.1f, -0.2f, 0.3f}));
+    s.nodes.push_back(node("Conv", {"x", "w", "b"}, {"c"},
+                           {attr_ints("pads", {1, 1, 1, 1}), attr_ints("kernel_shape", {3, 3})}, "conv1"));
+    s.nodes.push_back(node("Cast", {"c"}, {"c32"}, {attr_int("to", kFloat)}, "to_float"));  // a blocked op's Cast
+    s.nodes.push_back(node("Relu", {"c32"}, {"r"}, {}, "relu1"));
+    s.nodes.push_back(node("Cast", {"r"}, {"y"}, {attr_int("to", kFloat16)}, "to_half"));
+    ir::Graph g = import(onnx_model(s));
+    const ir::Tensor& x = g.tensors[static_cast<size_t>(g.inputs[0])];
+    EXPECT_EQ(x.name, "x");
+    EXPECT_EQ(x.dtype, KES_F16);
+    ASSERT_GE(g.nodes.size(), 2u);
+    EXPECT_EQ(g.nodes.front().op, "Cast");  // x → f32 first
+    EXPECT_EQ(g.nodes.front().inputs[0], g.inputs[0]);
+    EXPECT_EQ(g.nodes.front().attrs.get_int("to", 0), kFloat);
+    EXPECT_EQ(g.nodes.back().op, "Cast");  // f32 → the declared f16 output last
+    EXPECT_EQ(g.nodes.back().attrs.get_int("to", 0), kFloat16);
+    EXPECT_EQ(g.nodes.back().outputs[0], g.outputs[0]);
+    for (const ir::Tensor& t : g.tensors) {
+        if (t.is_const) {
+            EXPECT_EQ(t.dtype, KES_F32) << t.name;  // widened exactly
+        }
+    }
+    ir::infer_shapes(g);
+    for (const ir::Node& n : g.nodes) {  // f16 only where a Cast rounds to it
+        const bool to_half = n.op == "Cast" && n.attrs.get_int("to", 0) == kFloat16;
+        EXPECT_EQ(g.tensors[static_cast<size_t>(n.outputs[0])].dtype, to_half ? KES_F16 : KES_F32) << n.name;
+    }
+    // to_float is f32 → f32 now and goes; to_half keeps its rounding: f32 → f16 → f32.
+    const ir::PassStats removed = ir::remove_noop_casts(g);
+    EXPECT_EQ(removed.nodes_removed, 1u);
+    std::vector<std::string> ops;
+    for (const ir::Node& n : g.nodes)
+        ops.push_back(n.op + (n.op == "Cast" ? std::to_string(n.attrs.get_int("to", 0)) : ""));
+    EXPECT_EQ(ops, (std::vector<std::string>{"Cast1", "Conv", "Relu", "Cast10", "Cast1", "Cast10"}));
 }

@@ -139,6 +139,46 @@ TEST(RemoveDeadNodes, RemovesNodesThatReachNoOutputAndTheirTensors) {
 
 // ---- channel affine (BatchNorm / scale) -------------------------------------------------------------------
 
+// ---- no-op Casts --------------------------------------------------------------------------------------
+
+// An fp16 ONNX model computed in f32 (onnx_import.cpp) leaves Casts from f32 to f32, also one producing
+// a graph output (keep_io_types=True); a Cast that changes the type stays.
+TEST(RemoveNoopCasts, SameTypeCastsGoAndTheGraphOutputKeepsItsName) {
+    ir::Graph g;
+    const int32_t x = act(g, "x", {2, 3});
+    g.inputs = {x};
+    const int32_t a = act(g, "a"), r = act(g, "r"), b = act(g, "b"), y = act(g, "y"), h = act(g, "h");
+    g.add_node("Cast", {x}, {a}, "in_cast").attrs.set_int("to", 1);
+    g.add_node("Relu", {a}, {r}, "relu");
+    g.add_node("Neg", {r}, {b}, "neg");
+    g.add_node("Cast", {b}, {y}, "out_cast").attrs.set_int("to", 1);
+    g.add_node("Cast", {r}, {h}, "to_int").attrs.set_int("to", 7);
+    g.outputs = {y, h};
+    const std::vector<float> in = wave_f(6, 2.0f, 0.0f);
+    ir::infer_shapes(g);
+    const auto before = run_graph(g, {in});
+    const ir::PassStats stats = ir::remove_noop_casts(g);
+    EXPECT_EQ(stats.nodes_removed, 2u);
+    EXPECT_EQ(count_op(g, "Cast"), 1u);
+    ASSERT_EQ(g.nodes.size(), 3u);
+    EXPECT_EQ(g.nodes[0].inputs[0], g.inputs[0]);                                // Relu reads x
+    EXPECT_EQ(g.tensors[static_cast<size_t>(g.nodes[1].outputs[0])].name, "y");  // Neg writes y
+    EXPECT_EQ(g.tensors[static_cast<size_t>(g.outputs[0])].name, "y");
+    EXPECT_EQ(run_graph(g, {in}), before);
+}
+
+// A Cast between a graph input and a graph output is the node that copies one into the other: it stays.
+TEST(RemoveNoopCasts, CastOfAGraphInputToAGraphOutputStays) {
+    ir::Graph g;
+    const int32_t x = act(g, "x", {4}), y = act(g, "y");
+    g.inputs = {x};
+    g.add_node("Cast", {x}, {y}).attrs.set_int("to", 1);
+    g.outputs = {y};
+    ir::infer_shapes(g);
+    EXPECT_EQ(ir::remove_noop_casts(g).nodes_removed, 0u);
+    EXPECT_EQ(g.nodes.size(), 1u);
+}
+
 TEST(FuseChannelAffine, BatchNormFoldsIntoConvWeights) {
     int32_t c;
     ir::Graph g = conv_graph(&c);

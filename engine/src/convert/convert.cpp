@@ -462,16 +462,28 @@ namespace {
 
 // Whether graph input t is read as channels-last: a tf2onnx-style export turns its NHWC input into
 // the NCHW its Conv takes with Transpose(perm=0,3,1,2), the pattern the layout pass removes
-// (pass_layout.hpp). Every Transpose reading t must have that perm, and one must.
-bool feeds_nhwc_to_nchw_transpose(const ir::Graph& g, int32_t t) {
-    bool found = false;
+// (pass_layout.hpp). Every Transpose reading t must have that perm, and one must. A Cast in between (an
+// fp16 model's input, onnx_import.cpp) is looked through.
+// transposes_reading: 1 when only such Transposes read t (one at least), 0 when none, -1 another perm.
+int transposes_reading(const ir::Graph& g, int32_t t) {
+    int found = 0;
     for (int32_t n : g.consumers(t)) {
         const ir::Node& node = g.nodes[static_cast<size_t>(n)];
+        if (node.op == "Cast" && node.outputs.size() == 1) {
+            const int through = transposes_reading(g, node.outputs[0]);
+            if (through < 0) return -1;
+            found = std::max(found, through);
+            continue;
+        }
         if (node.op != "Transpose") continue;
-        if (node.attrs.get_ints("perm") != std::vector<int64_t>{0, 3, 1, 2}) return false;
-        found = true;
+        if (node.attrs.get_ints("perm") != std::vector<int64_t>{0, 3, 1, 2}) return -1;
+        found = 1;
     }
     return found;
+}
+
+bool feeds_nhwc_to_nchw_transpose(const ir::Graph& g, int32_t t) {
+    return transposes_reading(g, t) == 1;
 }
 
 // Records a definite layout for the 4-d inputs the model says it of, from facts: --input-format (ATC's
@@ -570,6 +582,7 @@ ir::Graph build_graph(const uint8_t* data, size_t size, const Options& options, 
     add_stats(stats, ir::fold_constants(g));
     if (gear_count(g) > 1) check_folding_is_gear_invariant(unfolded, g);
     ir::infer_shapes(g);
+    add_stats(stats, ir::remove_noop_casts(g));  // an fp16 ONNX model's Casts, now f32 to f32
     // BatchNormalization and per-channel Mul/Add fold into an NCHW Conv here, before the layout pass
     // switches it: the folding of BatchNormalization takes only NCHW (fusion.cpp).
     add_stats(stats, ir::fuse_channel_affine(g));

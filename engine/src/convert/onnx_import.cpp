@@ -10,6 +10,8 @@
 // the float16 conversion tool appends Casts at the end), the file's own where it is valid; a real cycle
 // is refused naming its nodes.
 //
+// fp16 models compute in f32 (compute_f16_in_f32 below; kestrel/convert.h "fp16 ONNX models").
+//
 // Normalisation to Kestrel's op set (op.hpp: ONNX names, opset-17 semantics), done here so the ops
 // only know one form of each op:
 // - Constant nodes and initializers become constants; an initializer also listed as a graph input is a
@@ -548,6 +550,7 @@ public:
             g_.outputs.push_back(t);
         }
         if (g_.outputs.empty()) fail(KES_ERR_CORRUPT_DATA, "onnx: the graph has no outputs");
+        compute_f16_in_f32(og);
     }
 
 private:
@@ -556,6 +559,79 @@ private:
     std::unordered_map<std::string, int32_t> names_;
     std::unordered_set<std::string> consumed_, outputs_, node_names_;
     size_t const_counter_ = 0;
+
+    // fp16 models (kestrel/convert.h "fp16 ONNX models"): every float16 value is computed in f32 and
+    // the graph keeps its fp16 inputs and outputs. f16 constants widen to f32 (exactly); EyeLike and
+    // ConstantOfShape that make float16 make f32 instead; a Cast to float16 keeps its rounding and is
+    // followed by a Cast back to f32 (a later Cast to float of that value becomes a no-op, which
+    // remove_noop_casts drops); an f16 graph input is read through a Cast to f32 placed first, an output
+    // the file declares FLOAT16 gets a Cast to f16 placed last. The kernels then see f32 only, so an fp16
+    // model runs on the fast f32 kernels, and its results differ from an fp16 runtime's by that runtime's
+    // rounding of the ops' results to f16.
+    void compute_f16_in_f32(const OnnxGraph& og) {
+        constexpr int64_t kOnnxFloat = 1, kOnnxFloat16 = 10;
+        for (Tensor& t : g_.tensors) {
+            if (!t.is_const || t.dtype != KES_F16) continue;
+            std::vector<uint16_t> half(t.data.size() / 2);
+            std::vector<float> wide(half.size());
+            if (!half.empty()) std::memcpy(half.data(), t.data.data(), half.size() * 2);
+            kes_fp16_to_f32(half.data(), wide.data(), half.size());
+            t.data.resize(wide.size() * 4);
+            if (!wide.empty()) std::memcpy(t.data.data(), wide.data(), t.data.size());
+            t.dtype = KES_F32;
+        }
+        std::vector<Node> nodes;
+        nodes.reserve(g_.nodes.size());
+        for (Node& n : g_.nodes) {
+            if (n.op == "Cast" && n.attrs.get_int("to", 0) == kOnnxFloat16 && n.outputs.size() == 1) {
+                // The model rounds here (the tool's Cast of a float input, or after an op it keeps in
+                // float): so does Kestrel, then widens again.
+                const int32_t wide = n.outputs[0];
+                const int32_t half = new_activation(g_.tensors[static_cast<size_t>(wide)].name + "_f16");
+                n.outputs[0] = half;
+                Node back;
+                back.op = "Cast";
+                back.name = unique_node_name(n.name + "_to_f32");
+                back.inputs = {half};
+                back.outputs = {wide};
+                back.attrs.set_int("to", kOnnxFloat);
+                nodes.push_back(std::move(n));
+                nodes.push_back(std::move(back));
+                continue;
+            }
+            if ((n.op == "EyeLike" || n.op == "ConstantOfShape") && n.attrs.get_int("dtype", 0) == kOnnxFloat16)
+                n.attrs.set_int("dtype", kOnnxFloat);
+            nodes.push_back(std::move(n));
+        }
+        g_.nodes = std::move(nodes);
+        std::vector<Node> first;
+        for (int32_t in : g_.inputs) {
+            if (g_.tensors[static_cast<size_t>(in)].dtype != KES_F16) continue;
+            const std::string name = g_.tensors[static_cast<size_t>(in)].name;
+            const int32_t wide = new_activation(name + "_f32");
+            for (Node& n : g_.nodes) std::replace(n.inputs.begin(), n.inputs.end(), in, wide);
+            Node cast;
+            cast.op = "Cast";
+            cast.name = unique_node_name(name + "_to_f32");
+            cast.inputs = {in};
+            cast.outputs = {wide};
+            cast.attrs.set_int("to", kOnnxFloat);
+            first.push_back(std::move(cast));
+        }
+        g_.nodes.insert(g_.nodes.begin(), std::make_move_iterator(first.begin()), std::make_move_iterator(first.end()));
+        for (size_t i = 0; i < og.outputs.size() && i < g_.outputs.size(); ++i) {
+            const OnnxValueInfo& declared = og.outputs[i];
+            if (!declared.has_type || declared.elem_type != kOnnxFloat16) continue;
+            const int32_t out = g_.outputs[i];
+            const int32_t wide = new_activation(declared.name + "_f32");
+            for (Node& n : g_.nodes) {
+                std::replace(n.inputs.begin(), n.inputs.end(), out, wide);
+                std::replace(n.outputs.begin(), n.outputs.end(), out, wide);
+            }
+            g_.add_node("Cast", {wide}, {out}, unique_node_name(declared.name + "_to_f16"))
+                .attrs.set_int("to", kOnnxFloat16);
+        }
+    }
 
     int32_t add_constant_tensor(const std::string& name, const OnnxTensor& t) {
         Tensor x;

@@ -115,6 +115,48 @@ PassStats fold_constants(Graph& g, size_t max_folded_bytes) {
     return stats;
 }
 
+PassStats remove_noop_casts(Graph& g) {
+    PassStats stats;
+    std::vector<char> drop(g.nodes.size(), 0);
+    // to[t]: the tensor that stands for t (itself unless a dropped Cast joined the two); chains of Casts
+    // resolve through the Casts before them (nodes are in topological order).
+    std::vector<int32_t> to(g.tensors.size());
+    for (size_t t = 0; t < to.size(); ++t) to[t] = static_cast<int32_t>(t);
+    auto resolve = [&](int32_t t) {
+        while (to[static_cast<size_t>(t)] != t) t = to[static_cast<size_t>(t)];
+        return t;
+    };
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+        const Node& n = g.nodes[i];
+        if (n.op != "Cast" || n.inputs.size() != 1 || n.outputs.size() != 1 || n.inputs[0] < 0) continue;
+        const int32_t in = resolve(n.inputs[0]), out = n.outputs[0];
+        const Tensor &x = g.tensors[static_cast<size_t>(in)], &y = g.tensors[static_cast<size_t>(out)];
+        if (x.dtype != y.dtype || !x.quant.empty() || !y.quant.empty()) continue;
+        if (!g.is_graph_output(out)) {
+            to[static_cast<size_t>(out)] = in;
+        } else if (g.producer(in) >= 0 && !g.is_graph_output(in)) {
+            to[static_cast<size_t>(in)] = out;  // the producer writes the graph output under its name
+        } else {
+            continue;  // a graph input or output copied into a graph output: the copy is the node
+        }
+        drop[i] = 1;
+        ++stats.nodes_removed;
+    }
+    if (stats.nodes_removed == 0) return stats;
+    std::vector<Node> kept;
+    kept.reserve(g.nodes.size() - stats.nodes_removed);
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+        if (drop[i]) continue;
+        Node& n = kept.emplace_back(std::move(g.nodes[i]));
+        for (int32_t& t : n.inputs)
+            if (t >= 0) t = resolve(t);
+        for (int32_t& t : n.outputs) t = resolve(t);
+    }
+    g.nodes = std::move(kept);
+    g.compact();
+    return stats;
+}
+
 PassStats remove_dead_nodes(Graph& g) {
     PassStats stats;
     g.toposort();

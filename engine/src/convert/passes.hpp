@@ -35,6 +35,12 @@ std::unique_ptr<Kernel> infer_node(Graph& g, const Node& n);
 // into constants (Shape → Gather → Concat → Reshape chains disappear). Needs inferred shapes.
 PassStats fold_constants(Graph& g, size_t max_folded_bytes = size_t{64} << 20);
 
+// Removes every Cast whose output has its input's dtype (after infer_shapes): its readers read the
+// input. One that makes a graph output hands the output's name to the node producing its input, when
+// that is a node's output and no graph output itself (else it stays, a copy). The fp16 ONNX models
+// leave such Casts (onnx_import.cpp: compute_f16_in_f32).
+PassStats remove_noop_casts(Graph& g);
+
 // Removes nodes none of whose outputs reaches a graph output, then unused tensors.
 PassStats remove_dead_nodes(Graph& g);
 
