@@ -115,6 +115,13 @@ function(engine_convert_after_module)
       kes_missing_test_dependency(OnnxConformance "the ONNX node tests (libonnx-testdata) at ${KES_ONNX_TESTDATA_DIR}")
     endif()
 
+    # fp16 ONNX models as onnxconverter-common writes them, against ONNX Runtime (issue 24 §1): the conv
+    # net's committed fixtures always, BlazeFace once fetch_models.sh has made its fp16 variants.
+    kes_add_test(engine TARGET kes_engine_fp16_model_tests SOURCES tests/test_fp16_models.cpp LIBS kes_convert)
+    target_include_directories(kes_engine_fp16_model_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests/common)
+    target_compile_definitions(kes_engine_fp16_model_tests PRIVATE
+      KES_MODELS_DIR="${CMAKE_CURRENT_SOURCE_DIR}/tests/models")
+
     kes_add_fuzzer(engine onnx_import SOURCE fuzz/fuzz_onnx_import.cpp
                    SEEDS ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/seeds_onnx LIBS kes_convert)
     target_include_directories(kes_fuzz_onnx_import PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)

