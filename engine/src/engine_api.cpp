@@ -190,6 +190,18 @@ kes_model* load(const uint8_t* data, size_t size, void* work, size_t work_size, 
     return model.release();
 }
 
+// Runs f, a load or a size query of the file at `path`: an error in the file's content (a damaged or
+// unsupported model) names the file.
+template <class F>
+auto naming_file(const char* path, F f) -> decltype(f()) {
+    try {
+        return f();
+    } catch (const kes::Error& e) {
+        if (e.status() != KES_ERR_CORRUPT_DATA && e.status() != KES_ERR_UNSUPPORTED) throw;
+        throw kes::Error(e.status(), kes::format("%s: %s", path, e.what()));
+    }
+}
+
 // The first bytes of a file, enough to recognise its format (a short file gives what it has).
 std::vector<uint8_t> file_head(const char* path) {
     const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
@@ -219,7 +231,7 @@ kes_status kes_model_query_size_from_file(const char* path, size_t* out_work_byt
         KES_REQUIRE_NOT_NULL(out_work_bytes);
         KES_REQUIRE_NOT_NULL(out_weight_bytes);
         const std::vector<uint8_t> bytes = kes::read_file(path);
-        query_sizes(bytes.data(), bytes.size(), out_work_bytes, out_weight_bytes);
+        naming_file(path, [&] { query_sizes(bytes.data(), bytes.size(), out_work_bytes, out_weight_bytes); });
         return KES_OK;
     });
 }
@@ -243,19 +255,20 @@ kes_status kes_model_load_from_file(const char* path, uint32_t flags, kes_model*
         KES_REQUIRE_NOT_NULL(out_model);
         *out_model = nullptr;
         KES_REQUIRE_NOT_NULL(path);
-        KES_REQUIRE((flags & ~KES_MODEL_LOAD_MMAP) == 0, "unknown flags 0x%x", flags);
+        KES_REQUIRE((flags & ~(KES_MODEL_LOAD_MMAP | KES_MODEL_LOAD_NO_VERIFY)) == 0, "unknown flags 0x%x", flags);
         if (flags & KES_MODEL_LOAD_MMAP) {
             const std::vector<uint8_t> head = file_head(path);
             const kes::ExecutorFactory& f = kes::executor_for(head.data(), head.size());
             if (f.load_mapped) {
                 auto model = std::make_unique<kes_model>();
-                model->executor = f.load_mapped(path);
+                const bool verify = (flags & KES_MODEL_LOAD_NO_VERIFY) == 0;
+                model->executor = naming_file(path, [&] { return f.load_mapped(path, verify); });
                 *out_model = model.release();
                 return KES_OK;
             }
         }
         const std::vector<uint8_t> bytes = kes::read_file(path);
-        *out_model = load(bytes.data(), bytes.size(), nullptr, 0, nullptr, 0);
+        *out_model = naming_file(path, [&] { return load(bytes.data(), bytes.size(), nullptr, 0, nullptr, 0); });
         return KES_OK;
     });
 }
@@ -266,7 +279,8 @@ kes_status kes_model_load_from_file_with_mem(const char* path, void* work, size_
         KES_REQUIRE_NOT_NULL(out_model);
         *out_model = nullptr;
         const std::vector<uint8_t> bytes = kes::read_file(path);
-        *out_model = load(bytes.data(), bytes.size(), work, work_size, weight, weight_size);
+        *out_model =
+            naming_file(path, [&] { return load(bytes.data(), bytes.size(), work, work_size, weight, weight_size); });
         return KES_OK;
     });
 }

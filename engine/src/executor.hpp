@@ -107,7 +107,9 @@ struct ExecutorFactory {
     void (*query_size)(const uint8_t* data, size_t size, size_t* work_bytes, size_t* weight_bytes);
     std::unique_ptr<Executor> (*load)(const uint8_t* data, size_t size, void* work, size_t work_size, void* weight,
                                       size_t weight_size);
-    std::unique_ptr<Executor> (*load_mapped)(const char* path);  // nullptr: the file is read and loaded
+    // nullptr: the file is read and loaded. verify_weights: check the weights' checksum (engine.h,
+    // KES_MODEL_LOAD_NO_VERIFY), which reads every mapped page.
+    std::unique_ptr<Executor> (*load_mapped)(const char* path, bool verify_weights);
 };
 
 const ExecutorFactory& cpu_executor_factory();  // cpu/cpu_executor.cpp

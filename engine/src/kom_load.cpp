@@ -14,6 +14,7 @@
 #include "kernels/select.hpp"
 #include "kes/error.hpp"
 #include "kes/math.hpp"
+#include "kom_checksum.hpp"
 #include "kom_generated.h"
 #include "memory_plan.hpp"
 #include "model.hpp"
@@ -148,7 +149,7 @@ void check_plan_overlaps(const ModelInfo& m) {
 
 }  // namespace
 
-ModelInfo parse_kom(const uint8_t* data, size_t size) {
+ModelInfo parse_kom(const uint8_t* data, size_t size, WeightCheck check) {
     KES_REQUIRE(data != nullptr || size == 0, "data is NULL");
     if (size < 8) CORRUPT("model: %zu bytes is too short for a .kom file", size);
     if (!kom::ModelBufferHasIdentifier(data)) CORRUPT("model: not a .kom file (file identifier is not \"KOM1\")");
@@ -195,6 +196,22 @@ ModelInfo parse_kom(const uint8_t* data, size_t size) {
                     static_cast<unsigned long long>(w->offset()));
         if (!checked_add(w->offset(), w->size(), &end) || end > m.weights_size)
             CORRUPT("model: weight section %zu runs past the weight blob", i);
+    }
+    // The blob's CRC-32: the verifier and the checks below prove the structure, only this proves the
+    // weight values (a flipped byte or a NaN written into a weight). Checked before anything else reads
+    // them; files of earlier converters have none and load as before.
+    if (const flatbuffers::Optional<uint32_t> crc = root->weights_crc32()) {
+        m.has_weights_crc = true;
+        if (check == WeightCheck::Verify) {
+            const uint32_t actual = weights_crc32(data + m.weights_offset, static_cast<size_t>(m.weights_size));
+            if (actual != *crc)
+                CORRUPT(
+                    "model: the weights are damaged: their CRC-32 is %08x, the file records %08x (%llu weight "
+                    "bytes at offset %llu); convert the model again or copy the file again",
+                    actual, *crc, static_cast<unsigned long long>(m.weights_size),
+                    static_cast<unsigned long long>(m.weights_offset));
+            m.weights_checked = true;
+        }
     }
 
     // Tensors.

@@ -67,6 +67,8 @@ struct ModelInfo {
     std::vector<std::pair<int64_t, int64_t>> image_sizes;  // (height, width), ascending by area; written at the last
     std::vector<ImageInputInfo> image_inputs;
     std::string source_format, source_hash, converter_version, target_board;
+    bool has_weights_crc = false;  // the file carries the blob's CRC-32 (converters since issue 23)
+    bool weights_checked = false;  // ... and parse_kom checked it
 };
 
 // The kernels for one batch gear, bound to the weights they were created with.
@@ -80,10 +82,14 @@ struct Program {
     std::vector<uint64_t> bytes;  // per tensor, at this gear
 };
 
-// Verifies a .kom image's structure and describes it. Throws kes::Error: KES_ERR_CORRUPT_DATA naming the
-// problem, KES_ERR_UNSUPPORTED for valid content this build cannot run (newer format, unknown op).
-// Never reads outside [data, data+size).
-ModelInfo parse_kom(const uint8_t* data, size_t size);
+// Whether parse_kom reads the whole weight blob to check its CRC-32 (kom.fbs: weights_crc32).
+enum class WeightCheck { Verify, Skip };
+
+// Verifies a .kom image's structure and describes it, and with WeightCheck::Verify the weight blob's
+// CRC-32 when the file carries one (files of earlier converters carry none: ModelInfo::weights_checked
+// says so). Throws kes::Error: KES_ERR_CORRUPT_DATA naming the problem, KES_ERR_UNSUPPORTED for valid
+// content this build cannot run (newer format, unknown op). Never reads outside [data, data+size).
+ModelInfo parse_kom(const uint8_t* data, size_t size, WeightCheck check = WeightCheck::Verify);
 
 // Creates the kernels for `gear` (all 0: as written; else one of m.batch_gears or m.image_sizes) over
 // the weight blob `weights` (m.weights_size bytes, 128-byte aligned). With `fast`, each node's reference

@@ -3,10 +3,12 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <string>
 
 #include "kestrel/engine.h"
+#include "kom_checksum.hpp"
 #include "kom_generated.h"
 #include "test_models.hpp"
 
@@ -276,10 +278,13 @@ TEST(EngineLoad, BuilderGraphOutOfOrderIsRejected) {
 
 // The fuzz seeds are small builder models. KES_ENGINE_WRITE_SEEDS=<dir> rewrites them; every run checks
 // that the committed ones still load.
+// The seeds were written by the converter before the weight checksum (issue 23 §6), except
+// conv_relu_add_checksummed.kom: both kinds load.
 TEST(EngineLoad, FuzzSeedsLoad) {
     const std::string dir = std::string(KES_SOURCE_DIR) + "/engine/fuzz/seeds";
     const std::vector<std::pair<std::string, kes::ir::KomImage>> seeds = {
         {"conv_relu_add.kom", kes_test::ConvReluAdd{}.build()},
+        {"conv_relu_add_checksummed.kom", kes_test::ConvReluAdd{}.build()},
         {"prelu.kom", kes_test::Prelu{}.build()},
         {"dense.kom", kes_test::Dense{}.build()}};
     if (const char* out = std::getenv("KES_ENGINE_WRITE_SEEDS"))
@@ -292,4 +297,76 @@ TEST(EngineLoad, FuzzSeedsLoad) {
             << name << ": " << kes_last_error();
         kes_model_unload(m);
     }
+}
+
+// ---- weight checksum (issue 23 §6) -------------------------------------------------------------------
+
+namespace {
+
+// The image with its weights_crc32 field removed (its vtable slot zeroed), as an earlier converter
+// wrote files: otherwise the same bytes.
+std::vector<uint8_t> without_weight_checksum(std::vector<uint8_t> b) {
+    uint8_t* table = b.data() + flatbuffers::ReadScalar<flatbuffers::uoffset_t>(b.data());
+    uint8_t* vtable = table - flatbuffers::ReadScalar<flatbuffers::soffset_t>(table);
+    const auto vtable_bytes = flatbuffers::ReadScalar<flatbuffers::voffset_t>(vtable);
+    EXPECT_LT(kes::kom::Model::VT_WEIGHTS_CRC32, vtable_bytes);
+    flatbuffers::WriteScalar<flatbuffers::voffset_t>(vtable + kes::kom::Model::VT_WEIGHTS_CRC32, 0);
+    EXPECT_FALSE(kes::kom::GetModel(b.data())->weights_crc32().has_value());
+    return b;
+}
+
+// A NaN written over the first weight (what a damaged copy or a stray write leaves).
+void poison_first_weight(std::vector<uint8_t>& b) {
+    const uint64_t at = kes::kom::GetModel(b.data())->weights_offset();
+    const uint32_t nan = 0x7fc00000u;
+    std::memcpy(b.data() + at, &nan, 4);
+}
+
+}  // namespace
+
+TEST(EngineLoad, WeightChecksumIsZlibsCrc32OfTheBlob) {
+    const uint8_t check[] = {'1', '2', '3', '4', '5', '6', '7', '8', '9'};
+    EXPECT_EQ(kes::weights_crc32(check, sizeof check), 0xCBF43926u);  // CRC-32's published check value
+    EXPECT_EQ(kes::weights_crc32(check + 4, 5, kes::weights_crc32(check, 4)), 0xCBF43926u);
+    const kes::ir::KomImage img = kes_test::ConvReluAdd{}.build();
+    const kes::kom::Model* root = kes::kom::GetModel(img.bytes.data());
+    ASSERT_TRUE(root->weights_crc32().has_value());
+    EXPECT_EQ(*root->weights_crc32(),
+              kes::weights_crc32(img.bytes.data() + root->weights_offset(), root->weights_size()));
+}
+
+TEST(EngineLoad, DamagedWeightFailsTheLoadNamingTheFileAndTheChecksum) {
+    std::vector<uint8_t> b = kes_test::ConvReluAdd{}.build().bytes;
+    poison_first_weight(b);
+    const std::string from_memory = error_after_load(b);
+    EXPECT_NE(from_memory.find("the weights are damaged: their CRC-32 is"), std::string::npos) << from_memory;
+    const std::string path = write_temp("damaged_weights.kom", b);
+    for (uint32_t flags : {0u, static_cast<unsigned>(KES_MODEL_LOAD_MMAP)}) {
+        kes_model* m = nullptr;
+        EXPECT_EQ(kes_model_load_from_file(path.c_str(), flags, &m), KES_ERR_CORRUPT_DATA) << "flags " << flags;
+        const std::string msg = kes_last_error();
+        EXPECT_NE(msg.find(path + ": model: the weights are damaged"), std::string::npos) << msg;
+        kes_model_unload(m);
+    }
+    kes_model* m = nullptr;
+    EXPECT_EQ(kes_model_load_from_file_with_mem(path.c_str(), nullptr, 0, nullptr, 0, &m), KES_ERR_CORRUPT_DATA);
+    EXPECT_NE(std::string(kes_last_error()).find(path + ": "), std::string::npos) << kes_last_error();
+    // An mmap load told not to read the weights for the check does not see the damage.
+    EXPECT_EQ(kes_model_load_from_file(path.c_str(), KES_MODEL_LOAD_MMAP | KES_MODEL_LOAD_NO_VERIFY, &m), KES_OK)
+        << kes_last_error();
+    kes_model_unload(m);
+    m = nullptr;
+    // Every byte of the blob is covered, the alignment padding too.
+    const kes::kom::Model* root = kes::kom::GetModel(b.data());
+    std::vector<uint8_t> last = kes_test::ConvReluAdd{}.build().bytes;
+    last[root->weights_offset() + root->weights_size() - 1] ^= 0x01;
+    EXPECT_EQ(load_status(last), KES_ERR_CORRUPT_DATA);
+}
+
+// Files of earlier converters carry no checksum: they load as before, unverified (an info log says so).
+TEST(EngineLoad, FileWithoutAWeightChecksumLoadsUnverified) {
+    std::vector<uint8_t> b = without_weight_checksum(kes_test::ConvReluAdd{}.build().bytes);
+    EXPECT_EQ(load_status(b), KES_OK) << kes_last_error();
+    poison_first_weight(b);
+    EXPECT_EQ(load_status(b), KES_OK) << kes_last_error();  // nothing to check it against
 }

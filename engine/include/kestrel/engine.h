@@ -81,6 +81,9 @@ typedef struct kes_model_context kes_model_context; /* opaque: one execution sta
 
 /* Load flags for kes_model_load_from_file. */
 #define KES_MODEL_LOAD_MMAP 1u /* map the file read-only; weights are used in place (zero copy) */
+/* With KES_MODEL_LOAD_MMAP: skip the weights' checksum (below), which reads every page of the weights
+ * at load; the cheapest mmap load, for a file the app trusts. Ignored by loads that copy the weights. */
+#define KES_MODEL_LOAD_NO_VERIFY 2u
 
 /* Work bytes (the activation arena) and weight bytes of a .kom image; both multiples of 128. The
  * image's structure is verified first: KES_ERR_CORRUPT_DATA (naming the problem) for a malformed file,
@@ -92,7 +95,12 @@ KES_API kes_status kes_model_query_size(const void* data, size_t size, size_t* o
 KES_API kes_status kes_model_query_size_from_file(const char* path, size_t* out_work_bytes, size_t* out_weight_bytes);
 
 /* Verifies and loads a .kom image. The bytes are not kept: weights are copied into engine-owned
- * weight memory. Errors as for kes_model_query_size, plus KES_ERR_OUT_OF_MEMORY. */
+ * weight memory. Errors as for kes_model_query_size, plus KES_ERR_OUT_OF_MEMORY.
+ * Weight checksum: kes-convert records the CRC-32 of the weights in the file, and every load checks it
+ * (an mmap load unless KES_MODEL_LOAD_NO_VERIFY): a damaged weight byte is KES_ERR_CORRUPT_DATA, "the
+ * weights are damaged: their CRC-32 is ..., the file records ...", preceded by the path for the file
+ * loads. The size queries do not read the weights. A file from a kes-convert older than the checksum
+ * has none: it loads as before, unverified, and the load logs that at info level. */
 KES_API kes_status kes_model_load_from_memory(const void* data, size_t size, kes_model** out_model);
 
 /* Reads (flags 0) or maps (KES_MODEL_LOAD_MMAP) the file. KES_ERR_IO when it cannot be read. */

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <optional>
 
+#include "../kom_checksum.hpp"
 #include "../memory_plan.hpp"
 #include "kes/error.hpp"
 #include "kes/math.hpp"
@@ -157,6 +158,14 @@ KomImage write_kom(const Graph& g, const WriteOptions& options) {
         image_input_index.push_back(static_cast<int32_t>(it - g.inputs.begin()));
     }
 
+    // The blob first: its CRC-32 goes into the FlatBuffer (kom.fbs: weights_crc32).
+    std::vector<uint8_t> blob_bytes(static_cast<size_t>(blob), 0);
+    for (size_t t = 0; t < nt; ++t)
+        if (weight_index[t] >= 0 && bytes[t])
+            std::memcpy(blob_bytes.data() + sections[static_cast<size_t>(weight_index[t])].offset(),
+                        g.tensors[t].data.data(), bytes[t]);
+    const uint32_t crc = weights_crc32(blob_bytes.data(), blob_bytes.size());
+
     // Serialise twice: the first pass measures the FlatBuffer so the blob offset can be filled in
     // (ForceDefaults keeps every field present, so both passes have the same size).
     auto build = [&](uint64_t weights_offset, flatbuffers::FlatBufferBuilder& fbb) {
@@ -207,7 +216,7 @@ KomImage write_kom(const Graph& g, const WriteOptions& options) {
         auto model = kom::CreateModel(fbb, 2, fbb.CreateVector(ts), fbb.CreateVector(ns), fbb.CreateVector(g.inputs),
                                       fbb.CreateVector(g.outputs), fbb.CreateVectorOfStructs(sections), weights_offset,
                                       blob, pl, md, fbb.CreateVector(aipp), fbb.CreateVector(g.dynamic_batch),
-                                      fbb.CreateVectorOfStructs(image_sizes), fbb.CreateVector(image_inputs));
+                                      fbb.CreateVectorOfStructs(image_sizes), fbb.CreateVector(image_inputs), crc);
         kom::FinishModelBuffer(fbb, model);
     };
     flatbuffers::FlatBufferBuilder probe;
@@ -220,10 +229,7 @@ KomImage write_kom(const Graph& g, const WriteOptions& options) {
     KomImage image;
     image.bytes.assign(weights_offset + blob, 0);
     std::memcpy(image.bytes.data(), fbb.GetBufferPointer(), fbb.GetSize());
-    for (size_t t = 0; t < nt; ++t)
-        if (weight_index[t] >= 0 && bytes[t])
-            std::memcpy(image.bytes.data() + weights_offset + sections[static_cast<size_t>(weight_index[t])].offset(),
-                        g.tensors[t].data.data(), bytes[t]);
+    if (blob) std::memcpy(image.bytes.data() + weights_offset, blob_bytes.data(), blob_bytes.size());
     image.arena_size = plan.arena_size;
     image.ideal_size = plan.ideal_size;
     image.weights_size = blob;

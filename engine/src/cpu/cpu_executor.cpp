@@ -361,6 +361,12 @@ void prepare_aipp(CpuModel& model) {
 
 // What every load ends with: the AIPP of the inputs and the I/O descriptions.
 void finish_load(CpuModel& model) {
+    // Said at load, once per model: such a file's weights may be damaged without anything noticing.
+    if (!model.info.has_weights_crc && model.info.weights_size != 0) {
+        KES_LOGI("engine",
+                 "the model carries no weight checksum (written by a kes-convert before it): its weights are "
+                 "loaded unverified; convert it again to have them checked");
+    }
     prepare_aipp(model);
     model.describe_io();
 }
@@ -395,12 +401,12 @@ std::unique_ptr<Executor> load(const uint8_t* data, size_t size, void* work, siz
     return model;
 }
 
-std::unique_ptr<Executor> load_mapped(const char* path) {
+std::unique_ptr<Executor> load_mapped(const char* path, bool verify_weights) {
     auto model = std::make_unique<CpuModel>();
     model->map = MappedFile(path);
     if (model->map.size() == 0) KES_FAIL(KES_ERR_CORRUPT_DATA, "'%s' is empty", path);
     const uint8_t* bytes = model->map.data();
-    model->info = parse_kom(bytes, model->map.size());
+    model->info = parse_kom(bytes, model->map.size(), verify_weights ? WeightCheck::Verify : WeightCheck::Skip);
     model->weights = model->info.weights_size ? bytes + model->info.weights_offset : nullptr;
     build_programs(*model);
     pack_weights_owned(*model);
@@ -411,7 +417,7 @@ std::unique_ptr<Executor> load_mapped(const char* path) {
 // The sizes a load will need: the kernels are built over the file's own weight bytes (not packed).
 void query_size(const uint8_t* data, size_t size, size_t* out_work_bytes, size_t* out_weight_bytes) {
     CpuModel model;
-    model.info = parse_kom(data, size);
+    model.info = parse_kom(data, size, WeightCheck::Skip);  // the load checks the weights
     model.weights = model.info.weights_size ? data + model.info.weights_offset : nullptr;
     build_programs(model);
     *out_work_bytes = model.work_bytes();
