@@ -152,9 +152,10 @@ int run_atc(const char* model, const std::string& om, const kes_convert_options&
                      "Install the CANN toolkit and source its set_env.sh, then run again; the .kom was written\n");
         return 1;
     }
-    std::vector<std::string> args = {atc, "--framework=5", "--model=" + m,
-                                     "--output=" + (ends_with(om, ".om") ? om.substr(0, om.size() - 3) : om),
-                                     "--soc_version=" + soc};
+    // ATC appends ".om" to --output: the file it writes is always <stem>.om.
+    const std::string stem = ends_with(om, ".om") ? om.substr(0, om.size() - 3) : om;
+    const std::string om_file = stem + ".om";
+    std::vector<std::string> args = {atc, "--framework=5", "--model=" + m, "--output=" + stem, "--soc_version=" + soc};
     if (opt.input_shape) args.push_back(std::string("--input_shape=") + opt.input_shape);
     if (opt.input_format) args.push_back(std::string("--input_format=") + opt.input_format);
     if (opt.dynamic_batch) args.push_back(std::string("--dynamic_batch_size=") + opt.dynamic_batch);
@@ -168,6 +169,8 @@ int run_atc(const char* model, const std::string& om, const kes_convert_options&
     }
     argv.push_back(nullptr);
     std::fprintf(stderr, "kes-convert: running %s\n", line.c_str());
+    struct stat before;
+    const bool existed = stat(om_file.c_str(), &before) == 0;
     pid_t pid = 0;
     if (posix_spawn(&pid, atc.c_str(), nullptr, nullptr, argv.data(), environ) != 0) {
         std::fprintf(stderr, "kes-convert: --om: cannot start %s: %s\n", atc.c_str(), std::strerror(errno));
@@ -182,7 +185,19 @@ int run_atc(const char* model, const std::string& om, const kes_convert_options&
                      WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
         return 1;
     }
-    std::printf("kes-convert: atc wrote %s for %s\n", om.c_str(), soc.c_str());
+    // ATC can exit 0 having written nothing (a wrong --output directory, a full disk it did not check):
+    // the file must be there, and not the one an earlier run left, before it is reported.
+    struct stat written;
+    const bool there = stat(om_file.c_str(), &written) == 0 && S_ISREG(written.st_mode);
+    const bool untouched = there && existed && written.st_ino == before.st_ino &&
+                           written.st_mtim.tv_sec == before.st_mtim.tv_sec &&
+                           written.st_mtim.tv_nsec == before.st_mtim.tv_nsec && written.st_size == before.st_size;
+    if (!there || untouched) {
+        std::fprintf(stderr, "kes-convert: --om: atc exited 0 but wrote no %s%s; its messages are above\n",
+                     om_file.c_str(), untouched ? " (the file there is an earlier one, unchanged)" : "");
+        return 1;
+    }
+    std::printf("kes-convert: atc wrote %s for %s\n", om_file.c_str(), soc.c_str());
     return 0;
 }
 
