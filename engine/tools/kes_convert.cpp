@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -54,6 +55,8 @@ const char kUsage[] =
     "                             the equivalent options, writing FILE.om for the NPU (ONNX models)\n"
     "  --freeze-input NAME=FILE   make an input a constant from FILE (.npy or ONNX TensorProto .pb);\n"
     "                             repeatable\n"
+    "  --max-tensor-bytes N       the largest activation tensor and arena accepted, in bytes or with\n"
+    "                             K, M, G (default 4G): a bigger one is refused, naming the tensor\n"
     "  --format onnx|tflite       the model's format (default: detected from the file)\n"
     "  --list-ops                 print the ops this build converts and executes, one per line\n"
     "  -q, --quiet                no progress lines and no summary\n"
@@ -274,6 +277,21 @@ static int run(int argc, char** argv) {
         } else if (a == "--freeze-input") {
             if (!freeze.empty()) freeze += ';';
             freeze += value("--freeze-input");
+        } else if (a == "--max-tensor-bytes") {
+            const std::string v = value("--max-tensor-bytes");
+            char* end = nullptr;
+            errno = 0;
+            const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+            const std::string unit = end ? end : "";
+            const int shift = unit.empty() ? 0 : unit == "K" ? 10 : unit == "M" ? 20 : unit == "G" ? 30 : -1;
+            if (v[0] == '-' || end == v.c_str() || errno != 0 || shift < 0 || n == 0 || n > (~0ull >> shift)) {
+                std::fprintf(stderr,
+                             "kes-convert: --max-tensor-bytes takes a positive byte count, optionally with K, M or G "
+                             "(got '%s')\n",
+                             v.c_str());
+                return 2;
+            }
+            opt.max_tensor_bytes = static_cast<uint64_t>(n) << shift;
         } else if (a == "--format") {
             const std::string f = value("--format");
             if (f != "onnx" && f != "tflite") {
