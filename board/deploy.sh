@@ -56,6 +56,32 @@ if [ "$tests" = 1 ]; then
   find "$build_dir" -type f -name "$pattern" -perm -u+x -exec cp {} "$pkg/tests/" \;
   [ -n "$(ls "$pkg/tests")" ] || { echo "deploy.sh: no test binary matches '$pattern' in $build_dir" >&2; exit 2; }
 fi
+# The board must be able to run what ships: an x86-64 build copied to an arm board failed only there,
+# program by program ("Exec format error"). The ELF machine (e_machine, offset 18) of every program
+# against the board's `uname -m`.
+elf_machine_of() {  # uname -m → ELF e_machine
+  case "$1" in
+    aarch64|arm64|armv8b|aarch64_be) echo 183 ;;
+    x86_64|amd64) echo 62 ;;
+    i?86) echo 3 ;;
+    arm*) echo 40 ;;
+    riscv64) echo 243 ;;
+    *) echo "" ;;
+  esac
+}
+board_arch=$($ssh_cmd "$host" "uname -m" | tr -d '\r\n') || { echo "deploy.sh: cannot reach $host (ssh ... uname -m failed)" >&2; exit 2; }
+want=$(elf_machine_of "$board_arch")
+[ -n "$want" ] || { echo "deploy.sh: $host reports an unknown architecture '$board_arch' (uname -m)" >&2; exit 2; }
+for f in "$pkg"/bin/* "$pkg"/tests/*; do
+  [ -f "$f" ] && [ "$(od -An -c -N4 "$f" | tr -d ' ')" = '177ELF' ] || continue
+  got=$(od -An -tu2 -j18 -N2 "$f" | tr -d ' ')
+  if [ "$got" != "$want" ]; then
+    name=$(case "$got" in 183) echo aarch64 ;; 62) echo x86_64 ;; 40) echo arm ;; 3) echo i386 ;; *) echo "ELF machine $got" ;; esac)
+    echo "deploy.sh: $build_dir holds $name programs (${f#"$pkg"/}) but $host is $board_arch (uname -m):" \
+         "cross-build for the board (cmake --preset atlas200dk or atlas200idka2) and deploy that" >&2
+    exit 2
+  fi
+done
 cp "$here/run-on-board.sh" "$pkg/"
 tar czf "$stage/kestrel.tar.gz" -C "$stage" kestrel
 echo "== copying $(du -h "$stage/kestrel.tar.gz" | cut -f1) to $host:$remote_dir"

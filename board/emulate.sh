@@ -27,8 +27,18 @@ fi
 # shellcheck source=/dev/null
 . "$profile"
 [ $# -gt 0 ] || { echo "usage: emulate.sh [--board NAME] program [args...]" >&2; exit 2; }
-# qemu says nothing useful (exit 1, no message) for a program that is not there.
+# qemu says nothing useful (exit 1, no message) for a program that is not there, an empty file, or
+# one that is no aarch64 program: each is named here.
 [ -f "$1" ] || { echo "emulate.sh: no such program '$1'" >&2; exit 2; }
+[ -s "$1" ] || { echo "emulate.sh: '$1' is an empty file, not a program (an interrupted build or copy?)" >&2; exit 2; }
+# ELF magic, then e_machine (offset 18, little-endian): 183 is aarch64.
+magic=$(od -An -c -N4 "$1" | tr -d ' ')
+machine=$(od -An -tu2 -j18 -N2 "$1" | tr -d ' ')
+if [ "$magic" != '177ELF' ]; then
+  echo "emulate.sh: '$1' is not an ELF program (a script runs as itself, without emulate.sh)" >&2
+  exit 2
+fi
+[ "$machine" = 183 ] || { echo "emulate.sh: '$1' is not an aarch64 program (ELF machine $machine; aarch64 is 183)" >&2; exit 2; }
 command -v qemu-aarch64-static >/dev/null || { echo "emulate.sh: qemu-aarch64-static missing (apt-get install qemu-user-static)" >&2; exit 2; }
 if [ ! -e /lib/ld-linux-aarch64.so.1 ] && [ -z "${KES_AARCH64_SYSROOT:-}" ]; then
   echo "emulate.sh: no arm64 runtime (dpkg --add-architecture arm64 && apt-get install libc6:arm64 libstdc++6:arm64)" >&2

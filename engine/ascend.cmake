@@ -11,7 +11,7 @@ function(engine_ascend_after_module)
   target_link_libraries(kes_engine_obj PUBLIC ${CMAKE_DL_LIBS})
   if(KES_BUILD_TESTS AND TARGET kes-convert)
     set(script ${CMAKE_CURRENT_SOURCE_DIR}/tests/kes_convert_om_check.sh)
-    foreach(case atc-missing atc-arguments)
+    foreach(case atc-missing atc-arguments atc-writes-nothing)
       add_test(NAME KesConvert.Om.${case}
                COMMAND bash ${script} ${case} $<TARGET_FILE:kes-convert> ${CMAKE_BINARY_DIR}/test-tmp/kes-convert-om
                        ${CMAKE_CURRENT_SOURCE_DIR}/tests/models ${CMAKE_CROSSCOMPILING_EMULATOR})

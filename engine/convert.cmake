@@ -83,6 +83,18 @@ function(engine_convert_after_module)
                       ENVIRONMENT KES_TRACE=/nonexistent/dir/t.json
                       COMMAND kes-convert ${seed} --input-shape x:1,1,4,4 -o ${CMAKE_BINARY_DIR}/test-tmp/kes_convert_trace.kom
                       OUTPUT "KES_TRACE: .*/nonexistent/dir/t.json")
+    # An input shape with a digit too many converted (exit 0) into a model whose arena was hundreds of GB;
+    # above 4 GiB per tensor or arena the conversion is refused, naming the option that raises the bound.
+    kes_add_tool_test(KesConvert.HugeInputShapeIsRefused EXIT_CODE 2 LABELS engine
+                      COMMAND kes-convert ${seed} -o ${none} --input-shape x:1,1,100000,100000
+                      OUTPUT "tensor 'x' \\[1,1,100000,100000\\] f32 needs 37.25 GiB, more than the 4.00 GiB.*--max-tensor-bytes")
+    kes_add_tool_test(KesConvert.MaxTensorBytesRaisesTheBound LABELS engine
+                      COMMAND kes-convert ${seed} -o ${CMAKE_BINARY_DIR}/test-tmp/kes_convert_huge.kom
+                              --input-shape x:1,1,100000,100000 --max-tensor-bytes 256G
+                      OUTPUT "wrote .*kes_convert_huge.kom")
+    kes_add_tool_test(KesConvert.BadMaxTensorBytesIsAUsageError EXIT_CODE 2 LABELS engine
+                      COMMAND kes-convert ${seed} -o ${none} --input-shape x:1,1,4,4 --max-tensor-bytes 4T
+                      OUTPUT "--max-tensor-bytes takes a positive byte count")
     # --list-ops prints the op registry, one name per line (engine.h points users to it).
     kes_add_tool_test(KesConvert.ListOpsPrintsTheRegistry LABELS engine COMMAND kes-convert --list-ops
                       OUTPUT "Conv" "NonMaxSuppression" NO_OUTPUT "usage:")

@@ -36,6 +36,15 @@ files=$cache/files
 for f in blazeface_256.onnx blazeface_128.onnx mobilefacenet.tflite mtcnn_pnet.tflite; do
   [ -f "$files/$f" ] || { echo "run.sh: $files/$f missing: run engine/tests/models/fetch_models.sh" >&2; exit 1; }
 done
+# The ONNX Runtime peer: node and npm's onnxruntime-node in the model cache. Without them the first
+# `node ort_bench.cjs` failed with its stderr thrown away, and run.sh exited 1 saying nothing.
+command -v node >/dev/null || { echo "run.sh: node not found: apt-get install nodejs npm (the ONNX Runtime peer runs in Node)" >&2; exit 1; }
+if [ ! -f "$cache/ort/node_modules/onnxruntime-node/package.json" ]; then
+  echo "run.sh: the ONNX Runtime peer (npm onnxruntime-node) is not in $cache/ort. Install it with" \
+       "engine/tests/models/fetch_models.sh, or: mkdir -p $cache/ort && (cd $cache/ort &&" \
+       "ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund onnxruntime-node@1.30.0)" >&2
+  exit 1
+fi
 for t in engine/kes-model-bench bench/kes-fma-peak; do
   [ -x "$build/$t" ] || { echo "run.sh: build $build first ($t)" >&2; exit 1; }
 done
@@ -62,7 +71,8 @@ for m in blazeface_256 blazeface_128; do
   size=${m#blazeface_}
   for t in 1 2; do
     k=$("$build/engine/kes-model-bench" "$work/$m.kom" --threads "$t" --iterations "$iterations" --warmup 20 --json)
-    o=$(node "$root/bench/engine/ort_bench.cjs" "$files/$m.onnx" "$t" "$iterations" 20 2>/dev/null)
+    o=$(node "$root/bench/engine/ort_bench.cjs" "$files/$m.onnx" "$t" "$iterations" 20 2>"$work/ort.err") ||
+      { cat "$work/ort.err" >&2; echo "run.sh: the ONNX Runtime peer failed on $m (its messages are above)" >&2; exit 1; }
     c=$("$work/opencv_dnn_bench" "$files/$m.onnx" "1,$size,$size,3" "$t" "$iterations" 20)
     printf "%-16s %3s  %-22s %-22s %-22s %8s %8s\n" "$m" "$t" \
       "$(field "$k" median_ms) / $(field "$k" p99_ms)" "$(field "$o" median_ms) / $(field "$o" p99_ms)" \

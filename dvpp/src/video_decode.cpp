@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <climits>
+#include <cstdarg>
 #include <cstring>
 #include <deque>
 #include <mutex>
@@ -37,6 +38,41 @@ extern "C" {
 #include "video_ffmpeg.hpp"
 
 namespace kes {
+
+namespace {
+
+kes_log_level level_of_av(int av_level) {
+    if (av_level <= AV_LOG_ERROR) return KES_LOG_ERROR;
+    if (av_level <= AV_LOG_WARNING) return KES_LOG_WARN;
+    if (av_level <= AV_LOG_INFO) return KES_LOG_INFO;
+    if (av_level <= AV_LOG_VERBOSE) return KES_LOG_DEBUG;
+    return KES_LOG_TRACE;
+}
+
+// FFmpeg's default callback prints to stderr whatever Kestrel's level: libx264 alone wrote about 16
+// lines per encoded video with KES_LOG_LEVEL=off. FFmpeg calls this from its own threads too, and builds
+// some lines in several calls: each thread keeps its unfinished line until the newline.
+void on_av_log(void* avcl, int av_level, const char* fmt, va_list args) {
+    if (av_level < 0 || av_level > av_log_get_level()) return;  // AV_LOG_QUIET, or below FFmpeg's own level
+    const kes_log_level level = level_of_av(av_level);
+    if (!log_enabled(level)) return;
+    thread_local std::string pending;
+    thread_local int print_prefix = 1;
+    char piece[1024];
+    av_log_format_line2(avcl, av_level, fmt, args, piece, sizeof piece, &print_prefix);
+    pending += piece;
+    if (pending.empty() || pending.back() != '\n') return;
+    pending.pop_back();
+    log_message(level, "ffmpeg", "%s", pending.c_str());
+    pending.clear();
+}
+
+}  // namespace
+
+void route_ffmpeg_log() {
+    static std::once_flag once;
+    std::call_once(once, [] { av_log_set_callback(on_av_log); });
+}
 
 std::string av_error_text(int err) {
     char buf[AV_ERROR_MAX_STRING_SIZE] = {};
@@ -1222,6 +1258,7 @@ void kes_vdec_config_init(kes_vdec_config* config) {
 kes_status kes_vdec_create(const kes_vdec_config* config, kes_vdec** out_vdec) {
     return kes::guard(__func__, [&] {
         kes::TraceScope span("dvpp", "vdec_create");
+        kes::route_ffmpeg_log();
         KES_REQUIRE_NOT_NULL(out_vdec);
         *out_vdec = nullptr;
         KES_REQUIRE_NOT_NULL(config);

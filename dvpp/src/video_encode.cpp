@@ -98,6 +98,7 @@ void kes_venc_config_init(kes_venc_config* config) {
 kes_status kes_venc_create(const kes_venc_config* config, kes_venc** out_venc) {
     return kes::guard(__func__, [&] {
         kes::TraceScope span("dvpp", "venc_create");
+        kes::route_ffmpeg_log();
         KES_REQUIRE_NOT_NULL(out_venc);
         *out_venc = nullptr;
         KES_REQUIRE_NOT_NULL(config);

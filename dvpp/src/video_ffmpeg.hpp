@@ -64,6 +64,10 @@ T* av_check_alloc(T* p, const char* what) {
     return p;
 }
 
+// Routes FFmpeg's av_log (libx264's included) through Kestrel's logger, module "ffmpeg"; once per
+// process, at the first VDEC or VENC channel (kestrel/dvpp_video.h).
+void route_ffmpeg_log();
+
 AVCodecID codec_id_of(kes_video_codec codec);
 kes_video_codec codec_of(AVCodecID id);
 const char* codec_name(kes_video_codec codec);

@@ -4,11 +4,17 @@
 
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <vector>
 
+extern "C" {
+#include <libavutil/log.h>
+}
+
 #include "dvpp_test_util.hpp"
 #include "kestrel/dvpp_video.h"
+#include "kestrel/log.h"
 #include "test_deps.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -229,6 +235,42 @@ TEST(Venc, EveryCallRecordsATraceSpan) {
     const std::string trace = kes_test::traced("venc", [&] { encode(in, cfg); });
     for (const char* span : {"venc_create", "venc_encode_frame", "venc_finish"})
         EXPECT_TRUE(kes_test::has_dvpp_span(trace, span)) << span << "\n" << trace;
+}
+
+// FFmpeg's log, libx264's included, goes through Kestrel's logger (module "ffmpeg"): libx264 wrote about
+// 16 lines of settings and statistics to stderr per video, even with KES_LOG_LEVEL=off.
+TEST(Venc, FfmpegLogGoesThroughKestrelsLogger) {
+    REQUIRE_CLIPS();
+    av_log_set_level(AV_LOG_INFO);  // FFmpeg's default (test_vdec.cpp quiets it for the other tests)
+    Frames in;
+    ASSERT_NO_FATAL_FAILURE(load_frames("h264.mp4", &in));
+    keep_first(&in, 3);
+    static std::mutex mutex;
+    static std::vector<std::string> lines;
+    kes_log_set_callback(
+        [](kes_log_level, const char* module, const char* message, void*) {
+            std::lock_guard<std::mutex> lock(mutex);
+            if (std::strcmp(module, "ffmpeg") == 0) lines.push_back(message);
+        },
+        nullptr);
+    ASSERT_EQ(kes_log_set_level(KES_LOG_INFO), KES_OK);
+    testing::internal::CaptureStderr();
+    encode(in, base_config(tmp_path("venc-log-info.mp4"), KES_VIDEO_CODEC_H264, KES_VENC_CONTAINER_MP4));
+    std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(err.find("libx264"), std::string::npos) << err;
+    size_t x264 = 0;
+    for (const std::string& l : lines) x264 += l.find("[libx264 @") != std::string::npos;
+    EXPECT_GT(x264, 0u) << "no libx264 line reached the callback";
+    for (const std::string& l : lines) EXPECT_TRUE(l.empty() || l.back() != '\n') << l;  // one line each
+
+    // KES_LOG_LEVEL=off with the default sink: nothing on stderr at all.
+    kes_log_set_callback(nullptr, nullptr);
+    ASSERT_EQ(kes_log_set_level(KES_LOG_OFF), KES_OK);
+    testing::internal::CaptureStderr();
+    encode(in, base_config(tmp_path("venc-log-off.mp4"), KES_VIDEO_CODEC_H264, KES_VENC_CONTAINER_MP4));
+    err = testing::internal::GetCapturedStderr();
+    EXPECT_EQ(err, "");
+    kes_log_set_level(KES_LOG_WARN);
 }
 
 TEST(Venc, GopSetsTheKeyFrameInterval) {

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # kes-convert --om: ATC is run with the equivalent options, or its absence is said plainly.
-#   kes_convert_om_check.sh atc-missing|atc-arguments KES_CONVERT TMPDIR MODELS_DIR [EMULATOR...]
+#   kes_convert_om_check.sh atc-missing|atc-arguments|atc-writes-nothing KES_CONVERT TMPDIR MODELS_DIR [EMULATOR...]
 # atc-missing: no atc anywhere → exit 1 and a message naming atc, PATH and ASCEND_HOME_PATH.
+# atc-writes-nothing: an atc that exits 0 without writing the .om → exit 1 naming the file (kes-convert
+# printed "atc wrote b.om").
 # atc-arguments: a fake atc on PATH records its arguments; each kes-convert option must arrive under
 # ATC's name (--framework=5, --soc_version from --board, the same --insert_op_conf file, the gears).
 # Exit 77 (skipped) when a real atc is installed in /usr/bin or /bin (the first case cannot be staged).
@@ -63,6 +65,29 @@ FAKE
           --input-shape x:1,1,4,4 -o "$tmp/i.kom" --om "$tmp/i.om" 2>&1)
   [ $? -eq 2 ] || fail "--om without a chip: $out"
   grep -q -- "--soc-version" <<<"$out" || fail "no hint: $out"
+  echo "ok"
+  exit 0
+fi
+if [ "$case_name" = atc-writes-nothing ]; then
+  bin=$(mktemp -d "$tmp/fakeatc.XXXXXX")
+  printf '#!/bin/sh\nexit 0\n' >"$bin/atc"
+  chmod +x "$bin/atc"
+  rm -f "$tmp/b.om"
+  out=$(env -u ASCEND_HOME_PATH PATH="$bin:/usr/bin:/bin" "${emulator[@]}" "$tool" "$seed" --input-shape x:1,1,4,4 \
+          -o "$tmp/b.kom" --om "$tmp/b.om" --board 310B 2>&1)
+  code=$?
+  echo "$out"
+  [ $code -eq 1 ] || fail "exit code $code, expected 1"
+  grep -q "atc exited 0 but wrote no $tmp/b.om" <<<"$out" || fail "no message naming the missing $tmp/b.om"
+  grep -q "atc wrote" <<<"$out" && fail "kes-convert says atc wrote a file that is not there"
+  # An .om an earlier run left there is no proof either.
+  echo "an older model" >"$tmp/b.om"
+  out=$(env -u ASCEND_HOME_PATH PATH="$bin:/usr/bin:/bin" "${emulator[@]}" "$tool" "$seed" --input-shape x:1,1,4,4 \
+          -o "$tmp/b.kom" --om "$tmp/b.om" --board 310B 2>&1)
+  code=$?
+  echo "$out"
+  [ $code -eq 1 ] || fail "exit code $code with an earlier b.om, expected 1"
+  grep -q "wrote no $tmp/b.om (the file there is an earlier one, unchanged)" <<<"$out" || fail "the earlier .om passed"
   echo "ok"
   exit 0
 fi

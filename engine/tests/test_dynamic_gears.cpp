@@ -155,6 +155,52 @@ TEST(DynamicImageSize, AShapeFoldedAtTheLargestGearIsRefusedNamingTheGear) {
     EXPECT_NE(msg.find("'shape'"), std::string::npos) << msg;
 }
 
+TEST(DynamicImageSize, AFailureAtTheLargestGearNamesIt) {
+    // Concat(x, c) along channels with a constant c [1,4,8,8]: fine at 8x8, not at 16x16, the largest
+    // gear, where the model is folded and planned. The message named the node only.
+    OnnxGraphSpec s;
+    s.inputs.push_back(value_info("x", kFloat, {1, 3, -1, -1}));
+    s.outputs.push_back(value_info("y", kFloat, {1, 7, -1, -1}));
+    s.initializers.push_back(tensor_f32("c", {1, 4, 8, 8}, sine_input(4 * 64, 0.5f, 0.0f)));
+    s.nodes.push_back(node("Concat", {"x", "c"}, {"y"}, {attr_int("axis", 1)}));
+    const std::vector<uint8_t> model = onnx_model(s);
+    convert::Options opt;
+    opt.dynamic_image_sizes = convert::parse_image_sizes("8,8;16,16");
+    std::string msg;
+    EXPECT_NE(status_of([&] { convert::convert(model.data(), model.size(), opt); }, &msg), KES_OK);
+    EXPECT_NE(msg.find("image gear 16x16 (the largest"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("Concat"), std::string::npos) << msg;
+}
+
+TEST(ConvertOptions, TensorsAndArenasAboveTheLimitAreRefusedNamingTheOption) {
+    // image_model at 1x3x64x64: x is 49152 bytes, the largest tensor; the arena holds x and c1 at once.
+    const std::vector<uint8_t> model = image_model();
+    convert::Options opt;
+    opt.input_shapes = convert::parse_input_shapes("x:1,3,64,64");
+    EXPECT_EQ(opt.max_tensor_bytes, uint64_t{4} << 30);  // the default
+    opt.max_tensor_bytes = 40000;
+    std::string msg;
+    EXPECT_EQ(status_of([&] { convert::convert(model.data(), model.size(), opt); }, &msg), KES_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(msg.find("tensor 'x' [1,3,64,64] f32"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("--max-tensor-bytes"), std::string::npos) << msg;
+    opt.max_tensor_bytes = 49152;  // every tensor fits, the arena does not
+    EXPECT_EQ(status_of([&] { convert::convert(model.data(), model.size(), opt); }, &msg), KES_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(msg.find("the activation arena needs"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("--max-tensor-bytes"), std::string::npos) << msg;
+    // Through the C API: 0 is the default, and a raised limit converts.
+    kes_convert_options c;
+    kes_convert_options_init(&c);
+    EXPECT_EQ(c.max_tensor_bytes, 0u);
+    c.input_shape = "x:1,3,64,64";
+    c.max_tensor_bytes = 40000;
+    void* kom = nullptr;
+    size_t size = 0;
+    EXPECT_EQ(kes_convert_memory(model.data(), model.size(), &c, &kom, &size, nullptr), KES_ERR_INVALID_ARGUMENT);
+    c.max_tensor_bytes = 1u << 20;
+    EXPECT_EQ(kes_convert_memory(model.data(), model.size(), &c, &kom, &size, nullptr), KES_OK) << kes_last_error();
+    kes_convert_free(kom);
+}
+
 TEST(DynamicBatch, AShapeChainKeepingOnlyGearFreeDimsConverts) {
     // Reshape(x, Concat([0], Shape(x)[1:2], [-1])): dims 1.. do not depend on the batch, so the folded
     // target [0, 2, -1] is the same at every gear, and the model runs at batch 1 and 4.

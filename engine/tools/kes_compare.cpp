@@ -10,6 +10,7 @@
 // than atol + rtol·|b| or its cosine similarity is below --min-cosine.
 //
 // Exit codes: 0 no divergence, 1 a tensor diverges (or a runtime error), 2 usage error.
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -58,7 +59,12 @@ bool exists(const std::string& path) {
 // The values of a .npy file as doubles (floats and integers; bools as 0/1).
 std::vector<double> load_values(const std::string& path, std::vector<int64_t>& shape) {
     const std::vector<uint8_t> bytes = kes::read_file(path.c_str());
-    const kes::npy::Array a = kes::npy::parse(bytes.data(), bytes.size());
+    kes::npy::Array a;
+    try {
+        a = kes::npy::parse(bytes.data(), bytes.size());
+    } catch (const kes::Error& e) {
+        throw kes::Error(e.status(), path + ": " + e.what());  // the parser knows bytes, not which file
+    }
     shape = a.shape;
     const uint8_t* p = bytes.data() + a.data_offset;
     const size_t n = a.data_bytes / std::max<size_t>(1, kes_dtype_size(a.dtype));
@@ -139,11 +145,20 @@ int main(int argc, char** argv) {
                      dirs[0].c_str());
         return 1;
     }
-    std::printf("%-40s %-18s %12s %12s %10s\n", "tensor", "shape", "max abs", "max rel", "cosine");
-    std::string first_divergent;
-    size_t compared = 0, skipped = 0;
+    // The tensor column is as wide as the longest name: names cut to a fixed width (40) made rows of
+    // tensors sharing a long prefix impossible to tell apart.
+    std::vector<std::string> lines;
+    int name_width = 6;  // "tensor"
     for (std::string line; std::getline(order, line);) {
         if (line.empty()) continue;
+        const std::string file = line.substr(0, line.find('\t'));
+        name_width = std::max(name_width, static_cast<int>(file.size() >= 4 ? file.size() - 4 : file.size()));
+        lines.push_back(line);
+    }
+    std::printf("%-*s %-18s %12s %12s %10s\n", name_width, "tensor", "shape", "max abs", "max rel", "cosine");
+    std::string first_divergent;
+    size_t compared = 0, skipped = 0;
+    for (const std::string& line : lines) {
         // file, then (kes-model-bench's dumps) the layer index and node name, tab-separated.
         const size_t tab = line.find('\t');
         const std::string file = line.substr(0, tab);
@@ -164,7 +179,8 @@ int main(int argc, char** argv) {
             const std::string name = file.substr(0, file.size() - 4);
             const std::string label = name + where;
             if (a.size() != b.size()) {
-                std::printf("%-40.40s shape %s vs %s\n", name.c_str(), shape_text(sa).c_str(), shape_text(sb).c_str());
+                std::printf("%-*s shape %s vs %s\n", name_width, name.c_str(), shape_text(sa).c_str(),
+                            shape_text(sb).c_str());
                 if (first_divergent.empty()) first_divergent = label;
                 continue;
             }
@@ -181,8 +197,8 @@ int main(int argc, char** argv) {
             const bool diverges = over || !(cosine >= min_cosine);
             ++compared;
             if (all || first_divergent.empty())
-                std::printf("%-40.40s %-18.18s %12.4g %12.4g %10.6f%s\n", name.c_str(), shape_text(sa).c_str(), max_abs,
-                            max_rel, cosine, diverges ? "  <- diverges" : "");
+                std::printf("%-*s %-18s %12.4g %12.4g %10.6f%s\n", name_width, name.c_str(), shape_text(sa).c_str(),
+                            max_abs, max_rel, cosine, diverges ? "  <- diverges" : "");
             if (diverges && first_divergent.empty()) first_divergent = label;
         } catch (const kes::Error& e) {
             std::fprintf(stderr, "kes-compare: %s\n", e.what());

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -54,6 +55,8 @@ const char kUsage[] =
     "                             the equivalent options, writing FILE.om for the NPU (ONNX models)\n"
     "  --freeze-input NAME=FILE   make an input a constant from FILE (.npy or ONNX TensorProto .pb);\n"
     "                             repeatable\n"
+    "  --max-tensor-bytes N       the largest activation tensor and arena accepted, in bytes or with\n"
+    "                             K, M, G (default 4G): a bigger one is refused, naming the tensor\n"
     "  --format onnx|tflite       the model's format (default: detected from the file)\n"
     "  --list-ops                 print the ops this build converts and executes, one per line\n"
     "  -q, --quiet                no progress lines and no summary\n"
@@ -152,9 +155,10 @@ int run_atc(const char* model, const std::string& om, const kes_convert_options&
                      "Install the CANN toolkit and source its set_env.sh, then run again; the .kom was written\n");
         return 1;
     }
-    std::vector<std::string> args = {atc, "--framework=5", "--model=" + m,
-                                     "--output=" + (ends_with(om, ".om") ? om.substr(0, om.size() - 3) : om),
-                                     "--soc_version=" + soc};
+    // ATC appends ".om" to --output: the file it writes is always <stem>.om.
+    const std::string stem = ends_with(om, ".om") ? om.substr(0, om.size() - 3) : om;
+    const std::string om_file = stem + ".om";
+    std::vector<std::string> args = {atc, "--framework=5", "--model=" + m, "--output=" + stem, "--soc_version=" + soc};
     if (opt.input_shape) args.push_back(std::string("--input_shape=") + opt.input_shape);
     if (opt.input_format) args.push_back(std::string("--input_format=") + opt.input_format);
     if (opt.dynamic_batch) args.push_back(std::string("--dynamic_batch_size=") + opt.dynamic_batch);
@@ -168,6 +172,8 @@ int run_atc(const char* model, const std::string& om, const kes_convert_options&
     }
     argv.push_back(nullptr);
     std::fprintf(stderr, "kes-convert: running %s\n", line.c_str());
+    struct stat before;
+    const bool existed = stat(om_file.c_str(), &before) == 0;
     pid_t pid = 0;
     if (posix_spawn(&pid, atc.c_str(), nullptr, nullptr, argv.data(), environ) != 0) {
         std::fprintf(stderr, "kes-convert: --om: cannot start %s: %s\n", atc.c_str(), std::strerror(errno));
@@ -182,7 +188,19 @@ int run_atc(const char* model, const std::string& om, const kes_convert_options&
                      WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
         return 1;
     }
-    std::printf("kes-convert: atc wrote %s for %s\n", om.c_str(), soc.c_str());
+    // ATC can exit 0 having written nothing (a wrong --output directory, a full disk it did not check):
+    // the file must be there, and not the one an earlier run left, before it is reported.
+    struct stat written;
+    const bool there = stat(om_file.c_str(), &written) == 0 && S_ISREG(written.st_mode);
+    const bool untouched = there && existed && written.st_ino == before.st_ino &&
+                           written.st_mtim.tv_sec == before.st_mtim.tv_sec &&
+                           written.st_mtim.tv_nsec == before.st_mtim.tv_nsec && written.st_size == before.st_size;
+    if (!there || untouched) {
+        std::fprintf(stderr, "kes-convert: --om: atc exited 0 but wrote no %s%s; its messages are above\n",
+                     om_file.c_str(), untouched ? " (the file there is an earlier one, unchanged)" : "");
+        return 1;
+    }
+    std::printf("kes-convert: atc wrote %s for %s\n", om_file.c_str(), soc.c_str());
     return 0;
 }
 
@@ -259,6 +277,21 @@ static int run(int argc, char** argv) {
         } else if (a == "--freeze-input") {
             if (!freeze.empty()) freeze += ';';
             freeze += value("--freeze-input");
+        } else if (a == "--max-tensor-bytes") {
+            const std::string v = value("--max-tensor-bytes");
+            char* end = nullptr;
+            errno = 0;
+            const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+            const std::string unit = end ? end : "";
+            const int shift = unit.empty() ? 0 : unit == "K" ? 10 : unit == "M" ? 20 : unit == "G" ? 30 : -1;
+            if (v[0] == '-' || end == v.c_str() || errno != 0 || shift < 0 || n == 0 || n > (~0ull >> shift)) {
+                std::fprintf(stderr,
+                             "kes-convert: --max-tensor-bytes takes a positive byte count, optionally with K, M or G "
+                             "(got '%s')\n",
+                             v.c_str());
+                return 2;
+            }
+            opt.max_tensor_bytes = static_cast<uint64_t>(n) << shift;
         } else if (a == "--format") {
             const std::string f = value("--format");
             if (f != "onnx" && f != "tflite") {

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -77,6 +78,20 @@ std::string file_name_of(const std::string& name) {
     return out.empty() ? std::string("_") : out;
 }
 
+// The --dump directory, made (its parent must exist) and proven writable before any work: a path that
+// cannot take the dump failed only after every iteration, with the error of the first .npy. The probe
+// is order.txt itself, written again once the dump is complete.
+void prepare_dump_dir(const std::string& dir) {
+    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+        runtime_error("--dump: cannot make the directory " + dir + ": " + std::strerror(errno));
+    struct stat st;
+    if (::stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) runtime_error("--dump: " + dir + " is not a directory");
+    const std::string probe = dir + "/order.txt";
+    std::FILE* f = std::fopen(probe.c_str(), "w");
+    if (!f) runtime_error("--dump: cannot write " + probe + ": " + std::strerror(errno));
+    std::fclose(f);
+}
+
 double percentile(std::vector<double> v, double p) {
     std::sort(v.begin(), v.end());
     const double rank = std::ceil(p / 100.0 * static_cast<double>(v.size()));  // nearest-rank percentile
@@ -139,6 +154,7 @@ int main(int argc, char** argv) {
         }
     }
     if (inject >= 0 && dump_dir.empty()) usage_error("--inject-error needs --dump");
+    if (!dump_dir.empty()) prepare_dump_dir(dump_dir);
 
     // Load: mmap + prepack, timed as the peer's session creation is.
     const auto load_start = std::chrono::steady_clock::now();
@@ -297,7 +313,6 @@ int main(int argc, char** argv) {
     }
 
     if (!dump_dir.empty()) {
-        ::mkdir(dump_dir.c_str(), 0755);
         struct DumpState {
             std::string dir;
             long inject;

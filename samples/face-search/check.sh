@@ -8,7 +8,9 @@
 #         others: the woman of photo 1 face 2 is named in photo 3, and no other face is named at the
 #         default threshold; the annotated JPEGs decode at the photo's (even) size; the annotated MP4
 #         decodes and holds exactly the frames face-search says it wrote; --save then --load answers the
-#         same; --gallery enrolls a folder; KES_TRACE shows the stages; bad inputs are clear errors.
+#         same; --gallery enrolls a folder; KES_TRACE shows the stages; bad inputs are clear errors; a
+#         model with a fixed batch of 2 is named as such; the detector's threshold and its 128 model;
+#         several --video; a bad photo is reported and the others still searched (exit 1).
 #   camera (face-search.KeepsSearchingWhenTheCameraRestarts, host): the demo video served as an RTSP
 #         camera (dvpp/tests/rtsp_test_server.c, the 5th argument), killed mid-stream and started again on
 #         the same port: face-search goes on when it is back (saying it was lost when a read had to give
@@ -231,4 +233,39 @@ expect 1 "binary\.db\.names line 2: the name has a control character" "${models[
 head -c 100 /dev/urandom >"$work/garbage.db"
 cp "$work/faces.db.names" "$work/garbage.db.names"
 expect 1 "garbage\.db" "${models[@]}" --load "$work/garbage.db" --no-annotate "$data/photo3.jpg"
+
+# 7. Plainly converted models, the detector's threshold and size, several videos, a bad photo among good.
+# MobileFaceNet as its file is (a fixed batch of 2): the error names the batch and the conversion that
+# fixes it (it blamed AIPP, "output N is 2 but 1 images", or, through the 384-float output, the database).
+"${run[@]}" "$convert" "$cache/mobilefacenet.tflite" --output "$work/mobilefacenet_batch2.kom" >/dev/null
+expect 1 "mobilefacenet_batch2\.kom: input 'input' takes a fixed batch of 2 images.*--dynamic-batch 1,2" \
+  "$work/blazeface_256_plain.kom" "$work/mobilefacenet_batch2.kom" --no-annotate "$data/photo3.jpg"
+expect 1 "mobilefacenet_batch2\.kom: input 'input' takes a fixed batch of 2 images" \
+  "${models[0]}" "$work/mobilefacenet_batch2.kom" --load "$work/faces.db" --no-annotate "$data/photo3.jpg"
+# BlazeFace 256 at the default score threshold finds photo 3's three women (0.75, the old fixed value,
+# missed the one on the right); the threshold is an option.
+[ "$(fs "${models[@]}" --no-annotate "$data/photo3.jpg" 2>/dev/null | grep -c '^  face ')" = 3 ] ||
+  fail "BlazeFace at the default threshold does not find photo 3's three faces"
+[ "$(fs "${models[@]}" --detect-threshold 0.75 --no-annotate "$data/photo3.jpg" 2>/dev/null | grep -c '^  face ')" = 2 ] ||
+  fail "--detect-threshold 0.75 is not taken"
+expect 2 "--detect-threshold must be a score between 0 and 1" "${models[@]}" --detect-threshold 1.5 "$data/photo3.jpg"
+# BlazeFace 128 (the front model) is told apart by its input size and runs.
+"${run[@]}" "$convert" "$cache/blazeface_128.onnx" --output "$work/blazeface_128.kom" --insert-op-conf "$aipp" >/dev/null
+out=$(fs "$work/blazeface_128.kom" "${models[1]}" --detect-threshold 0.5 --no-annotate "$data/photo3.jpg" 2>/dev/null)
+grep -Eq "photo3\.jpg: [1-9][0-9]* faces?$" <<<"$out" || { echo "$out"; fail "BlazeFace 128 found no face in photo 3"; }
+# Two --video: both are searched, in order (the second replaced the first).
+cp "$data/demo.mp4" "$work/second.mp4"
+out=$(fs "${models[@]}" "${enroll[@]}" --no-annotate --video "$data/demo.mp4" --video "$work/second.mp4" \
+  --max-frames 5 --every 5 2>/dev/null) || fail "two videos: face-search failed"
+grep -q "^video $data/demo.mp4: 5 frames" <<<"$out" && grep -q "^video $work/second.mp4: 5 frames" <<<"$out" ||
+  { echo "$out"; fail "not both videos were searched"; }
+expect 2 "would both write .*demo_annotated\.mp4" "${models[@]}" --out "$work/out" --video "$data/demo.mp4" \
+  --video "$data/demo.mp4"
+# A bad photo is reported, the photos after it are still searched, and the run exits 1.
+rc=0
+out=$(fs "${models[@]}" "${enroll[@]}" --no-annotate "$work/missing.jpg" "$data/photo3.jpg" 2>"$work/bad.err") || rc=$?
+[ "$rc" = 1 ] || fail "a run with a bad photo exited $rc, not 1"
+grep -q "missing\.jpg" "$work/bad.err" && grep -q "1 of 2 photos and 0 of 0 videos failed" "$work/bad.err" ||
+  { cat "$work/bad.err"; fail "the bad photo is not reported"; }
+grep -q ": zoe, cosine" <<<"$out" || { echo "$out"; fail "the photo after the bad one was not searched"; }
 echo "face-search: the known pair matches across photos and in the video, no stranger is named, the JPEGs and the MP4 decode"

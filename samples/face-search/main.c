@@ -16,10 +16,12 @@
  *   --load DB                   start from a saved database (before --enroll / --gallery add to it)
  *   --save DB                   save the database after enrolling: DB (the fv repository) and DB.names
  *   --threshold T               cosine from which a face gets a name (default 0.65, see below)
+ *   --detect-threshold S        BlazeFace score from which a box is a face (default 0.65, see below)
  *   --out DIR                   where the annotated files go (default: beside each input; the current
  *                               directory for a camera)
  *   --no-annotate               print the results only
- *   --video FILE|rtsp://URL     search a video file or a camera; the annotated video is an H.264 MP4
+ *   --video FILE|rtsp://URL     search a video file or a camera; the annotated video is an H.264 MP4.
+ *                               Repeat it for several, searched in turn
  *   --every N                   video: detect and search every Nth frame (default 1); the frames in
  *                               between keep the last boxes, so they stay on screen
  *   --max-frames N              video: stop after N frames (Ctrl-C also stops and finishes the MP4)
@@ -41,13 +43,16 @@
  * person in order. --load checks the pair: every line well formed, ids consecutive, names unique, and
  * exactly one non-empty library per name, with the embedder's dimension and the cosine metric.
  *
- * Models: DETECTOR is BlazeFace 256 (the "back" model: 16×16×2 + 8×8×6 anchors), EMBEDDER MobileFaceNet
- * ([N,112,112,3] → [N,192]), converted with kes-convert (samples/face-search/demo.sh does it). Converted
- * with --insert-op-conf aipp_rgb_centered.cfg a model carries its AIPP and consumes the NV12 image itself
- * (kes_model_execute_images), as on a board; otherwise face-search runs the same AIPP itself. Both give
- * the same bits.
+ * Models: DETECTOR is BlazeFace 256 (the "back" model: 16×16×2 + 8×8×6 anchors) or BlazeFace 128 (the
+ * "front" model, for faces near the camera), told apart by their input size; EMBEDDER MobileFaceNet
+ * ([N,112,112,3] → [N,192]), converted with kes-convert (samples/face-search/demo.sh does it). Both run one
+ * image at a time: MobileFaceNet's file has a fixed batch of 2, so it is converted with --dynamic-batch
+ * 1,2 (face-search says so when it is not). Converted with --insert-op-conf aipp_rgb_centered.cfg a model
+ * carries its AIPP and consumes the NV12 image itself (kes_model_execute_images), as on a board; otherwise
+ * face-search runs the same AIPP itself. Both give the same bits.
  *
- * Exit status: 0 on success, 1 on an error (printed with kes_last_error()), 2 for usage. */
+ * Exit status: 0 on success, 1 on an error (printed with kes_last_error()), 2 for usage. A query photo or
+ * video that fails is reported and the others are still searched; the run then exits 1. */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <errno.h>
@@ -62,8 +67,7 @@
 
 #include "kestrel/kestrel.h"
 
-#define DETECTOR_SIZE 256
-#define DETECTOR_ANCHORS 896 /* 16×16×2 + 8×8×6 */
+#define DETECTOR_ANCHORS 896 /* BlazeFace 256: 16×16×2 + 8×8×6; BlazeFace 128: the same counts */
 #define EMBED_SIZE 112
 #define MAX_DIM 1024  /* embedder output floats */
 #define MAX_FACES 64  /* per image */
@@ -74,16 +78,25 @@
 #define NAMES_HEADER "kestrel-face-names 1"
 
 /* The default threshold, measured with --pairs on the six face-api sample photos (960 px wide; BlazeFace
- * finds 19 faces, 171 pairs; make_demo_data.sh makes the JPEGs):
+ * finds 22 faces at the default --detect-threshold, 231 pairs; make_demo_data.sh makes the JPEGs):
  *   the same woman in photo 1 (face 2) and photo 3 (face 1), another night, pose and light: 0.827;
  *   every other pair is lower than 0.53: the next are 0.527 (photo 1 face 1, photo 4 face 0: two
- *   dark-haired women, taken as different people), 0.499 and 0.444 (two pairs of faces in one photo,
- *   certainly different people); all the rest ≤ 0.401;
+ *   dark-haired women, taken as different people), 0.499, 0.460 and 0.444 (pairs of faces in one photo,
+ *   certainly different people); all the rest ≤ 0.417;
  *   a face and a copy of its photo shifted by (16, 8) pixels (check.sh): ≥ 0.94; a face in the demo
  *   video (zoomed, panned, re-encoded) and the photo it was enrolled from: up to 0.99.
  * 0.65 leaves 0.18 below the same-person pair and 0.12 above the best pair of different people.
  * Other cameras and lighting move both sides: measure yours with --pairs and set --threshold. */
 #define DEFAULT_THRESHOLD 0.65f
+
+/* BlazeFace's score (the sigmoid of its logit) from which a box is a face, before NMS. Measured on the
+ * same six photos, which hold 22 faces, all frontal or three-quarter, 82 to 125 px in the letterbox:
+ *   BlazeFace 256 (back): 0.75 finds 19 (it missed a face in photos 2, 3 and 4), 0.70 finds 21, 0.65 and
+ *   below find all 22, and down to 0.50 nothing that is not a face;
+ *   BlazeFace 128 (front, a short-range model for faces near the camera): 5 at 0.75, 15 at 0.50.
+ * So 0.65, with the 256 model (demo.sh's): the 128 model does not fix the misses. */
+#define DEFAULT_DETECT_THRESHOLD 0.65f
+#define DEFAULT_DETECT_TEXT "0.65"
 
 /* A failed system call on a file: "face-search: PATH: No such file or directory". */
 static int sys_fail(const char* path) {
@@ -131,25 +144,62 @@ static void stage_end(timing* t, int stage, double start) {
 typedef struct model {
     kes_model* model;
     kes_model_context* ctx;
-    int has_aipp;  /* converted with --insert-op-conf: the model consumes the NV12 image itself */
-    kes_tensor in; /* otherwise the app's AIPP writes this input tensor */
+    int has_aipp;       /* converted with --insert-op-conf: the model consumes the NV12 image itself */
+    kes_tensor in;      /* otherwise the app's AIPP writes this input tensor */
+    uint32_t in_height; /* the input image's size (NHWC dims 1, 2; NCHW dims 2, 3) */
+    uint32_t in_width;
     kes_tensor out[4];
     size_t outputs;
     size_t out_elements[4];
 } model;
 
+/* face-search runs one image (a frame, a face) at a time: a model whose input takes a batch of N > 1
+ * cannot run it. Said here, with the conversion that fixes it; later it surfaced as an AIPP error ("output
+ * N is 2 but 1 images") or, through the embedding's size (N x 192 floats), as a database that "holds no
+ * 384-float embeddings". MobileFaceNet's TFLite file has a fixed batch of 2. */
+static int batch_problem(const char* path, const char* input, int64_t batch, const int64_t* gears, size_t count) {
+    fprintf(stderr, "face-search: %s: input '%s' ", path, input);
+    if (count > 0) {
+        fprintf(stderr, "has batch gears");
+        for (size_t g = 0; g < count && g < 16; ++g) fprintf(stderr, "%s%lld", g ? "," : " ", (long long)gears[g]);
+        fprintf(stderr, " and no gear 1");
+    } else {
+        fprintf(stderr, "takes a fixed batch of %lld images", (long long)batch);
+    }
+    fprintf(stderr,
+            ", but face-search gives it one image at a time: convert the model again with --dynamic-batch 1,%lld "
+            "(or --input-shape '%s:1,...')\n",
+            (long long)(count > 0 ? gears[count - 1] : batch), input);
+    return 1;
+}
+
 static int model_open(model* m, const char* path, kes_mem_pool* pool) {
     memset(m, 0, sizeof *m);
     if (kes_model_load_from_file(path, KES_MODEL_LOAD_MMAP, &m->model) != KES_OK) return fail(path);
+    int64_t gear_list[16];
     size_t gears = 0;
-    kes_model_batch_gears(m->model, NULL, 0, &gears);
+    kes_model_batch_gears(m->model, gear_list, 16, &gears);
+    const char* input = "?";
+    kes_model_input_name(m->model, 0, &input);
     if (kes_model_context_create(m->model, NULL, 0, &m->ctx) != KES_OK) return fail("model context");
-    if (gears > 0 && kes_model_context_set_batch(m->ctx, 1) != KES_OK) return fail("batch gear 1");
+    if (gears > 0 && kes_model_context_set_batch(m->ctx, 1) != KES_OK)
+        return batch_problem(path, input, 0, gear_list, gears);
     kes_tensor desc;
     const char* aipp = NULL;
     if (kes_model_input_aipp(m->model, 0, &aipp) != KES_OK) return fail("input AIPP");
     m->has_aipp = aipp != NULL;
     if (kes_model_context_input_desc(m->ctx, 0, &desc) != KES_OK) return fail("input description");
+    if ((desc.ndim == 4 || desc.ndim == 2) && desc.shape[0] != 1)
+        return batch_problem(path, input, desc.shape[0], NULL, 0);
+    if (desc.ndim == 4) {
+        const int nhwc = desc.layout == KES_LAYOUT_NHWC;
+        m->in_height = (uint32_t)desc.shape[nhwc ? 1 : 2];
+        m->in_width = (uint32_t)desc.shape[nhwc ? 2 : 3];
+    } else if (m->has_aipp && desc.ndim == 2 && desc.dtype == KES_U8) {
+        /* A .om's AIPP input, as ATC makes it: each image's NV12 bytes, w·h·3/2 (square images here). */
+        const uint32_t side = (uint32_t)lround(sqrt((double)desc.shape[1] * 2.0 / 3.0));
+        if ((int64_t)side * side * 3 / 2 == desc.shape[1]) m->in_height = m->in_width = side;
+    }
     /* The layout kes-convert recorded (NHWC for both: MobileFaceNet is TFLite, BlazeFace a tf2onnx export
      * read through Transpose(0,3,1,2)); never guessed from the shape. A 4-d input it could not tell is
      * ND: NCHW, ATC's default input_format, as the engine takes an ND AIPP input (kestrel/engine.h). */
@@ -216,7 +266,9 @@ typedef struct pipeline {
     kes_detect_anchor_config anchor_cfg;
     kes_detect_decode_config decode_cfg;
     kes_detect_nms_config nms_cfg;
-    kes_detection* dets; /* DETECTOR_ANCHORS */
+    uint32_t det_size;      /* the detector's input side: 256 (BlazeFace back) or 128 (front) */
+    float detect_threshold; /* BlazeFace score from which a box is a face */
+    kes_detection* dets;    /* DETECTOR_ANCHORS */
     void* nms_scratch;
     size_t nms_scratch_size;
     kes_fv_repo* repo;
@@ -225,21 +277,29 @@ typedef struct pipeline {
     timing time;
 } pipeline;
 
-static int detector_init(pipeline* p) {
-    static const uint32_t strides[4] = {16, 32, 32, 32};
+/* BlazeFace as MediaPipe ships it, in two sizes with the same 896 anchors: the 256 "back" model (16×16×2 +
+ * 8×8×6, strides 16 and 32) and the 128 "front" model (strides 8 and 16), each with its anchor scales. */
+static int detector_init(pipeline* p, const char* path) {
+    static const uint32_t strides_256[4] = {16, 32, 32, 32}, strides_128[4] = {8, 16, 16, 16};
+    p->det_size = p->det.in_height;
+    if (p->det.in_width != p->det.in_height || (p->det_size != 256 && p->det_size != 128)) {
+        fprintf(stderr, "face-search: %s: the detector takes %ux%u images, not BlazeFace's 256x256 or 128x128\n", path,
+                p->det.in_width, p->det.in_height);
+        return 1;
+    }
     kes_detect_anchor_config_init(&p->anchor_cfg);
-    p->anchor_cfg.input_width = p->anchor_cfg.input_height = DETECTOR_SIZE;
+    p->anchor_cfg.input_width = p->anchor_cfg.input_height = p->det_size;
     p->anchor_cfg.num_layers = 4;
-    p->anchor_cfg.strides = strides;
-    p->anchor_cfg.min_scale = 0.15625f;
+    p->anchor_cfg.strides = p->det_size == 256 ? strides_256 : strides_128;
+    p->anchor_cfg.min_scale = p->det_size == 256 ? 0.15625f : 0.1484375f;
     p->anchor_cfg.max_scale = 0.75f;
     p->anchor_cfg.fixed_anchor_size = 1; /* BlazeFace's regressors carry the size */
     size_t n = 0;
     if (kes_detect_anchors_generate(&p->anchor_cfg, p->anchors, DETECTOR_ANCHORS, &n) != KES_OK)
         return fail("BlazeFace anchors");
     kes_detect_decode_config_init(&p->decode_cfg); /* sigmoid scores, centre-size boxes, x before y */
-    p->decode_cfg.score_threshold = 0.75f;
-    p->decode_cfg.x_scale = p->decode_cfg.y_scale = p->decode_cfg.w_scale = p->decode_cfg.h_scale = DETECTOR_SIZE;
+    p->decode_cfg.score_threshold = p->detect_threshold;
+    p->decode_cfg.x_scale = p->decode_cfg.y_scale = p->decode_cfg.w_scale = p->decode_cfg.h_scale = (float)p->det_size;
     p->decode_cfg.num_keypoints = 6;
     kes_detect_nms_config_init(&p->nms_cfg);
     p->nms_cfg.iou_threshold = 0.3f;
@@ -248,9 +308,9 @@ static int detector_init(pipeline* p) {
     const size_t want[4] = {512, 384, 512 * 16, 384 * 16};
     for (size_t i = 0; i < 4; ++i)
         if (p->det.outputs != 4 || p->det.out_elements[i] != want[i]) {
-            fprintf(
-                stderr,
-                "face-search: the detector is not BlazeFace 256 (want outputs of 512, 384, 8192 and 6144 floats)\n");
+            fprintf(stderr,
+                    "face-search: %s: the detector is not BlazeFace (want outputs of 512, 384, 8192 and 6144 floats)\n",
+                    path);
             return 1;
         }
     p->dets = malloc(sizeof(kes_detection) * DETECTOR_ANCHORS);
@@ -277,7 +337,7 @@ static int detect_faces(pipeline* p, const kes_image* img, face* faces, size_t* 
     const double t0 = stage_begin(ST_DETECT);
     kes_image boxed;
     kes_vpc_roi paste;
-    if (kes_vpc_letterbox(p->channel, img, NULL, DETECTOR_SIZE, DETECTOR_SIZE, NULL, NULL, &boxed, &paste) != KES_OK) {
+    if (kes_vpc_letterbox(p->channel, img, NULL, p->det_size, p->det_size, NULL, NULL, &boxed, &paste) != KES_OK) {
         stage_end(&p->time, ST_DETECT, t0);
         return fail("VPC letterbox");
     }
@@ -296,8 +356,8 @@ static int detect_faces(pipeline* p, const kes_image* img, face* faces, size_t* 
     const float paste_w = (float)(paste.right - paste.left + 1), paste_h = (float)(paste.bottom - paste.top + 1);
     const float src_w = (float)(img->width & ~1u), src_h = paste_h * src_w / paste_w;
     kes_detect_transform t;
-    if (!rc && (kes_detect_transform_letterbox(DETECTOR_SIZE, DETECTOR_SIZE, (float)paste.left, (float)paste.top,
-                                               paste_w, paste_h, src_w, src_h, &t) != KES_OK ||
+    if (!rc && (kes_detect_transform_letterbox(p->det_size, p->det_size, (float)paste.left, (float)paste.top, paste_w,
+                                               paste_h, src_w, src_h, &t) != KES_OK ||
                 kes_detect_transform_apply(&t, p->dets, kept) != KES_OK))
         rc = fail("letterbox transform");
     if (!rc) {
@@ -835,7 +895,8 @@ static int write_jpeg(pipeline* p, const kes_image* canvas, const char* path) {
 typedef struct options {
     const char* out_dir;
     int annotate;
-    const char* video;
+    const char** videos; /* --video, in the order given */
+    int nvideos;
     uint32_t every;
     unsigned long long max_frames;
     int pairs;
@@ -967,10 +1028,10 @@ static void camera_back(const kes_vdec* vdec, int* outage) {
     *outage = 0;
 }
 
-static int search_video(pipeline* p, const options* o, float* embeddings) {
+static int search_video(pipeline* p, const options* o, const char* video, float* embeddings) {
     kes_vdec_config cfg;
     kes_vdec_config_init(&cfg);
-    cfg.source = o->video;
+    cfg.source = video;
     cfg.pool = p->pool;
     kes_vdec* vdec = NULL;
     kes_venc* venc = NULL;
@@ -986,17 +1047,17 @@ static int search_video(pipeline* p, const options* o, float* embeddings) {
     int outage = 0; /* a live camera is down and being reconnected */
     unsigned long long frames = 0, searched = 0, unknown = 0;
     char out[4096], shown[1024] = "", now[1024];
-    output_path(o->video, o->out_dir, "_annotated.mp4", out, sizeof out);
+    output_path(video, o->out_dir, "_annotated.mp4", out, sizeof out);
     void (*previous)(int) = signal(SIGINT, on_interrupt);
     const double start = now_ms();
     double t0 = stage_begin(ST_DECODE);
-    int rc = kes_vdec_create(&cfg, &vdec) != KES_OK ? fail(o->video) : 0;
+    int rc = kes_vdec_create(&cfg, &vdec) != KES_OK ? fail(video) : 0;
     stage_end(&p->time, ST_DECODE, t0);
     kes_vdec_stream_info info;
     memset(&info, 0, sizeof info);
     info.struct_size = sizeof info;
     if (!rc && kes_vdec_get_stream_info(vdec, &info) != KES_OK) rc = fail("stream info");
-    if (!rc) printf("video %s: %ux%u\n", o->video, info.width, info.height);
+    if (!rc) printf("video %s: %ux%u\n", video, info.width, info.height);
     while (!rc && !g_stop && (o->max_frames == 0 || frames < o->max_frames)) {
         kes_vdec_frame frame;
         t0 = stage_begin(ST_DECODE);
@@ -1064,7 +1125,7 @@ static int search_video(pipeline* p, const options* o, float* embeddings) {
     p->time.video_frames += frames;
     p->time.video_ms += now_ms() - start;
     if (!rc) {
-        printf("video %s: %llu frames, %llu searched%s\n", o->video, frames, searched, g_stop ? " (interrupted)" : "");
+        printf("video %s: %llu frames, %llu searched%s\n", video, frames, searched, g_stop ? " (interrupted)" : "");
         for (size_t i = 0; i < p->who.count; ++i)
             if (per_person[i].frames > 0)
                 printf("  %s: in %llu searched frames, best cosine %.3f\n", p->who.names[i], per_person[i].frames,
@@ -1115,9 +1176,11 @@ static const char kUsage[] =
     "  --load DB                   start from a saved database (DB and DB.names)\n"
     "  --save DB                   save the database after enrolling (DB and DB.names)\n"
     "  --threshold T               cosine from which a face gets a name (default 0.65)\n"
+    "  --detect-threshold S        BlazeFace score from which a box is a face (default " DEFAULT_DETECT_TEXT
+    ")\n"
     "  --out DIR                   write <stem>_annotated.jpg/.mp4 here (default: beside the input)\n"
     "  --no-annotate               print the results only\n"
-    "  --video FILE|rtsp://URL     search a video or camera, write an annotated H.264 MP4\n"
+    "  --video FILE|rtsp://URL     search a video or camera, write an annotated H.264 MP4; repeatable\n"
     "  --every N                   video: search every Nth frame (default 1)\n"
     "  --max-frames N              video: stop after N frames\n"
     "  --pairs                     print the cosine of every pair of query faces, best first\n"
@@ -1151,6 +1214,7 @@ typedef struct command {
     int ngalleries;
     const char *load, *save;
     float threshold;
+    float detect_threshold;
     options o;
 } command;
 
@@ -1169,6 +1233,12 @@ static int parse_args(int argc, char** argv, command* c) {
             c->threshold = strtof(arg, &end);
             if (arg[0] == '\0' || *end != '\0' || !(c->threshold >= -1.0f && c->threshold <= 1.0f))
                 return usage_error("--threshold must be a cosine in -1..1", arg);
+        } else if (strcmp(a, "--detect-threshold") == 0 && has_value) {
+            char* end = NULL;
+            const char* arg = argv[++i];
+            c->detect_threshold = strtof(arg, &end);
+            if (arg[0] == '\0' || *end != '\0' || !(c->detect_threshold > 0.0f && c->detect_threshold < 1.0f))
+                return usage_error("--detect-threshold must be a score between 0 and 1", arg);
         } else if (strcmp(a, "--every") == 0 && has_value) {
             unsigned long v = 0;
             if (!parse_count(argv[++i], 1000000, &v))
@@ -1196,7 +1266,7 @@ static int parse_args(int argc, char** argv, command* c) {
         } else if (strcmp(a, "--out") == 0 && has_value) {
             c->o.out_dir = argv[++i];
         } else if (strcmp(a, "--video") == 0 && has_value) {
-            c->o.video = argv[++i];
+            c->o.videos[c->o.nvideos++] = argv[++i]; /* each is searched, in order (a second replaced the first) */
         } else if (strcmp(a, "--no-annotate") == 0) {
             c->o.annotate = 0;
         } else if (strcmp(a, "--pairs") == 0) {
@@ -1210,7 +1280,7 @@ static int parse_args(int argc, char** argv, command* c) {
         }
     }
     if (nmodels < 2) return usage_error("give the detector and the embedder models", NULL);
-    if (c->nqueries == 0 && !c->o.video && !c->save)
+    if (c->nqueries == 0 && c->o.nvideos == 0 && !c->save)
         return usage_error("nothing to do: give query photos, --video or --save", NULL);
     return -1;
 }
@@ -1232,7 +1302,7 @@ static int open_pipeline(pipeline* p, const command* c) {
                                      KES_AIPP_CSC_YUV2RGB_BT601_WIDE) != KES_OK)
         return fail("AIPP recipe");
     if (model_open(&p->det, c->models[0], p->pool) || model_open(&p->emb, c->models[1], p->pool)) return 1;
-    if (detector_init(p)) return 1;
+    if (detector_init(p, c->models[0])) return 1;
     p->dim = p->emb.outputs >= 1 ? p->emb.out_elements[0] : 0;
     if (p->dim < 8 || p->dim > MAX_DIM) {
         fprintf(stderr, "face-search: %s: the embedder gives %zu floats, not an embedding of 8..%d\n", c->models[1],
@@ -1267,6 +1337,20 @@ static int run_command(pipeline* p, const command* c) {
         fprintf(stderr, "face-search: --out %s: not a directory\n", o->out_dir);
         return 1;
     }
+    /* Several videos are searched in turn: two that would write one annotated MP4 are refused up front. */
+    for (int i = 0; o->annotate && i < o->nvideos; ++i)
+        for (int j = 0; j < i; ++j) {
+            char a[4096], b[4096];
+            output_path(o->videos[i], o->out_dir, "_annotated.mp4", a, sizeof a);
+            output_path(o->videos[j], o->out_dir, "_annotated.mp4", b, sizeof b);
+            if (strcmp(a, b) == 0) {
+                fprintf(stderr,
+                        "face-search: --video %s and --video %s would both write %s (give --out another place for one "
+                        "of them, or --no-annotate)\n",
+                        o->videos[j], o->videos[i], a);
+                return 2;
+            }
+        }
     if (open_pipeline(p, c)) return 1;
     float* embeddings = malloc(sizeof(float) * MAX_FACES * p->dim);
     face* faces = malloc(sizeof(face) * MAX_FACES);
@@ -1283,12 +1367,22 @@ static int run_command(pipeline* p, const command* c) {
         rc = enroll_photo(p, c->enrolls[i].name, c->enrolls[i].photo, c->enrolls[i].face, 1, embeddings, faces);
     for (int i = 0; i < c->ngalleries && !rc; ++i) rc = enroll_gallery(p, c->galleries[i], embeddings, faces);
     if (!rc && c->save) rc = db_save(p, c->save);
-    if (!rc && p->who.count == 0 && (c->nqueries > 0 || o->video))
+    if (!rc && p->who.count == 0 && (c->nqueries > 0 || o->nvideos > 0))
         fprintf(stderr, "face-search: nobody enrolled (--enroll, --gallery, --load): every face is unknown\n");
-    for (int i = 0; i < c->nqueries && !rc; ++i) rc = search_photo(p, o, c->queries[i], embeddings, faces, pairs);
-    if (!rc && o->video) rc = search_video(p, o, embeddings);
+    /* A photo or video that fails (missing, not a JPEG, ...) is reported and the others are still
+     * searched; the run then exits 1. The first bad photo used to end the run. */
+    int failed_photos = 0, failed_videos = 0;
+    for (int i = 0; i < c->nqueries && !rc; ++i)
+        failed_photos += search_photo(p, o, c->queries[i], embeddings, faces, pairs) != 0;
+    for (int i = 0; i < o->nvideos && !rc && !g_stop; ++i)
+        failed_videos += search_video(p, o, o->videos[i], embeddings) != 0;
     if (!rc && pairs) rc = print_pairs(p, pairs);
     if (!rc) print_timing(p, now_ms() - start);
+    if (!rc && (failed_photos || failed_videos)) {
+        fprintf(stderr, "face-search: %d of %d photos and %d of %d videos failed (the errors are above)\n",
+                failed_photos, c->nqueries, failed_videos, o->nvideos);
+        rc = 1;
+    }
     if (pairs) free(pairs->embeddings);
     free(pairs);
     free(faces);
@@ -1302,13 +1396,16 @@ static int run(int argc, char** argv) {
     c.threshold = DEFAULT_THRESHOLD;
     c.o.annotate = 1;
     c.o.every = 1;
+    c.detect_threshold = DEFAULT_DETECT_THRESHOLD;
     c.queries = calloc((size_t)argc, sizeof *c.queries);
     c.enrolls = calloc((size_t)argc, sizeof *c.enrolls);
-    int rc = c.queries && c.enrolls ? parse_args(argc, argv, &c) : 1;
+    c.o.videos = calloc((size_t)argc, sizeof *c.o.videos);
+    int rc = c.queries && c.enrolls && c.o.videos ? parse_args(argc, argv, &c) : 1;
     if (rc < 0) {
         pipeline* p = calloc(1, sizeof *p);
         if (p) {
             p->threshold = c.threshold;
+            p->detect_threshold = c.detect_threshold;
             rc = run_command(p, &c);
             close_pipeline(p);
             free(p);
@@ -1319,6 +1416,7 @@ static int run(int argc, char** argv) {
     for (int i = 0; i < c.nenrolls; ++i) free(c.enrolls[i].buffer);
     free(c.enrolls);
     free(c.queries);
+    free(c.o.videos);
     return rc;
 }
 

@@ -3,10 +3,11 @@
  *   JPEG bytes ──JPEGD──► NV12 (JPEGD strides) ──VPC centre crop + resize──► NV12 size×size
  *              ──AIPP (BT.601 full-range YUV→RGB, ImageNet mean/std)──► NCHW f32 tensor
  *
- *   jpeg-to-tensor [--board 310|310B|host] [--size 224] [photo.jpg]
+ *   jpeg-to-tensor [--board 310|310B|host] [--size 224] [-o tensor.npy] [photo.jpg]
  *
- * With no file it first encodes a synthetic test pattern, so it runs anywhere. Every buffer comes
- * from one memory pool sized at start-up, as on the board; each stage prints its time, and
+ * -o writes the tensor as a NumPy .npy file, which kes-model-bench --input NAME=tensor.npy feeds to a
+ * model (and numpy.load reads). With no photo it first encodes a synthetic test pattern, so it runs anywhere. Every
+ * buffer comes from one memory pool sized at start-up, as on the board; each stage prints its time, and
  * KES_TRACE=trace.json records them for Perfetto. With the Ascend backend (a board, or the simulator:
  * KES_ASCEND_LIB_DIR) JPEGD, JPEGE and VPC run on the DVPP hardware and print the same numbers.
  */
@@ -74,8 +75,39 @@ static int read_file(const char* path, void** out_data, size_t* out_size) {
     return 0;
 }
 
+/* The tensor as a .npy file (format 1.0: magic, header length, a Python dict padded to a multiple of
+ * 64 bytes, then the data in C order). f32 only, little-endian like every board and x86. */
+static int write_npy(const char* path, const kes_tensor* t) {
+    char header[256];
+    int n = snprintf(header, sizeof header, "{'descr': '<f4', 'fortran_order': False, 'shape': (");
+    size_t elements = 1;
+    for (uint32_t d = 0; d < t->ndim; ++d) {
+        n += snprintf(header + n, sizeof header - (size_t)n,
+                      t->ndim == 1 ? "%lld,"
+                      : d          ? ", %lld"
+                                   : "%lld",
+                      (long long)t->shape[d]);
+        elements *= (size_t)t->shape[d];
+    }
+    n += snprintf(header + n, sizeof header - (size_t)n, "), }");
+    while ((10 + n + 1) % 64 != 0) header[n++] = ' ';
+    header[n++] = '\n';
+    const unsigned char prefix[10] = {
+        0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(n & 0xff), (unsigned char)(n >> 8)};
+    FILE* f = fopen(path, "wb");
+    int ok = f && fwrite(prefix, 1, sizeof prefix, f) == sizeof prefix &&
+             fwrite(header, 1, (size_t)n, f) == (size_t)n && fwrite(t->data, sizeof(float), elements, f) == elements;
+    if (f && fclose(f) != 0) ok = 0;
+    if (!ok) {
+        fprintf(stderr, "jpeg-to-tensor: -o: cannot write %s\n", path);
+        return 1;
+    }
+    return 0;
+}
+
 static int run(int argc, char** argv) {
     const char* path = NULL;
+    const char* out_path = NULL;
     uint32_t size = 224;
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--board") == 0 && i + 1 < argc) {
@@ -93,9 +125,13 @@ static int run(int argc, char** argv) {
                 return 2;
             }
             size = (uint32_t)v;
+        } else if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) && i + 1 < argc) {
+            out_path = argv[++i];
         } else if (argv[i][0] == '-') {
-            fprintf(stderr, "usage: jpeg-to-tensor [--board 310|310B|host] [--size N] [photo.jpg]\n");
-            return strcmp(argv[i], "--help") == 0 ? 0 : 2;
+            const int help = strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0;
+            fprintf(help ? stdout : stderr,
+                    "usage: jpeg-to-tensor [--board 310|310B|host] [--size N] [-o tensor.npy] [photo.jpg]\n");
+            return help ? 0 : 2;
         } else {
             path = argv[i];
         }
@@ -173,6 +209,10 @@ static int run(int argc, char** argv) {
             hi = v > hi ? v : hi;
         }
         printf("        channel %c: mean %+.3f  min %+.3f  max %+.3f\n", "RGB"[c], sum / plane, lo, hi);
+    }
+    if (out_path) {
+        if (write_npy(out_path, &tensor)) return 1;
+        printf("wrote   %s (1x3x%ux%u f32 NCHW: kes-model-bench --input NAME=%s)\n", out_path, size, size, out_path);
     }
     kes_mem_pool_stats stats;
     kes_mem_pool_get_stats(pool, &stats);

@@ -4,7 +4,7 @@
  *
  *   kes-info               print everything
  *   kes-info --board 310   print with another board profile active (or set KES_BOARD)
- *   kes-info --backend B   auto (default), cpu or ascend (or set KES_BACKEND)
+ *   kes-info --backend B   auto (default), cpu or ascend (or set KES_BACKEND); exits 1 when B is unavailable
  *   kes-info --check       also exit non-zero if the self-check fails (used by the test suite)
  *   kes-info --model M.kom describe a converted model: origin, inputs and outputs, gears, AIPP, memory
  */
@@ -35,8 +35,15 @@ static void print_profile(const kes_board_profile* p) {
 }
 
 /* Which backend serves device memory and models, and why not Ascend when it is not. Returns the status
- * of kes_backend_query (an error only when Ascend was required and is unavailable). */
-static kes_status print_backend(void) {
+ * of kes_backend_query (an error only when Ascend was required and is unavailable). `refused` is the
+ * backend --backend asked for when kes_backend_set refused it (why: `refusal`), else KES_BACKEND_NONE:
+ * then nothing serves what was asked, whatever the earlier choice still in place would. */
+static kes_status print_backend(kes_backend refused, const char* refusal) {
+    if (refused != KES_BACKEND_NONE) {
+        printf("backend            none (requested %s)\n", kes_backend_name(refused));
+        printf("  why not %-8s %s\n", kes_backend_name(refused), refusal);
+        return KES_ERR_NOT_FOUND;
+    }
     kes_backend_info info;
     memset(&info, 0, sizeof info);
     info.struct_size = sizeof info;
@@ -201,6 +208,8 @@ static int describe_model(const char* path) {
 
 int main(int argc, char** argv) {
     int check = 0;
+    kes_backend refused = KES_BACKEND_NONE; /* --backend B that kes_backend_set refused */
+    char refusal[512] = "";
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--check") == 0) {
             check = 1;
@@ -216,8 +225,14 @@ int main(int argc, char** argv) {
                 fprintf(stderr, "kes-info: %s\n", kes_last_error());
                 return 2;
             }
-            /* An unavailable Ascend backend is reported below, with the reason, like any other finding. */
-            if (kes_backend_set(b) != KES_OK) fprintf(stderr, "kes-info: %s\n", kes_last_error());
+            /* An unavailable backend is reported below with the reason, and fails the run: what was asked
+             * for is not what serves (the earlier choice stays in place). */
+            refused = KES_BACKEND_NONE;
+            if (kes_backend_set(b) != KES_OK) {
+                refused = b;
+                snprintf(refusal, sizeof refusal, "%s", kes_last_error());
+                fprintf(stderr, "kes-info: --backend %s: %s\n", kes_backend_name(b), refusal);
+            }
         } else if (strcmp(argv[i], "--model") == 0 && i + 1 < argc) {
 #if KES_HAVE_ENGINE
             return describe_model(argv[++i]);
@@ -226,9 +241,10 @@ int main(int argc, char** argv) {
             return 1;
 #endif
         } else {
-            fprintf(stderr,
+            const int help = strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0;
+            fprintf(help ? stdout : stderr,
                     "usage: kes-info [--board 310|310B|host] [--backend auto|cpu|ascend] [--check] [--model M.kom]\n");
-            return strcmp(argv[i], "--help") == 0 ? 0 : 2;
+            return help ? 0 : 2;
         }
     }
     if (kes_version() / 10000 != KES_VERSION_MAJOR) {
@@ -246,7 +262,7 @@ int main(int argc, char** argv) {
     printf("thread pool        %u threads (KES_NUM_THREADS to change)\n",
            kes_thread_pool_size(kes_thread_pool_default()));
     /* Before the board profile: on a board (or the simulator) the SoC chooses the default profile. */
-    const kes_status backend = print_backend();
+    const kes_status backend = print_backend(refused, refusal);
     print_profile(kes_board_active_profile());
     const int failed = pool_self_check() || backend != KES_OK;
     /* KES_TRACE is written at exit, too late for the exit status: a trace that cannot be written fails here. */
@@ -254,5 +270,6 @@ int main(int argc, char** argv) {
         fprintf(stderr, "kes-info: KES_TRACE: %s\n", kes_last_error());
         return 1;
     }
-    return (check && failed) ? 1 : 0;
+    /* A backend asked for on the command line and unavailable fails the run, --check or not. */
+    return ((check && failed) || refused != KES_BACKEND_NONE) ? 1 : 0;
 }

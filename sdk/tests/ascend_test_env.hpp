@@ -18,9 +18,9 @@
 namespace kes_test {
 
 inline void clear_sim_env() {
-    for (const char* v :
-         {"KES_BACKEND", "KES_SIM_SOC", "KES_SIM_RUN_MODE", "KES_SIM_FAIL", "KES_SIM_STUB", "KES_SIM_TASK_MS",
-          "KES_SIM_LEAK_ABORT", "KES_SIM_DEVICE_MEMORY", "KES_BOARD", "ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"}) {
+    for (const char* v : {"KES_BACKEND", "KES_SIM_SOC", "KES_SIM_RUN_MODE", "KES_SIM_FAIL", "KES_SIM_STUB",
+                          "KES_SIM_TASK_MS", "KES_SIM_LEAK_ABORT", "KES_SIM_LEAK_CHECK", "KES_SIM_DEVICE_MEMORY",
+                          "KES_BOARD", "ASCEND_HOME_PATH", "ASCEND_TOOLKIT_HOME"}) {
         unsetenv(v);
     }
 #ifdef KES_ASCEND_SIM_DIR

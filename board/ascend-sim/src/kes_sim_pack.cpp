@@ -4,8 +4,11 @@
 //   kes-sim-pack model.kom model.om --soc Ascend310B4
 //
 // The .kom is verified first (kes_model_query_size), so a container always holds a loadable model.
-// Exit codes: 0 written, 1 the input is not a valid .kom, a file (or the KES_TRACE file) could not be
-// read/written, 2 usage.
+// Exit codes: 0 written, 1 the input is not a valid .kom (or not a file), a file (or the KES_TRACE file)
+// could not be read/written, 2 usage (an unknown --soc included).
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -19,7 +22,14 @@
 
 namespace {
 
-const char kUsage[] = "usage: kes-sim-pack in.kom out.om [--soc Ascend310|Ascend310B1|Ascend310B4]\n";
+const char kUsage[] = "usage: kes-sim-pack in.kom out.om [--soc Ascend310|Ascend310B1..Ascend310B4]\n";
+
+// The chips Kestrel targets, as ATC's --soc_version and aclrtGetSocName spell them (the 310B family's
+// variants B1..B4). Anything else packed fine and failed only at load, as a SoC mismatch.
+bool known_soc(const std::string& soc) {
+    return soc == "Ascend310" || soc == "Ascend310B1" || soc == "Ascend310B2" || soc == "Ascend310B3" ||
+           soc == "Ascend310B4";
+}
 
 int run(int argc, char** argv) {
     std::string in, out, soc = "Ascend310B4";
@@ -41,6 +51,24 @@ int run(int argc, char** argv) {
     if (in.empty() || out.empty() || soc.empty() || soc.size() >= kes_sim::kImodSocSize) {
         std::fputs(kUsage, stderr);
         return 2;
+    }
+    if (!known_soc(soc)) {
+        std::fprintf(stderr,
+                     "kes-sim-pack: --soc %s is not a chip Kestrel targets: Ascend310, or Ascend310B1..Ascend310B4 "
+                     "(the simulator loads a model only on its KES_SIM_SOC)\n",
+                     soc.c_str());
+        return 2;
+    }
+    // A directory opens as a stream on Linux and then throws at the first read (an uncaught
+    // std::ios_failure, exit 134): only a regular file is read.
+    struct stat st;
+    if (stat(in.c_str(), &st) != 0) {
+        std::fprintf(stderr, "kes-sim-pack: cannot read %s: %s\n", in.c_str(), std::strerror(errno));
+        return 1;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        std::fprintf(stderr, "kes-sim-pack: %s is not a file (a .kom from kes-convert)\n", in.c_str());
+        return 1;
     }
     std::ifstream f(in, std::ios::binary);
     if (!f) {
@@ -71,7 +99,12 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    int rc = run(argc, argv);
+    int rc = 1;
+    try {
+        rc = run(argc, argv);
+    } catch (const std::exception& e) {  // a read or write error of the streams: a failure, not an abort
+        std::fprintf(stderr, "kes-sim-pack: %s\n", e.what());
+    }
     // KES_TRACE is written at exit, too late for the exit status: a trace that cannot be written fails here.
     if (kes_trace_enabled() && kes_trace_stop() != KES_OK) {
         std::fprintf(stderr, "kes-sim-pack: KES_TRACE: %s\n", kes_last_error());

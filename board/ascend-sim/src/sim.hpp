@@ -145,6 +145,7 @@ struct Config {
     uint64_t memory_limit = 1ull << 30;
     int task_ms = 0;  // simulated duration of every queued stream task
     bool leak_abort = false;
+    bool leak_check = true;  // aclFinalize returns 148051 on a leak (KES_SIM_LEAK_CHECK=0: 0, as a board)
     std::vector<Fault> faults;
 };
 

@@ -41,6 +41,10 @@ struct Runtime {
     acl::Error (*aclrtFree)(void*);
     acl::Error (*aclrtMemcpy)(void*, size_t, const void*, size_t, int32_t);
     acl::Error (*aclrtMemset)(void*, size_t, int32_t, size_t);
+    acl::Error (*aclrtMemcpyAsync)(void*, size_t, const void*, size_t, int32_t, acl::Stream);
+    acl::Error (*aclrtMallocHost)(void**, size_t);
+    acl::Error (*aclrtFreeHost)(void*);
+    acl::Error (*aclrtGetRunMode)(int32_t*);
 };
 
 // The resize-config VPC calls, bound apart from kes::acl::DvppApi (re-typed from acl_dvpp.h).
@@ -84,6 +88,7 @@ inline const Loaded& load() {
         RT(aclInit), RT(aclFinalize), RT(aclGetRecentErrMsg), RT(aclrtSetDevice), RT(aclrtResetDevice);
         RT(aclrtGetCurrentContext), RT(aclrtSetCurrentContext), RT(aclrtCreateStream), RT(aclrtDestroyStream);
         RT(aclrtSynchronizeStream), RT(aclrtMalloc), RT(aclrtFree), RT(aclrtMemcpy), RT(aclrtMemset);
+        RT(aclrtMemcpyAsync), RT(aclrtMallocHost), RT(aclrtFreeHost), RT(aclrtGetRunMode);
 #undef RT
 #define DV(name) bind(dv, #name, &l.dvpp.name, &l.error)
 #define DR(name) bind(rt, #name, &l.dvpp.name, &l.error)

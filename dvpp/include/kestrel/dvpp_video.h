@@ -54,6 +54,13 @@
  *   - frames waiting in the channel hold DVPP memory (packet mode: receive them as they come);
  *   - frame_interval skips on the host: every frame is still decoded (they are references).
  *
+ * FFmpeg's log: FFmpeg's messages (and libx264's, which libavcodec passes on) go through Kestrel's
+ * logger (kestrel/log.h, module "ffmpeg": its errors as KES_LOG_ERROR, warnings as KES_LOG_WARN, its
+ * info lines — x264's settings and statistics — as KES_LOG_INFO), so KES_LOG_LEVEL and
+ * kes_log_set_callback govern them too. Kestrel installs its av_log callback (av_log_set_callback) at the
+ * first kes_vdec_create or kes_venc_create; an app that wants FFmpeg's log elsewhere sets its own after
+ * that call. libx265 logs to stderr by itself: VENC keeps it to errors.
+ *
  * Thread-safety: a channel (kes_vdec or kes_venc) is used by one thread at a time, except
  * kes_vdec_get_health, which any thread may call at any time; different channels run fully in parallel (each has its
  * own FFmpeg contexts; decoder threads are the channel's own, config.threads). The pools passed in are thread-safe

@@ -84,6 +84,10 @@ typedef struct kes_convert_options {
                                        input the graph reads through Transpose(perm=0,3,1,2) is NHWC, an
                                        AIPP input with neither is NCHW (ATC's default; logged as a
                                        warning), other inputs ND. Never decided from the shape. */
+    uint64_t max_tensor_bytes;      /* the largest activation tensor and activation arena accepted, in bytes;
+                                       0: 4 GiB. Above it the conversion fails (KES_ERR_INVALID_ARGUMENT)
+                                       naming the tensor: a mistyped input shape is caught before a
+                                       model no board can run is written */
 } kes_convert_options;
 
 typedef struct kes_convert_summary {

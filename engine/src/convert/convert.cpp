@@ -368,11 +368,18 @@ void set_image_gears(ir::Graph& g, const std::vector<ir::ImageSize>& sizes) {
     g.dynamic_image_sizes = sizes;
 }
 
+// Gear k's name for messages: "batch gear 4", "image gear 224x224" (height x width).
+std::string gear_name(const ir::Graph& g, size_t k) {
+    if (!g.dynamic_batch.empty()) return format("batch gear %lld", static_cast<long long>(g.dynamic_batch[k]));
+    const ir::ImageSize& s = g.dynamic_image_sizes[k];
+    return format("image gear %lldx%lld", static_cast<long long>(s.height), static_cast<long long>(s.width));
+}
+
 // The input shapes of gear k of g (not the written one); returns the gear's name for messages.
 std::string set_gear(ir::Graph& g, size_t k) {
     if (!g.dynamic_batch.empty()) {
         for (int32_t t : g.inputs) g.tensors[static_cast<size_t>(t)].shape[0] = g.dynamic_batch[k];
-        return format("batch gear %lld", static_cast<long long>(g.dynamic_batch[k]));
+        return gear_name(g, k);
     }
     const ir::ImageSize& s = g.dynamic_image_sizes[k];
     for (const ir::ImageInput& a : g.image_inputs) {
@@ -380,7 +387,7 @@ std::string set_gear(ir::Graph& g, size_t k) {
         shape[static_cast<size_t>(a.h_dim)] = s.height;
         shape[static_cast<size_t>(a.w_dim)] = s.width;
     }
-    return format("image gear %lldx%lld", static_cast<long long>(s.height), static_cast<long long>(s.width));
+    return gear_name(g, k);
 }
 
 size_t gear_count(const ir::Graph& g) {
@@ -579,9 +586,20 @@ ir::Graph build_graph(const uint8_t* data, size_t size, const Options& options, 
     ir::PassStats stats;
     progress("fold", 0, g.nodes.size());
     const ir::Graph unfolded = gear_count(g) > 1 ? g : ir::Graph{};
-    add_stats(stats, ir::fold_constants(g));
+    // The graph is folded and its shapes inferred at the largest gear: a failure there names that gear
+    // (a model that does not take its image sizes said only which node failed).
+    const auto at_largest_gear = [&](const auto& step) {
+        try {
+            step();
+        } catch (const Error& e) {
+            if (gear_count(g) == 0) throw;
+            fail(e.status(), "%s (the largest, at which the model is planned): %s",
+                 gear_name(g, gear_count(g) - 1).c_str(), e.what());
+        }
+    };
+    at_largest_gear([&] { add_stats(stats, ir::fold_constants(g)); });
     if (gear_count(g) > 1) check_folding_is_gear_invariant(unfolded, g);
-    ir::infer_shapes(g);
+    at_largest_gear([&] { ir::infer_shapes(g); });
     add_stats(stats, ir::remove_noop_casts(g));  // an fp16 ONNX model's Casts, now f32 to f32
     // BatchNormalization and per-channel Mul/Add fold into an NCHW Conv here, before the layout pass
     // switches it: the folding of BatchNormalization takes only NCHW (fusion.cpp).
@@ -607,13 +625,46 @@ ir::Graph build_graph(const uint8_t* data, size_t size, const Options& options, 
     return g;
 }
 
+namespace {
+
+std::string gib(uint64_t bytes) {
+    return format("%.2f GiB", static_cast<double>(bytes) / static_cast<double>(uint64_t{1} << 30));
+}
+
+// Refuses an activation tensor (at its largest gear: `capacity`, from check_gears) above the limit,
+// before anything is planned or written.
+void check_tensor_sizes(const ir::Graph& g, const std::vector<uint64_t>& capacity, uint64_t limit) {
+    for (size_t t = 0; t < g.tensors.size(); ++t) {
+        const ir::Tensor& x = g.tensors[t];
+        if (x.is_const || !x.has_shape) continue;
+        const uint64_t bytes = t < capacity.size() && capacity[t]
+                                   ? capacity[t]
+                                   : static_cast<uint64_t>(x.elements()) * kes_dtype_size(x.dtype);
+        if (bytes > limit)
+            fail(KES_ERR_INVALID_ARGUMENT,
+                 "tensor '%s' %s %s needs %s, more than the %s a tensor may take: check the input shapes "
+                 "(--input-shape), or raise the limit with --max-tensor-bytes "
+                 "(kes_convert_options.max_tensor_bytes)",
+                 x.name.c_str(), shape_string(x.shape).c_str(), kes_dtype_name(x.dtype), gib(bytes).c_str(),
+                 gib(limit).c_str());
+    }
+}
+
+}  // namespace
+
 Result convert(const uint8_t* data, size_t size, const Options& options) {
     Result r;
     ir::Graph g = build_graph(data, size, options, &r.stats);
     if (options.progress) options.progress("write", 0, g.nodes.size());
     ir::WriteOptions write_options;
     write_options.tensor_capacity = check_gears(g);
+    check_tensor_sizes(g, write_options.tensor_capacity, options.max_tensor_bytes);
     r.image = ir::write_kom(g, write_options);
+    if (r.image.arena_size > options.max_tensor_bytes)
+        fail(KES_ERR_INVALID_ARGUMENT,
+             "the activation arena needs %s, more than the %s allowed: check the input shapes (--input-shape), "
+             "or raise the limit with --max-tensor-bytes (kes_convert_options.max_tensor_bytes)",
+             gib(r.image.arena_size).c_str(), gib(options.max_tensor_bytes).c_str());
     if (options.progress) options.progress("write", g.nodes.size(), g.nodes.size());
     r.ops = g.nodes.size();
     for (const ir::Tensor& t : g.tensors)
@@ -718,6 +769,7 @@ kes::convert::Options to_options(const kes_convert_options* given) {
     opt.f16_weights = weights == 1;
     if (o->board) opt.board = o->board;
     if (o->freeze_input && *o->freeze_input) opt.frozen = kes::convert::parse_freeze_inputs(o->freeze_input);
+    if (o->max_tensor_bytes) opt.max_tensor_bytes = o->max_tensor_bytes;
     if (o->progress) {
         const kes_convert_progress_fn fn = o->progress;
         void* user = o->progress_user_data;

@@ -16,6 +16,11 @@ namespace kes::convert {
 
 enum class Format : uint8_t { Auto, Onnx, Tflite };
 
+// The largest activation tensor, and activation arena, a conversion accepts by default: 4 GiB, far
+// above any edge model (BlazeFace's arena is under 2 MiB) and below what an input shape typed with a
+// digit too many asks for (1x100000x100000x3 planned a 553 GB arena).
+constexpr uint64_t kDefaultMaxTensorBytes = uint64_t{4} << 30;
+
 struct Options {
     Format format = Format::Auto;
     std::vector<std::pair<std::string, Shape>> input_shapes;    // --input-shape
@@ -27,6 +32,7 @@ struct Options {
     std::string board = "host";                                 // --board
     std::vector<std::pair<std::string, ir::Tensor>> frozen;     // --freeze-input (name, value)
     std::function<void(const char*, size_t, size_t)> progress;  // stage, done, total
+    uint64_t max_tensor_bytes = kDefaultMaxTensorBytes;         // --max-tensor-bytes: per tensor and arena
 };
 
 struct Result {

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "common/kernels.hpp"
+#include "kes/logging.hpp"
 
 namespace kes {
 
@@ -49,10 +50,15 @@ constexpr FastOp kFastOps[] = {
     {"Transpose", kernels::select_transpose},
 };
 
+// KES_KERNELS=reference runs the reference kernels only; unset or empty, the fast kernels. Any other
+// value is a typo to warn about (as every other KES_* variable does), not a silent default.
 bool reference_only() {
     static const bool ref = [] {
         const char* v = std::getenv("KES_KERNELS");
-        return v != nullptr && std::strcmp(v, "reference") == 0;
+        if (v == nullptr || *v == '\0') return false;
+        if (std::strcmp(v, "reference") == 0) return true;
+        KES_LOGW("engine", "KES_KERNELS=%s is not \"reference\" (the only value); using the fast kernels", v);
+        return false;
     }();
     return ref;
 }
