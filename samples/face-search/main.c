@@ -64,7 +64,6 @@
 
 #define DETECTOR_SIZE 256
 #define DETECTOR_ANCHORS 896 /* 16×16×2 + 8×8×6 */
-#define EMBED_SIZE 112
 #define MAX_DIM 1024  /* embedder output floats */
 #define MAX_FACES 64  /* per image */
 #define NAME_BYTES 64 /* names are 1..63 bytes */
@@ -313,75 +312,14 @@ static int detect_faces(pipeline* p, const kes_image* img, face* faces, size_t* 
     return rc;
 }
 
-/* MobileFaceNet wants faces aligned as in training (ArcFace's 112×112 template); a plain box crop
- * loses about 0.3 of same-face cosine. VPC has no affine warp, so the alignment is done here on the
- * NV12 planes: a least-squares similarity transform maps the eyes, nose and mouth centre BlazeFace
- * found onto the template, and each output pixel is sampled bilinearly from the source. */
-static const float kTemplate[4][2] = {{38.2946f, 51.6963f},  /* eye on the image's left (BlazeFace keypoint 0) */
-                                      {73.5318f, 51.5014f},  /* eye on the image's right (keypoint 1) */
-                                      {56.0252f, 71.7366f},  /* nose tip */
-                                      {56.1396f, 92.2848f}}; /* mouth centre (mean of ArcFace's corners) */
-
-static float sample(const uint8_t* plane, uint32_t stride, uint32_t w, uint32_t h, float x, float y, int step,
-                    int channel) {
-    if (x < 0) x = 0;
-    if (y < 0) y = 0;
-    if (x > (float)(w - 1)) x = (float)(w - 1);
-    if (y > (float)(h - 1)) y = (float)(h - 1);
-    const uint32_t x0 = (uint32_t)x, y0 = (uint32_t)y;
-    const uint32_t x1 = x0 + 1 < w ? x0 + 1 : x0, y1 = y0 + 1 < h ? y0 + 1 : y0;
-    const float fx = x - (float)x0, fy = y - (float)y0;
-    const uint8_t* r0 = plane + (size_t)y0 * stride;
-    const uint8_t* r1 = plane + (size_t)y1 * stride;
-    const float top = r0[x0 * step + channel] * (1 - fx) + r0[x1 * step + channel] * fx;
-    const float bottom = r1[x0 * step + channel] * (1 - fx) + r1[x1 * step + channel] * fx;
-    return top * (1 - fy) + bottom * fy;
-}
-
-/* Returns 1 with *out filled, 0 for degenerate keypoints (no face to embed), -1 on an error. */
+/* MobileFaceNet wants faces aligned as in training (ArcFace's 112×112 template); a plain box crop loses
+ * about 0.3 of same-face cosine. kes_detect_align_face (kestrel/detect.h) maps the eyes, nose and mouth
+ * centre BlazeFace found onto the template and samples the NV12 image there (VPC has no affine warp).
+ * Returns 1 with *out filled, 0 for keypoints that define no face (nothing to embed), -1 on an error. */
 static int align_face(const kes_detection* f, const kes_image* img, kes_mem_pool* pool, kes_image* out) {
-    /* Source points p (the face's), template points q; q ≈ [a −b; b a]·p + t. */
-    float pm[2] = {0, 0}, qm[2] = {0, 0};
-    for (int i = 0; i < 4; ++i)
-        for (int c = 0; c < 2; ++c) pm[c] += f->keypoints[i][c] / 4, qm[c] += kTemplate[i][c] / 4;
-    float num_a = 0, num_b = 0, den = 0;
-    for (int i = 0; i < 4; ++i) {
-        const float px = f->keypoints[i][0] - pm[0], py = f->keypoints[i][1] - pm[1];
-        const float qx = kTemplate[i][0] - qm[0], qy = kTemplate[i][1] - qm[1];
-        num_a += px * qx + py * qy;
-        num_b += px * qy - py * qx;
-        den += px * px + py * py;
-    }
-    if (den < 1e-3f) return 0;
-    const float a = num_a / den, b = num_b / den, norm = a * a + b * b;
-    if (norm < 1e-8f) return 0;
-    const float tx = qm[0] - (a * pm[0] - b * pm[1]), ty = qm[1] - (b * pm[0] + a * pm[1]);
-    uint32_t ws = 0, hs = 0;
-    if (kes_image_strides(KES_PIXEL_NV12, EMBED_SIZE, EMBED_SIZE, KES_STRIDE_VPC, kes_board_get(), &ws, &hs) !=
-            KES_OK ||
-        kes_image_alloc(out, pool, KES_PIXEL_NV12, EMBED_SIZE, EMBED_SIZE, ws, hs) != KES_OK)
-        return -1;
-    const uint8_t* y_src = img->data;
-    const uint8_t* uv_src = y_src + (size_t)img->width_stride * img->height_stride;
-    uint8_t* y_dst = out->data;
-    uint8_t* uv_dst = y_dst + (size_t)ws * hs;
-    /* Inverse map: p = A⁻¹(q − t), A⁻¹ = [a b; −b a] / (a² + b²). */
-    for (uint32_t v = 0; v < EMBED_SIZE; ++v)
-        for (uint32_t u = 0; u < EMBED_SIZE; ++u) {
-            const float qx = (float)u - tx, qy = (float)v - ty;
-            const float x = (a * qx + b * qy) / norm, y = (-b * qx + a * qy) / norm;
-            y_dst[(size_t)v * ws + u] =
-                (uint8_t)(sample(y_src, img->width_stride, img->width, img->height, x, y, 1, 0) + 0.5f);
-            if ((u & 1) == 0 && (v & 1) == 0) {
-                /* Chroma sits at even luma positions (MPEG-2 siting): sample at half the luma coordinate. */
-                for (int c = 0; c < 2; ++c)
-                    uv_dst[(size_t)(v / 2) * ws + u + c] =
-                        (uint8_t)(sample(uv_src, img->width_stride, (img->width + 1) / 2, (img->height + 1) / 2, x / 2,
-                                         y / 2, 2, c) +
-                                  0.5f);
-            }
-        }
-    return 1;
+    kes_detect_similarity t;
+    if (kes_detect_align_similarity(f, &t) != KES_OK) return 0;
+    return kes_detect_align_face(f, img, pool, out) == KES_OK ? 1 : -1;
 }
 
 /* Detects the faces of one NV12 image and embeds each (p->dim floats per face, in embeddings). A face
