@@ -25,6 +25,8 @@
  *   --max-frames N              video: stop after N frames (Ctrl-C also stops and finishes the MP4)
  *   --pairs                     also print the cosine of every pair of faces in the query photos,
  *                               best first: the numbers to choose a threshold for your photos from
+ *   --stats                     say which calls the hardware served and which the CPU (stderr, at the
+ *                               end): the DVPP channel's counts and where each model ran
  * e.g. face-search bf.kom mfn.kom --enroll zoe=party.jpg:2 --save faces.db   (enroll, save)
  *      face-search bf.kom mfn.kom --load faces.db group.jpg --video rtsp://cam/stream --every 3
  * Names are 1..63 bytes without control characters; the OSD font draws ASCII (other characters as boxes).
@@ -64,9 +66,9 @@
 
 #define DETECTOR_SIZE 256
 #define DETECTOR_ANCHORS 896 /* 16×16×2 + 8×8×6 */
-#define MAX_DIM 1024  /* embedder output floats */
-#define MAX_FACES 64  /* per image */
-#define NAME_BYTES 64 /* names are 1..63 bytes */
+#define MAX_DIM 1024         /* embedder output floats */
+#define MAX_FACES 64         /* per image */
+#define NAME_BYTES 64        /* names are 1..63 bytes */
 #define PEOPLE_PER_ID0 (KES_FV_ID_MAX + 1)
 #define MAX_PEOPLE (PEOPLE_PER_ID0 * PEOPLE_PER_ID0)
 #define MAX_PAIR_FACES 512
@@ -777,6 +779,7 @@ typedef struct options {
     uint32_t every;
     unsigned long long max_frames;
     int pairs;
+    int stats;
 } options;
 
 /* The faces of every query photo, for --pairs. */
@@ -1044,6 +1047,29 @@ static void print_timing(const pipeline* p, double wall_ms) {
                 t->video_ms / 1e3, (double)t->video_frames * 1e3 / t->video_ms);
 }
 
+/* With the Ascend backend, which calls the hardware served: the DVPP channel's counts (a call the hardware
+ * refuses, e.g. a progressive JPEG, falls back to the CPU) and where each model ran (a .om on the NPU). */
+static void print_stats(const pipeline* p, const char* const* paths) {
+    kes_dvpp_channel_stats s;
+    s.struct_size = sizeof s;
+    if (kes_dvpp_channel_get_stats(p->channel, &s) == KES_OK)
+        fprintf(stderr,
+                "face-search stats: DVPP channel %s: %llu calls served by the DVPP hardware, %llu by the CPU (%llu "
+                "refused by the hardware)\n",
+                s.backend == KES_BACKEND_ASCEND ? "with the hardware" : "without hardware (the CPU path)",
+                (unsigned long long)s.hardware_calls, (unsigned long long)s.cpu_calls, (unsigned long long)s.fallbacks);
+    const model* models[2] = {&p->det, &p->emb};
+    for (int i = 0; i < 2; ++i) {
+        kes_model_metadata md;
+        memset(&md, 0, sizeof md);
+        md.struct_size = sizeof md;
+        const int npu = kes_model_get_metadata(models[i]->model, &md) == KES_OK && strcmp(md.source_format, "om") == 0;
+        fprintf(stderr, "  %s %s: %s\n", i == 0 ? "detector" : "embedder", paths[i],
+                npu ? "the NPU (a .om, AIPP inside it)" : "the CPU engine (a .kom)");
+    }
+    fprintf(stderr, "  face alignment, search, drawing and VENC: the CPU\n");
+}
+
 /* ---- command line ---------------------------------------------------------------------------------- */
 
 static const char kUsage[] =
@@ -1059,6 +1085,7 @@ static const char kUsage[] =
     "  --every N                   video: search every Nth frame (default 1)\n"
     "  --max-frames N              video: stop after N frames\n"
     "  --pairs                     print the cosine of every pair of query faces, best first\n"
+    "  --stats                     say which calls the hardware served and which the CPU\n"
     "e.g.  face-search bf.kom mfn.kom --enroll zoe=party.jpg:2 --save faces.db\n"
     "      face-search bf.kom mfn.kom --load faces.db group.jpg --video clip.mp4\n"
     "Timing goes to stderr at the end; KES_TRACE=trace.json records the stages for Perfetto.\n";
@@ -1139,6 +1166,8 @@ static int parse_args(int argc, char** argv, command* c) {
             c->o.annotate = 0;
         } else if (strcmp(a, "--pairs") == 0) {
             c->o.pairs = 1;
+        } else if (strcmp(a, "--stats") == 0) {
+            c->o.stats = 1;
         } else if (a[0] == '-' && a[1] != '\0') {
             return usage_error("unknown option or missing value", a);
         } else if (nmodels < 2) {
@@ -1227,6 +1256,7 @@ static int run_command(pipeline* p, const command* c) {
     if (!rc && o->video) rc = search_video(p, o, embeddings);
     if (!rc && pairs) rc = print_pairs(p, pairs);
     if (!rc) print_timing(p, now_ms() - start);
+    if (!rc && o->stats) print_stats(p, c->models);
     if (pairs) free(pairs->embeddings);
     free(pairs);
     free(faces);
