@@ -1,14 +1,16 @@
 # detect.cmake — detector post-processing (kestrel/detect.h, issue 14 §1): anchor grids, box decoding,
-# NMS and the letterbox map back to source pixels, in src/detect/. The score threshold pass and the
-# IoU loop have per-ISA tables (detect_kernels{,_avx2,_neon}.cpp, chosen at run time); the scalar table
-# is the reference the tests hold the others to, bit for bit — so every detect source is compiled with
-# -ffp-contract=off (GCC would otherwise fuse a·b + c in one table and not in another, as in fv_pq.cpp).
+# NMS, the letterbox map back to source pixels and face alignment (issue 23), in src/detect/. The score
+# threshold pass and the IoU loop have per-ISA tables (detect_kernels{,_avx2,_neon}.cpp, chosen at run
+# time); the scalar table is the reference the tests hold the others to, bit for bit — so every detect
+# source is compiled with -ffp-contract=off (GCC would otherwise fuse a·b + c in one table and not in
+# another, as in fv_pq.cpp).
 # Included by engine/CMakeLists.txt; appends to engine_sources / engine_test_sources.
 set(engine_detect_sources
   src/detect/anchors.cpp
   src/detect/decode.cpp
   src/detect/nms.cpp
   src/detect/detect_api.cpp
+  src/detect/align.cpp
   src/detect/detect_kernels.cpp
   src/detect/detect_kernels_neon.cpp)
 list(APPEND engine_sources ${engine_detect_sources} src/detect/detect_kernels_avx2.cpp)

@@ -959,3 +959,104 @@ TEST(DetectRobustness, HostileInputGivesAStatusNeverUb) {
 }
 
 }  // namespace
+
+// ---- face alignment (kes_detect_align_*) ------------------------------------------------------------
+
+namespace {
+
+// ArcFace's template for BlazeFace's keypoints 0..3, as detect.h describes it.
+const float kArcFace[4][2] = {{38.2946f, 51.6963f}, {73.5318f, 51.5014f}, {56.0252f, 71.7366f}, {56.1396f, 92.2848f}};
+
+// A face whose keypoints 0..3 are the template moved by (x, y) → (s·cos r·x − s·sin r·y + dx, ...).
+kes_detection face_at(float s, float r, float dx, float dy) {
+    kes_detection d{};
+    d.num_keypoints = 6;
+    for (int i = 0; i < 4; ++i) {
+        const float x = kArcFace[i][0], y = kArcFace[i][1];
+        d.keypoints[i][0] = s * (std::cos(r) * x - std::sin(r) * y) + dx;
+        d.keypoints[i][1] = s * (std::sin(r) * x + std::cos(r) * y) + dy;
+    }
+    return d;
+}
+
+}  // namespace
+
+TEST(DetectAlign, SimilarityUndoesRotationScaleAndShift) {
+    kes_detect_similarity t;
+    const kes_detection same = face_at(1, 0, 0, 0);
+    ASSERT_EQ(kes_detect_align_similarity(&same, &t), KES_OK) << kes_last_error();
+    EXPECT_NEAR(t.a, 1, 1e-5);
+    EXPECT_NEAR(t.b, 0, 1e-5);
+    EXPECT_NEAR(t.tx, 0, 1e-3);
+    EXPECT_NEAR(t.ty, 0, 1e-3);
+    const kes_detection f = face_at(2.5f, 0.5f, 300, 120);
+    ASSERT_EQ(kes_detect_align_similarity(&f, &t), KES_OK) << kes_last_error();
+    for (int i = 0; i < 4; ++i) {
+        const float x = f.keypoints[i][0], y = f.keypoints[i][1];
+        EXPECT_NEAR(t.a * x - t.b * y + t.tx, kArcFace[i][0], 1e-3) << "keypoint " << i;
+        EXPECT_NEAR(t.b * x + t.a * y + t.ty, kArcFace[i][1], 1e-3) << "keypoint " << i;
+    }
+}
+
+// A source whose luma is x / 2 and whose chroma is (x / 2, y / 2) at chroma sample (x, y): bilinear
+// sampling reproduces a linear ramp, so every aligned pixel is known.
+TEST(DetectAlign, FaceIsSampledFromTheSourceAtTheTemplate) {
+    const uint32_t w = 400, h = 300;
+    std::vector<uint8_t> nv12(w * h * 3 / 2);
+    for (uint32_t y = 0; y < h; ++y)
+        for (uint32_t x = 0; x < w; ++x) nv12[y * w + x] = static_cast<uint8_t>(x / 2);
+    for (uint32_t y = 0; y < h / 2; ++y)
+        for (uint32_t x = 0; x < w / 2; ++x) {
+            nv12[w * h + y * w + 2 * x] = static_cast<uint8_t>(x);
+            nv12[w * h + y * w + 2 * x + 1] = static_cast<uint8_t>(y);
+        }
+    kes_image src, out;
+    ASSERT_EQ(kes_image_wrap(&src, KES_PIXEL_NV12, w, h, 0, 0, nv12.data(), nv12.size()), KES_OK);
+    // The face twice the template's size at (40, 30), unrotated: aligned (u, v) is source (2u + 40, 2v + 30).
+    const kes_detection f = face_at(2, 0, 40, 30);
+    ASSERT_EQ(kes_detect_align_face(&f, &src, nullptr, &out), KES_OK) << kes_last_error();
+    EXPECT_EQ(out.format, KES_PIXEL_NV12);
+    EXPECT_EQ(out.width, uint32_t{KES_DETECT_ALIGN_SIZE});
+    EXPECT_EQ(out.height, uint32_t{KES_DETECT_ALIGN_SIZE});
+    const uint8_t* y_plane = static_cast<const uint8_t*>(out.data);
+    const uint8_t* uv_plane = y_plane + static_cast<size_t>(out.width_stride) * out.height_stride;
+    int worst = 0;
+    for (uint32_t v = 0; v < KES_DETECT_ALIGN_SIZE; ++v)
+        for (uint32_t u = 0; u < KES_DETECT_ALIGN_SIZE; ++u) {
+            worst = std::max(worst, std::abs(y_plane[v * out.width_stride + u] - static_cast<int>(u + 20)));
+            if (u % 2 == 0 && v % 2 == 0) {
+                worst = std::max(worst, std::abs(uv_plane[v / 2 * out.width_stride + u] - static_cast<int>(u + 20)));
+                worst =
+                    std::max(worst, std::abs(uv_plane[v / 2 * out.width_stride + u + 1] - static_cast<int>(v + 15)));
+            }
+        }
+    EXPECT_LE(worst, 1);
+    kes_image_release(&out);
+}
+
+TEST(DetectAlign, WhatCannotBeAlignedIsRefusedByName) {
+    std::vector<uint8_t> pixels(64 * 64 * 3);
+    kes_image nv12, rgb, out;
+    ASSERT_EQ(kes_image_wrap(&nv12, KES_PIXEL_NV12, 64, 64, 0, 0, pixels.data(), 64 * 64 * 3 / 2), KES_OK);
+    ASSERT_EQ(kes_image_wrap(&rgb, KES_PIXEL_RGB888, 64, 64, 0, 0, pixels.data(), pixels.size()), KES_OK);
+    kes_detect_similarity t;
+    kes_detection f = face_at(0.25f, 0, 10, 10);
+    f.num_keypoints = 3;
+    EXPECT_EQ(kes_detect_align_similarity(&f, &t), KES_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::strstr(kes_last_error(), "3 keypoints"), nullptr) << kes_last_error();
+    kes_detection point{};
+    point.num_keypoints = 6;
+    for (auto& k : point.keypoints) k[0] = k[1] = 20;
+    EXPECT_EQ(kes_detect_align_face(&point, &nv12, nullptr, &out), KES_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::strstr(kes_last_error(), "no face to align"), nullptr) << kes_last_error();
+    EXPECT_EQ(out.data, nullptr) << "out_face is zeroed on failure";
+    f.num_keypoints = 6;
+    f.keypoints[2][0] = kNaN;
+    EXPECT_EQ(kes_detect_align_face(&f, &nv12, nullptr, &out), KES_ERR_INVALID_ARGUMENT);
+    f = face_at(0.25f, 0, 10, 10);
+    EXPECT_EQ(kes_detect_align_face(&f, &rgb, nullptr, &out), KES_ERR_UNSUPPORTED);
+    EXPECT_NE(std::strstr(kes_last_error(), "RGB888"), nullptr) << kes_last_error();
+    EXPECT_EQ(kes_detect_align_face(nullptr, &nv12, nullptr, &out), KES_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(kes_detect_align_face(&f, nullptr, nullptr, &out), KES_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(kes_detect_align_face(&f, &nv12, nullptr, nullptr), KES_ERR_INVALID_ARGUMENT);
+}

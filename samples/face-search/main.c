@@ -27,6 +27,8 @@
  *   --max-frames N              video: stop after N frames (Ctrl-C also stops and finishes the MP4)
  *   --pairs                     also print the cosine of every pair of faces in the query photos,
  *                               best first: the numbers to choose a threshold for your photos from
+ *   --stats                     say which calls the hardware served and which the CPU (stderr, at the
+ *                               end): the DVPP channel's counts and where each model ran
  * e.g. face-search bf.kom mfn.kom --enroll zoe=party.jpg:2 --save faces.db   (enroll, save)
  *      face-search bf.kom mfn.kom --load faces.db group.jpg --video rtsp://cam/stream --every 3
  * Names are 1..63 bytes without control characters; the OSD font draws ASCII (other characters as boxes).
@@ -68,7 +70,6 @@
 #include "kestrel/kestrel.h"
 
 #define DETECTOR_ANCHORS 896 /* BlazeFace 256: 16×16×2 + 8×8×6; BlazeFace 128: the same counts */
-#define EMBED_SIZE 112
 #define MAX_DIM 1024  /* embedder output floats */
 #define MAX_FACES 64  /* per image */
 #define NAME_BYTES 64 /* names are 1..63 bytes */
@@ -373,75 +374,14 @@ static int detect_faces(pipeline* p, const kes_image* img, face* faces, size_t* 
     return rc;
 }
 
-/* MobileFaceNet wants faces aligned as in training (ArcFace's 112×112 template); a plain box crop
- * loses about 0.3 of same-face cosine. VPC has no affine warp, so the alignment is done here on the
- * NV12 planes: a least-squares similarity transform maps the eyes, nose and mouth centre BlazeFace
- * found onto the template, and each output pixel is sampled bilinearly from the source. */
-static const float kTemplate[4][2] = {{38.2946f, 51.6963f},  /* eye on the image's left (BlazeFace keypoint 0) */
-                                      {73.5318f, 51.5014f},  /* eye on the image's right (keypoint 1) */
-                                      {56.0252f, 71.7366f},  /* nose tip */
-                                      {56.1396f, 92.2848f}}; /* mouth centre (mean of ArcFace's corners) */
-
-static float sample(const uint8_t* plane, uint32_t stride, uint32_t w, uint32_t h, float x, float y, int step,
-                    int channel) {
-    if (x < 0) x = 0;
-    if (y < 0) y = 0;
-    if (x > (float)(w - 1)) x = (float)(w - 1);
-    if (y > (float)(h - 1)) y = (float)(h - 1);
-    const uint32_t x0 = (uint32_t)x, y0 = (uint32_t)y;
-    const uint32_t x1 = x0 + 1 < w ? x0 + 1 : x0, y1 = y0 + 1 < h ? y0 + 1 : y0;
-    const float fx = x - (float)x0, fy = y - (float)y0;
-    const uint8_t* r0 = plane + (size_t)y0 * stride;
-    const uint8_t* r1 = plane + (size_t)y1 * stride;
-    const float top = r0[x0 * step + channel] * (1 - fx) + r0[x1 * step + channel] * fx;
-    const float bottom = r1[x0 * step + channel] * (1 - fx) + r1[x1 * step + channel] * fx;
-    return top * (1 - fy) + bottom * fy;
-}
-
-/* Returns 1 with *out filled, 0 for degenerate keypoints (no face to embed), -1 on an error. */
+/* MobileFaceNet wants faces aligned as in training (ArcFace's 112×112 template); a plain box crop loses
+ * about 0.3 of same-face cosine. kes_detect_align_face (kestrel/detect.h) maps the eyes, nose and mouth
+ * centre BlazeFace found onto the template and samples the NV12 image there (VPC has no affine warp).
+ * Returns 1 with *out filled, 0 for keypoints that define no face (nothing to embed), -1 on an error. */
 static int align_face(const kes_detection* f, const kes_image* img, kes_mem_pool* pool, kes_image* out) {
-    /* Source points p (the face's), template points q; q ≈ [a −b; b a]·p + t. */
-    float pm[2] = {0, 0}, qm[2] = {0, 0};
-    for (int i = 0; i < 4; ++i)
-        for (int c = 0; c < 2; ++c) pm[c] += f->keypoints[i][c] / 4, qm[c] += kTemplate[i][c] / 4;
-    float num_a = 0, num_b = 0, den = 0;
-    for (int i = 0; i < 4; ++i) {
-        const float px = f->keypoints[i][0] - pm[0], py = f->keypoints[i][1] - pm[1];
-        const float qx = kTemplate[i][0] - qm[0], qy = kTemplate[i][1] - qm[1];
-        num_a += px * qx + py * qy;
-        num_b += px * qy - py * qx;
-        den += px * px + py * py;
-    }
-    if (den < 1e-3f) return 0;
-    const float a = num_a / den, b = num_b / den, norm = a * a + b * b;
-    if (norm < 1e-8f) return 0;
-    const float tx = qm[0] - (a * pm[0] - b * pm[1]), ty = qm[1] - (b * pm[0] + a * pm[1]);
-    uint32_t ws = 0, hs = 0;
-    if (kes_image_strides(KES_PIXEL_NV12, EMBED_SIZE, EMBED_SIZE, KES_STRIDE_VPC, kes_board_get(), &ws, &hs) !=
-            KES_OK ||
-        kes_image_alloc(out, pool, KES_PIXEL_NV12, EMBED_SIZE, EMBED_SIZE, ws, hs) != KES_OK)
-        return -1;
-    const uint8_t* y_src = img->data;
-    const uint8_t* uv_src = y_src + (size_t)img->width_stride * img->height_stride;
-    uint8_t* y_dst = out->data;
-    uint8_t* uv_dst = y_dst + (size_t)ws * hs;
-    /* Inverse map: p = A⁻¹(q − t), A⁻¹ = [a b; −b a] / (a² + b²). */
-    for (uint32_t v = 0; v < EMBED_SIZE; ++v)
-        for (uint32_t u = 0; u < EMBED_SIZE; ++u) {
-            const float qx = (float)u - tx, qy = (float)v - ty;
-            const float x = (a * qx + b * qy) / norm, y = (-b * qx + a * qy) / norm;
-            y_dst[(size_t)v * ws + u] =
-                (uint8_t)(sample(y_src, img->width_stride, img->width, img->height, x, y, 1, 0) + 0.5f);
-            if ((u & 1) == 0 && (v & 1) == 0) {
-                /* Chroma sits at even luma positions (MPEG-2 siting): sample at half the luma coordinate. */
-                for (int c = 0; c < 2; ++c)
-                    uv_dst[(size_t)(v / 2) * ws + u + c] =
-                        (uint8_t)(sample(uv_src, img->width_stride, (img->width + 1) / 2, (img->height + 1) / 2, x / 2,
-                                         y / 2, 2, c) +
-                                  0.5f);
-            }
-        }
-    return 1;
+    kes_detect_similarity t;
+    if (kes_detect_align_similarity(f, &t) != KES_OK) return 0;
+    return kes_detect_align_face(f, img, pool, out) == KES_OK ? 1 : -1;
 }
 
 /* Detects the faces of one NV12 image and embeds each (p->dim floats per face, in embeddings). A face
@@ -900,6 +840,7 @@ typedef struct options {
     uint32_t every;
     unsigned long long max_frames;
     int pairs;
+    int stats;
 } options;
 
 /* The faces of every query photo, for --pairs. */
@@ -1167,6 +1108,29 @@ static void print_timing(const pipeline* p, double wall_ms) {
                 t->video_ms / 1e3, (double)t->video_frames * 1e3 / t->video_ms);
 }
 
+/* With the Ascend backend, which calls the hardware served: the DVPP channel's counts (a call the hardware
+ * refuses, e.g. a progressive JPEG, falls back to the CPU) and where each model ran (a .om on the NPU). */
+static void print_stats(const pipeline* p, const char* const* paths) {
+    kes_dvpp_channel_stats s;
+    s.struct_size = sizeof s;
+    if (kes_dvpp_channel_get_stats(p->channel, &s) == KES_OK)
+        fprintf(stderr,
+                "face-search stats: DVPP channel %s: %llu calls served by the DVPP hardware, %llu by the CPU (%llu "
+                "refused by the hardware)\n",
+                s.backend == KES_BACKEND_ASCEND ? "with the hardware" : "without hardware (the CPU path)",
+                (unsigned long long)s.hardware_calls, (unsigned long long)s.cpu_calls, (unsigned long long)s.fallbacks);
+    const model* models[2] = {&p->det, &p->emb};
+    for (int i = 0; i < 2; ++i) {
+        kes_model_metadata md;
+        memset(&md, 0, sizeof md);
+        md.struct_size = sizeof md;
+        const int npu = kes_model_get_metadata(models[i]->model, &md) == KES_OK && strcmp(md.source_format, "om") == 0;
+        fprintf(stderr, "  %s %s: %s\n", i == 0 ? "detector" : "embedder", paths[i],
+                npu ? "the NPU (a .om, AIPP inside it)" : "the CPU engine (a .kom)");
+    }
+    fprintf(stderr, "  face alignment, search, drawing and VENC: the CPU\n");
+}
+
 /* ---- command line ---------------------------------------------------------------------------------- */
 
 static const char kUsage[] =
@@ -1184,6 +1148,7 @@ static const char kUsage[] =
     "  --every N                   video: search every Nth frame (default 1)\n"
     "  --max-frames N              video: stop after N frames\n"
     "  --pairs                     print the cosine of every pair of query faces, best first\n"
+    "  --stats                     say which calls the hardware served and which the CPU\n"
     "e.g.  face-search bf.kom mfn.kom --enroll zoe=party.jpg:2 --save faces.db\n"
     "      face-search bf.kom mfn.kom --load faces.db group.jpg --video clip.mp4\n"
     "Timing goes to stderr at the end; KES_TRACE=trace.json records the stages for Perfetto.\n";
@@ -1271,6 +1236,8 @@ static int parse_args(int argc, char** argv, command* c) {
             c->o.annotate = 0;
         } else if (strcmp(a, "--pairs") == 0) {
             c->o.pairs = 1;
+        } else if (strcmp(a, "--stats") == 0) {
+            c->o.stats = 1;
         } else if (a[0] == '-' && a[1] != '\0') {
             return usage_error("unknown option or missing value", a);
         } else if (nmodels < 2) {
@@ -1383,6 +1350,7 @@ static int run_command(pipeline* p, const command* c) {
                 failed_photos, c->nqueries, failed_videos, o->nvideos);
         rc = 1;
     }
+    if (!rc && o->stats) print_stats(p, c->models);
     if (pairs) free(pairs->embeddings);
     free(pairs);
     free(faces);

@@ -3,13 +3,15 @@
  *   JPEG bytes ──JPEGD──► NV12 (JPEGD strides) ──VPC centre crop + resize──► NV12 size×size
  *              ──AIPP (BT.601 full-range YUV→RGB, ImageNet mean/std)──► NCHW f32 tensor
  *
- *   jpeg-to-tensor [--board 310|310B|host] [--size 224] [-o tensor.npy] [photo.jpg]
+ *   jpeg-to-tensor [--board 310|310B|host] [--size 224] [-o tensor.npy] [--stats] [photo.jpg]
  *
  * -o writes the tensor as a NumPy .npy file, which kes-model-bench --input NAME=tensor.npy feeds to a
  * model (and numpy.load reads). With no photo it first encodes a synthetic test pattern, so it runs anywhere. Every
  * buffer comes from one memory pool sized at start-up, as on the board; each stage prints its time, and
  * KES_TRACE=trace.json records them for Perfetto. With the Ascend backend (a board, or the simulator:
- * KES_ASCEND_LIB_DIR) JPEGD, JPEGE and VPC run on the DVPP hardware and print the same numbers.
+ * KES_ASCEND_LIB_DIR) JPEGD, JPEGE and VPC run on the DVPP hardware and print the same numbers;
+ * --stats then says which stage the hardware served and which the CPU (the hardware refuses some
+ * inputs, e.g. a progressive JPEG: the CPU then serves the call, kes_dvpp_channel_get_stats counts it).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +29,19 @@ static double now_ms(void) {
 static int fail(const char* what) {
     fprintf(stderr, "jpeg-to-tensor: %s: %s (%s)\n", what, kes_last_error(), kes_status_str(kes_last_status()));
     return 1;
+}
+
+/* Who served the channel's calls since *seen (then updated), from kes_dvpp_channel_get_stats: what --stats
+ * prints per stage. */
+static const char* served_since(const kes_dvpp_channel* channel, kes_dvpp_channel_stats* seen) {
+    kes_dvpp_channel_stats now;
+    now.struct_size = sizeof now;
+    if (kes_dvpp_channel_get_stats(channel, &now) != KES_OK) return "?";
+    const char* who = now.fallbacks > seen->fallbacks             ? "the CPU (the hardware refused the input)"
+                      : now.hardware_calls > seen->hardware_calls ? "the DVPP hardware"
+                                                                  : "the CPU";
+    *seen = now;
+    return who;
 }
 
 /* A 640×480 colour test pattern (gradients and bars), JPEG-encoded by Kestrel's own JPEGE. */
@@ -109,6 +124,7 @@ static int run(int argc, char** argv) {
     const char* path = NULL;
     const char* out_path = NULL;
     uint32_t size = 224;
+    int stats = 0;
     for (int i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--board") == 0 && i + 1 < argc) {
             kes_board b;
@@ -127,10 +143,12 @@ static int run(int argc, char** argv) {
             size = (uint32_t)v;
         } else if ((strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output") == 0) && i + 1 < argc) {
             out_path = argv[++i];
+        } else if (strcmp(argv[i], "--stats") == 0) {
+            stats = 1;
         } else if (argv[i][0] == '-') {
             const int help = strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0;
             fprintf(help ? stdout : stderr,
-                    "usage: jpeg-to-tensor [--board 310|310B|host] [--size N] [-o tensor.npy] [photo.jpg]\n");
+                    "usage: jpeg-to-tensor [--board 310|310B|host] [--size N] [-o tensor.npy] [--stats] [photo.jpg]\n");
             return help ? 0 : 2;
         } else {
             path = argv[i];
@@ -160,14 +178,18 @@ static int run(int argc, char** argv) {
     if (kes_dvpp_channel_create(&ch_cfg, &channel) != KES_OK) return fail("creating the DVPP channel");
     printf("board %s, %s\n", kes_board_name(kes_board_get()), kes_build_info());
 
+    kes_dvpp_channel_stats seen;
+    memset(&seen, 0, sizeof seen);
     void* jpeg = NULL;
     size_t jpeg_size = 0;
     if (path ? read_file(path, &jpeg, &jpeg_size) : make_synthetic_jpeg(channel, pool, &jpeg, &jpeg_size)) return 1;
+    const char* jpege_by = path ? NULL : served_since(channel, &seen);
 
     double t0 = now_ms();
     kes_image decoded;
     if (kes_jpeg_decode(channel, jpeg, jpeg_size, KES_PIXEL_NV12, NULL, &decoded) != KES_OK) return fail("JPEGD");
     double t1 = now_ms();
+    const char* jpegd_by = served_since(channel, &seen);
     printf("JPEGD   %s: %zu bytes -> %ux%u NV12, stride %ux%u  %.2f ms\n", path ? path : "(test pattern)", jpeg_size,
            decoded.width, decoded.height, decoded.width_stride, decoded.height_stride, t1 - t0);
 
@@ -182,6 +204,7 @@ static int run(int argc, char** argv) {
     if (kes_vpc_crop_resize(channel, &decoded, &roi, size, size, KES_VPC_INTERP_BILINEAR, NULL, &resized) != KES_OK)
         return fail("VPC crop+resize");
     double t2 = now_ms();
+    const char* vpc_by = served_since(channel, &seen);
     printf("VPC     crop [%u,%u]-[%u,%u] -> %ux%u NV12, stride %ux%u  %.2f ms\n", roi.left, roi.top, roi.right,
            roi.bottom, resized.width, resized.height, resized.width_stride, resized.height_stride, t2 - t1);
 
@@ -214,10 +237,22 @@ static int run(int argc, char** argv) {
         if (write_npy(out_path, &tensor)) return 1;
         printf("wrote   %s (1x3x%ux%u f32 NCHW: kes-model-bench --input NAME=%s)\n", out_path, size, size, out_path);
     }
-    kes_mem_pool_stats stats;
-    kes_mem_pool_get_stats(pool, &stats);
-    printf("pool    peak %.1f MiB of %.1f MiB\n", stats.peak_in_use_bytes / 1048576.0,
-           stats.capacity_bytes / 1048576.0);
+    kes_mem_pool_stats pool_stats;
+    kes_mem_pool_get_stats(pool, &pool_stats);
+    printf("pool    peak %.1f MiB of %.1f MiB\n", pool_stats.peak_in_use_bytes / 1048576.0,
+           pool_stats.capacity_bytes / 1048576.0);
+    if (stats) {
+        /* seen holds the channel's totals now. AIPP is no DVPP unit: on a board it runs inside a model. */
+        printf(
+            "stats   DVPP channel %s: %llu calls served by the DVPP hardware, %llu by the CPU (%llu refused by "
+            "the hardware)\n",
+            seen.backend == KES_BACKEND_ASCEND ? "with the hardware" : "without hardware (the CPU path)",
+            (unsigned long long)seen.hardware_calls, (unsigned long long)seen.cpu_calls,
+            (unsigned long long)seen.fallbacks);
+        if (jpege_by) printf("        JPEGE by %s\n", jpege_by);
+        printf("        JPEGD by %s\n        VPC   by %s\n        AIPP  by the CPU (kes_aipp_execute)\n", jpegd_by,
+               vpc_by);
+    }
 
     kes_tensor_release(&tensor);
     kes_image_release(&resized);

@@ -24,6 +24,7 @@
 #include "kes/acl_dvpp.hpp"
 #include "kes/ascend.hpp"
 #include "kes/error.hpp"
+#include "kes/host_services.hpp"
 #include "kes/logging.hpp"
 #include "kes/math.hpp"
 #include "kes/struct_size.hpp"
@@ -358,6 +359,9 @@ std::unique_ptr<Loaded> bring_up(const State& s) {
     auto l = std::make_unique<Loaded>();
     l->library = find_library(s, l->api);
     l->info.library = l->library->path;
+    // A runtime that carries its own copy of Kestrel (board/ascend-sim) shares this one's process-wide
+    // state from its first call on: one trace, one log, one thread pool (kes/host_services.hpp).
+    for (void* h : l->library->handles) attach_embedded(h);
     const Api& a = l->api;
     struct Mark {
         explicit Mark(const Api* api) { t_bringing_up = api; }

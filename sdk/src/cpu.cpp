@@ -8,6 +8,7 @@
 
 #include "kes/cpu_dispatch.hpp"
 #include "kes/error.hpp"
+#include "kes/host_services.hpp"
 #include "kes/logging.hpp"
 #include "kes/math.hpp"
 
@@ -131,6 +132,9 @@ uint32_t disabled_by_env() {
 }
 
 uint32_t features() {
+    // A copy in a library the app's Kestrel attached (the simulator) runs the app's choice of kernels:
+    // the app's KES_CPU_DISABLE, read once in the process.
+    if (const kes_host_services* host = host_services()) return host->cpu_features();
     static const uint32_t f = detect() & ~disabled_by_env();
     return f;
 }

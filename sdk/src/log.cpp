@@ -1,4 +1,5 @@
-// Process-wide log sink: level filter (atomic), optional callback, stderr by default.
+// Process-wide log sink: level filter (atomic), optional callback, stderr by default. A copy of Kestrel in
+// a library the app's Kestrel attached uses the app's (kes/host_services.hpp).
 #include <atomic>
 #include <cctype>
 #include <cstdarg>
@@ -8,6 +9,7 @@
 #include <mutex>
 
 #include "kes/error.hpp"
+#include "kes/host_services.hpp"
 #include "kes/logging.hpp"
 #include "kes/math.hpp"
 
@@ -71,6 +73,12 @@ const char kLetters[] = "-EWIDT";
 void vlog(kes_log_level level, const char* module, const char* fmt, va_list args) noexcept {
     char buf[1024];
     std::vsnprintf(buf, sizeof buf, fmt, args);
+    // A copy in a library the app's Kestrel attached (the simulator) logs through the app's sink: its
+    // callback, its stderr lock.
+    if (const kes_host_services* host = host_services()) {
+        host->log_write(level, module ? module : "app", "%s", buf);
+        return;
+    }
     Sink& s = sink();
     std::lock_guard<std::mutex> lock(s.mutex);
     if (s.callback) {
@@ -83,6 +91,8 @@ void vlog(kes_log_level level, const char* module, const char* fmt, va_list args
 }  // namespace
 
 bool log_enabled(kes_log_level level) noexcept {
+    if (const kes_host_services* host = host_services())
+        return level != KES_LOG_OFF && static_cast<int>(level) <= static_cast<int>(host->log_get_level());
     return level != KES_LOG_OFF && static_cast<int>(level) <= current_level();
 }
 
@@ -98,6 +108,7 @@ void log_message(kes_log_level level, const char* module, const char* fmt, ...) 
 extern "C" {
 
 kes_status kes_log_set_level(kes_log_level level) {
+    if (const kes_host_services* host = kes::host_services()) return host->log_set_level(level);
     const int64_t value = kes::enum_value(level);
     if (value < KES_LOG_OFF || value > KES_LOG_TRACE) {
         return kes::set_error(KES_ERR_INVALID_ARGUMENT, "kes_log_set_level: level %lld is outside %d..%d",
@@ -108,10 +119,12 @@ kes_status kes_log_set_level(kes_log_level level) {
 }
 
 kes_log_level kes_log_get_level(void) {
+    if (const kes_host_services* host = kes::host_services()) return host->log_get_level();
     return static_cast<kes_log_level>(kes::current_level());
 }
 
 void kes_log_set_callback(kes_log_callback callback, void* user_data) {
+    if (const kes_host_services* host = kes::host_services()) return host->log_set_callback(callback, user_data);
     kes::Sink& s = kes::sink();
     std::lock_guard<std::mutex> lock(s.mutex);
     s.callback = callback;

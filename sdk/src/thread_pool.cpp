@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kes/error.hpp"
+#include "kes/host_services.hpp"
 #include "kes/logging.hpp"
 #include "kes/struct_size.hpp"
 #include "kestrel/cpu.h"
@@ -28,6 +29,9 @@ struct ParallelJob;
 
 struct kes_thread_pool {
     explicit kes_thread_pool(const kes_thread_pool_config& config);
+    // The default pool of a copy of Kestrel in a library the app's Kestrel attached: no threads of its
+    // own, every call goes to the app's default pool (kes/host_services.hpp).
+    kes_thread_pool(const kes_host_services& host, kes_thread_pool* host_pool);
     ~kes_thread_pool();
 
     void submit(std::function<void()> task, bool counted);
@@ -53,6 +57,8 @@ struct kes_thread_pool {
     // watches it for a short while before sleeping (spin_until below).
     std::atomic<uint64_t> posted{0};
     std::vector<std::thread> workers;
+    const kes_host_services* host = nullptr;  // set: a stand-in for host_pool, the app's pool
+    kes_thread_pool* host_pool = nullptr;
 };
 
 namespace kes {
@@ -175,6 +181,9 @@ kes_thread_pool::kes_thread_pool(const kes_thread_pool_config& config) {
     }
 }
 
+kes_thread_pool::kes_thread_pool(const kes_host_services& services, kes_thread_pool* pool)
+    : size(services.thread_pool_size(pool)), is_default(true), name("host"), host(&services), host_pool(pool) {}
+
 kes_thread_pool::~kes_thread_pool() {
     {
         std::lock_guard<std::mutex> lock(mutex);
@@ -292,6 +301,16 @@ void kes_thread_pool_destroy(kes_thread_pool* pool) {
 }
 
 kes_thread_pool* kes_thread_pool_default(void) {
+    if (const kes_host_services* host = kes::host_services()) {
+        // Never a second pool in one process: the app's, through a stand-in made once.
+        static kes_thread_pool* const stand_in = [host]() -> kes_thread_pool* {
+            kes_thread_pool* pool = host->thread_pool_default();
+            if (!pool) return nullptr;
+            static kes_thread_pool forwarder(*host, pool);
+            return &forwarder;
+        }();
+        return stand_in;
+    }
     // Reachable from this static for the whole process, so leak checkers do not flag it; its threads
     // idle on a condition variable until exit.
     static kes_thread_pool* const pool = [] {
@@ -325,6 +344,7 @@ kes_status kes_thread_pool_parallel_for(kes_thread_pool* pool, uint64_t count, u
     return kes::guard(__func__, [&] {
         KES_REQUIRE_NOT_NULL(pool);
         KES_REQUIRE_NOT_NULL(fn);
+        if (pool->host) return pool->host->thread_pool_parallel_for(pool->host_pool, count, grain, fn, user_data);
         if (count == 0) return KES_OK;
         if (grain == 0) grain = 1;
         // Nested call from one of our workers, a one-thread pool, or too little work: run inline.
@@ -371,6 +391,7 @@ kes_status kes_thread_pool_submit(kes_thread_pool* pool, kes_task_fn fn, void* u
     return kes::guard(__func__, [&] {
         KES_REQUIRE_NOT_NULL(pool);
         KES_REQUIRE_NOT_NULL(fn);
+        if (pool->host) return pool->host->thread_pool_submit(pool->host_pool, fn, user_data);
         pool->submit([fn, user_data] { fn(user_data); }, true);
         return KES_OK;
     });
@@ -379,6 +400,7 @@ kes_status kes_thread_pool_submit(kes_thread_pool* pool, kes_task_fn fn, void* u
 kes_status kes_thread_pool_wait_idle(kes_thread_pool* pool) {
     return kes::guard(__func__, [&] {
         KES_REQUIRE_NOT_NULL(pool);
+        if (pool->host) return pool->host->thread_pool_wait_idle(pool->host_pool);
         KES_REQUIRE(kes::t_worker_of != pool, "called from a worker of the same pool (would wait for itself)");
         pool->wait_idle();
         return KES_OK;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kes/error.hpp"
+#include "kes/host_services.hpp"
 #include "kes/logging.hpp"
 #include "kestrel/trace.h"
 #include "kestrel/version.h"
@@ -162,12 +163,17 @@ void stop_at_exit() {
     Recorder& r = recorder();
     std::lock_guard<std::mutex> lock(r.mutex);
     if (!g_enabled.exchange(false)) return;
+    // A copy inside a library the app's Kestrel attached (the simulator's libascendcl.so) recorded
+    // nothing of its own: its spans went to the app's recorder, which writes the file. Writing here
+    // too truncated the app's trace to this copy's empty one.
+    if (host_services()) return;
     std::string why;
     if (write_trace(r, r.session, &why) != KES_OK)
         std::fprintf(stderr, "[kestrel E sdk] the trace was not written: %s\n", why.c_str());
 }
 
-// KES_TRACE=file.json: record from start-up and write at exit.
+// KES_TRACE=file.json: record from start-up and write at exit. A copy in a library loaded later starts
+// too (it cannot know yet whether a Kestrel will attach it); once attached it records nothing itself.
 [[maybe_unused]] const bool g_started_from_env = [] {
     const char* path = std::getenv("KES_TRACE");
     if (path && *path) {
@@ -185,6 +191,7 @@ void stop_at_exit() {
 extern "C" {
 
 kes_status kes_trace_start(const char* path) {
+    if (const kes_host_services* host = kes::host_services()) return host->trace_start(path);
     return kes::guard(__func__, [&] {
         KES_REQUIRE(path != nullptr && *path != '\0', "path is NULL or empty");
         kes::Recorder& r = kes::recorder();
@@ -204,6 +211,7 @@ kes_status kes_trace_start(const char* path) {
 }
 
 kes_status kes_trace_stop(void) {
+    if (const kes_host_services* host = kes::host_services()) return host->trace_stop();
     return kes::guard(__func__, [&] {
         kes::Recorder& r = kes::recorder();
         std::lock_guard<std::mutex> lock(r.mutex);
@@ -216,10 +224,12 @@ kes_status kes_trace_stop(void) {
 }
 
 int kes_trace_enabled(void) {
+    if (const kes_host_services* host = kes::host_services()) return host->trace_enabled();
     return kes::g_enabled.load(std::memory_order_relaxed) ? 1 : 0;
 }
 
 void kes_trace_begin(const char* category, const char* name) {
+    if (const kes_host_services* host = kes::host_services()) return host->trace_begin(category, name);
     if (!kes::g_enabled.load(std::memory_order_acquire)) return;
     kes::ThreadBuffer& b = kes::this_thread_buffer();
     b.open.push_back(
@@ -227,6 +237,7 @@ void kes_trace_begin(const char* category, const char* name) {
 }
 
 void kes_trace_end(void) {
+    if (const kes_host_services* host = kes::host_services()) return host->trace_end();
     kes::ThreadBuffer& b = kes::this_thread_buffer();
     if (b.open.empty()) return;
     const kes::OpenSpan span = b.open.back();

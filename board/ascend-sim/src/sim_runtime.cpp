@@ -345,6 +345,13 @@ SIM_API aclError aclInit(const char* configPath) {
     // for AscendCL itself (reading the board profile, as static AIPP does, resolves the backend and would
     // load this very library, init it again and leave a context in the app's ledger).
     kes_backend_set(KES_BACKEND_CPU);
+    // The simulated device applies its own SoC's rules (static AIPP is validated against the board
+    // profile), never the app's KES_BOARD or --board choice: the 310 and the 310B differ.
+    if (s.config.soc == "Ascend310") {
+        kes_board_set(KES_BOARD_310);
+    } else if (s.config.soc.compare(0, 10, "Ascend310B") == 0) {
+        kes_board_set(KES_BOARD_310B);
+    }
     return kOk;
 }
 

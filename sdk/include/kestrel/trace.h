@@ -5,7 +5,10 @@
  * Or drive it yourself: kes_trace_start(path) … kes_trace_stop(). Apps can add their own spans with
  * kes_trace_begin/kes_trace_end to see their pipeline beside Kestrel's.
  *
- * Cost: with tracing off, a span is one relaxed atomic load. With tracing on, events go to per-thread
+ * One recorder per process: the copy of Kestrel inside the AscendCL simulator (board/ascend-sim) records
+ * into the app's, so the file also shows what the simulated NPU ran, and is written once.
+ *
+ * Cost: with tracing off, a span is two atomic loads. With tracing on, events go to per-thread
  * buffers (no lock on the hot path); the file holds at most KES_TRACE_MAX_EVENTS per thread and says
  * so in its metadata when events were dropped.
  *
