@@ -38,13 +38,15 @@ struct Neon {
     static float hmax(reg x) { return vmaxvq_f32(x); }
 };
 
-// 6 × 16 tile: 24 accumulators + 4 weight vectors + broadcasts of the 32 q registers.
-const Microkernels kNeon = impl::make_table<Neon, 6, 4, 4>("neon");
-
 }  // namespace
 
 const Microkernels* microkernels_neon() {
-    return kes_cpu_has(KES_CPU_NEON) ? &kNeon : nullptr;
+    if (!kes_cpu_has(KES_CPU_NEON)) return nullptr;
+    // Built on the first call, after the check: as a namespace-scope object its initialiser ran ISA code
+    // at load time, on every CPU (SIGILL before main without AVX-512).
+    // 6 × 16 tile: 24 accumulators + 4 weight vectors + broadcasts of the 32 q registers.
+    static const Microkernels table = impl::make_table<Neon, 6, 4, 4>("neon");
+    return &table;
 }
 
 }  // namespace kernels

@@ -49,13 +49,15 @@ struct Avx2 {
     static void store_partial(float* p, size_t n, reg x) { _mm256_maskstore_ps(p, mask(n), x); }
 };
 
-// 6 × 16 tile: 12 accumulators + 2 weight vectors + 1 broadcast of the 16 ymm registers.
-const Microkernels kAvx2 = impl::make_table<Avx2, 6, 2, 2>("avx2");
-
 }  // namespace
 
 const Microkernels* microkernels_avx2() {
-    return kes_cpu_has(KES_CPU_AVX2) ? &kAvx2 : nullptr;
+    if (!kes_cpu_has(KES_CPU_AVX2)) return nullptr;
+    // Built on the first call, after the check: as a namespace-scope object its initialiser ran ISA code
+    // at load time, on every CPU (SIGILL before main without AVX-512).
+    // 6 × 16 tile: 12 accumulators + 2 weight vectors + 1 broadcast of the 16 ymm registers.
+    static const Microkernels table = impl::make_table<Avx2, 6, 2, 2>("avx2");
+    return &table;
 }
 
 }  // namespace kernels

@@ -41,13 +41,15 @@ struct Avx512 {
     static void store_partial(float* p, size_t n, reg x) { _mm512_mask_storeu_ps(p, mask(n), x); }
 };
 
-// 12 × 32 tile: 24 accumulators + 2 weight vectors + broadcasts of the 32 zmm registers.
-const Microkernels kAvx512 = impl::make_table<Avx512, 12, 2, 2>("avx512");
-
 }  // namespace
 
 const Microkernels* microkernels_avx512() {
-    return kes_cpu_has(KES_CPU_AVX512F) ? &kAvx512 : nullptr;
+    if (!kes_cpu_has(KES_CPU_AVX512F | KES_CPU_AVX2)) return nullptr;
+    // Built on the first call, after the check: as a namespace-scope object its initialiser ran ISA code
+    // at load time, on every CPU (SIGILL before main without AVX-512).
+    // 12 × 32 tile: 24 accumulators + 2 weight vectors + broadcasts of the 32 zmm registers.
+    static const Microkernels table = impl::make_table<Avx512, 12, 2, 2>("avx512");
+    return &table;
 }
 
 }  // namespace kernels
