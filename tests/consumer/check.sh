@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs tests/consumer, an outside app, against Kestrel the way an app would: with CMake's
-# find_package(Kestrel) and with plain cc + pkg-config.
+# find_package(Kestrel) (everything, and COMPONENTS fv alone: tests/consumer/components) and with plain
+# cc + pkg-config.
 #   tests/consumer/check.sh <build dir>
 #       installs the build tree into a scratch prefix (cmake --install) and checks that.
 #   tests/consumer/check.sh --package <build dir> [<build dir> ...]
@@ -48,6 +49,19 @@ consume() {
   cmake --build "$b/cmake-build" >/dev/null
   "${run[@]}" "$b/cmake-build/consumer"
   echo "consumer ($2): find_package(Kestrel) OK"
+
+  # One component: COMPONENTS fv gives Kestrel::fv (with Kestrel::sdk); a component Kestrel does not
+  # have fails find_package, naming it.
+  cmake -S "$here/components" -B "$b/components" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+    ${toolchain:+-DCMAKE_TOOLCHAIN_FILE="$toolchain"} >/dev/null
+  cmake --build "$b/components" >/dev/null
+  "${run[@]}" "$b/components/consumer-fv"
+  if cmake -S "$here/components" -B "$b/bogus" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+       -DKES_CONSUMER_COMPONENTS="fv;bogus" ${toolchain:+-DCMAKE_TOOLCHAIN_FILE="$toolchain"} >"$b/bogus.log" 2>&1; then
+    die "find_package(Kestrel COMPONENTS fv bogus) succeeded"
+  fi
+  grep -q "no component 'bogus'" "$b/bogus.log" || { cat "$b/bogus.log" >&2; die "the bogus component is not named"; }
+  echo "consumer ($2): find_package(Kestrel COMPONENTS fv) OK; COMPONENTS bogus refused by name"
 
   local flags
   flags=$(env "${pc_env[@]}" PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs kestrel)
