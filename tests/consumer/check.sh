@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds and runs tests/consumer, an outside app, against Kestrel the way an app would: with CMake's
-# find_package(Kestrel) (everything, and COMPONENTS fv alone: tests/consumer/components) and with plain
-# cc + pkg-config.
+# find_package(Kestrel) (everything, and COMPONENTS fv alone, tests/consumer/components) and with plain
+# cc + pkg-config; checks that the install tree carries the licence, the notices, the docs (with every
+# relative link resolving there, tests/docs/links_check.sh).
 #   tests/consumer/check.sh <build dir>
 #       installs the build tree into a scratch prefix (cmake --install) and checks that.
 #   tests/consumer/check.sh --package <build dir> [<build dir> ...]
@@ -24,9 +25,15 @@ compiler_get() { sed -n "s/^set($2 \"\(.*\)\")$/\1/p" "$1"/CMakeFiles/*/CMakeCCo
 check_tree() {
   local prefix=$1 what=$2
   for f in include/kestrel/kestrel.h include/kestrel/version.h include/kestrel/config.h lib/libkestrel.a \
-           lib/libkes_sdk.a lib/cmake/Kestrel/KestrelConfig.cmake lib/pkgconfig/kestrel.pc; do
+           lib/libkes_sdk.a lib/cmake/Kestrel/KestrelConfig.cmake lib/pkgconfig/kestrel.pc \
+           share/doc/kestrel/README.md share/doc/kestrel/LICENSE share/doc/kestrel/NOTICE \
+           share/doc/kestrel/THIRD-PARTY.md share/doc/kestrel/docs/ARCHITECTURE.md \
+           share/doc/kestrel/docs/BOARD-RULES.md; do
     [ -e "$prefix/$f" ] || die "$what lacks $f"
   done
+  grep -q "Apache License" "$prefix/share/doc/kestrel/LICENSE" || die "$what: LICENSE is not the Apache License"
+  # The docs' relative links resolve in the install tree as in the source tree.
+  bash "$root/tests/docs/links_check.sh" "$prefix/share/doc/kestrel" || die "$what: broken links in share/doc/kestrel"
   if [ -e "$prefix/include/kes" ] || find "$prefix/include" -name '*.hpp' | grep -q . ||
      grep -rq "sdk/internal" "$prefix/lib/cmake" "$prefix/lib/pkgconfig"; then
     die "internal headers leaked into $what"
