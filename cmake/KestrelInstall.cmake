@@ -73,9 +73,9 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/kestrel.pc DESTINATION ${CMAKE_INSTALL
 
 # What a release needs beside the libraries: the licence, the third-party notices and the docs in
 # share/doc/kestrel (README.md, LICENSE, NOTICE and THIRD-PARTY.md at its top, docs/*.md in docs/, as in
-# the source tree, so the documents' relative links resolve there too: tests/docs/links_check.sh), and
-# the samples' sources in share/kestrel/samples with a CMakeLists.txt that builds them against this
-# install (find_package).
+# the source tree, so the documents' relative links resolve there too: tests/docs/links_check.sh),
+# fetch_models.sh in share/kestrel (the demo's models, from npm), and the samples' sources in
+# share/kestrel/samples with a CMakeLists.txt that builds them against this install (find_package).
 # The tools (kes-convert, kes-info, ...) and the AscendCL simulator install from their own directories.
 # The documents are the component "docs": cmake --install <build> --component docs installs them alone.
 set(KES_DOC_DIR ${CMAKE_INSTALL_DATAROOTDIR}/doc/kestrel)
@@ -83,6 +83,8 @@ file(GLOB kes_docs ${PROJECT_SOURCE_DIR}/docs/*.md)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/NOTICE
               ${PROJECT_SOURCE_DIR}/THIRD-PARTY.md DESTINATION ${KES_DOC_DIR} COMPONENT docs)
 install(FILES ${kes_docs} DESTINATION ${KES_DOC_DIR}/docs COMPONENT docs)
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/engine/tests/models/fetch_models.sh
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/kestrel)
 
 set(kes_samples "")
 foreach(sample kes-info jpeg-to-tensor face-search)
