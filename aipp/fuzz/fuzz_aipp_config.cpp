@@ -1,4 +1,4 @@
-// fuzz_aipp_config.cpp — libFuzzer target for the ATC aipp config parser (spec §3.1).
+// fuzz_aipp_config.cpp — libFuzzer target for the ATC aipp config parser (BOARD-RULES §AIPP-fields).
 //
 // Whatever the bytes, parsing must return a status, never crash; a config that parses must
 // serialise, and the serialised text must parse back to the same params (the round-trip promise

@@ -1,5 +1,5 @@
 // aipp_config.cpp — the ATC --insert_op_conf text format (protobuf text of domi.InsertNewOps,
-// spec §3.1): parser with line-numbered errors, and the serialiser that writes it back.
+// BOARD-RULES §AIPP-fields): parser with line-numbered errors, and the serialiser that writes it back.
 #include <cerrno>
 #include <climits>
 #include <cstddef>
@@ -39,7 +39,7 @@ struct Field {
 #define KES_FM(name, member, index) \
     { #name, Kind::I32, offsetof(kes_aipp_params, member) + (index) * sizeof(int32_t), true }
 
-// Spec §3.1, in the order the serialiser writes them (the proto's grouping).
+// BOARD-RULES §AIPP-fields, in the order the serialiser writes them (the proto's grouping).
 const Field kFields[] = {
     KES_F(aipp_mode, Mode),
     KES_F(related_input_rank, U32),
@@ -188,7 +188,9 @@ public:
         while (tok_.kind != Tok::End) {
             if (tok_.kind != Tok::Ident) error(tok_.line, "expected 'aipp_op {', got %s", describe(tok_).c_str());
             if (tok_.text == "multi_shape_op") {
-                error(tok_.line, "multi_shape_op is a legacy block that Kestrel does not support (spec §3.1)");
+                error(tok_.line,
+                      "multi_shape_op is a legacy block that Kestrel does not support "
+                      "(docs/BOARD-RULES.md §AIPP-fields)");
             }
             if (tok_.text != "aipp_op") error(tok_.line, "unknown block '%s' (expected aipp_op)", tok_.text.c_str());
             // A cap that no real model reaches keeps hostile inputs from growing memory without bound.
@@ -322,7 +324,9 @@ private:
                 } else if (v.text == "dynamic" || v.text == "2") {
                     m = KES_AIPP_MODE_DYNAMIC;
                 } else if (v.text == "undefined" || v.text == "0") {
-                    error(line, "aipp_mode must be static or dynamic (undefined is refused, spec §3.1)");
+                    error(
+                        line,
+                        "aipp_mode must be static or dynamic (undefined is refused, docs/BOARD-RULES.md §AIPP-fields)");
                 } else {
                     error(line, "aipp_mode must be static or dynamic (got %s)", describe(v).c_str());
                 }

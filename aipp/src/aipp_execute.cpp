@@ -1,5 +1,5 @@
 // aipp_execute.cpp — resolving params + image + tensor into a Plan, spreading rows over the shared
-// thread pool, and the dynamic-AIPP parameter object of spec §3.4.
+// thread pool, and the dynamic-AIPP parameter object of BOARD-RULES §AIPP-dynamic.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -90,7 +90,7 @@ Plan make_plan(const kes_aipp_params& p, const kes_image* image, uint32_t index,
     pl.src_w = p.src_image_size_w ? p.src_image_size_w : image->width;
     pl.src_h = p.src_image_size_h ? p.src_image_size_h : image->height;
     // A src size larger than the visible image may reach into the stride padding, as on the board
-    // (spec §3.2: apps set src_image_size to the stride-aligned size), but never past the strides.
+    // (BOARD-RULES §AIPP-order: apps set src_image_size to the stride-aligned size), but never past the strides.
     const uint32_t bpp = bytes_per_pixel(p.input_format);
     KES_REQUIRE(pl.src_w <= image->width_stride / bpp && pl.src_h <= image->height_stride,
                 "images[%u]: src_image_size %ux%u exceeds the image strides (%u bytes x %u rows)", index, pl.src_w,
@@ -107,7 +107,7 @@ Plan make_plan(const kes_aipp_params& p, const kes_image* image, uint32_t index,
     if (p.crop) {
         pl.crop_x = p.load_start_pos_w;
         pl.crop_y = p.load_start_pos_h;
-        // Spec §3.1: an omitted crop size is the model input size (here: the tensor) minus padding.
+        // BOARD-RULES §AIPP-fields: an omitted crop size is the model input size (here: the tensor) minus padding.
         pl.crop_w = p.crop_size_w ? p.crop_size_w : dims.w - pl.pad_l - pl.pad_r;
         pl.crop_h = p.crop_size_h ? p.crop_size_h : dims.h - pl.pad_t - pl.pad_b;
     } else {
@@ -124,8 +124,8 @@ Plan make_plan(const kes_aipp_params& p, const kes_image* image, uint32_t index,
                 dims.h, pl.out_w, pl.out_h, pl.crop_w, pl.crop_h, index);
     if (p.aipp_mode == KES_AIPP_MODE_DYNAMIC) {
         KES_REQUIRE(pl.out_w <= board.aipp_dynamic_max_out_width,
-                    "dynamic AIPP output width %u exceeds %u on the %s board (spec §3.2)", pl.out_w,
-                    board.aipp_dynamic_max_out_width, board.name);
+                    "dynamic AIPP output width %u exceeds %u on the %s board (docs/BOARD-RULES.md §AIPP-order)",
+                    pl.out_w, board.aipp_dynamic_max_out_width, board.name);
         const uint64_t bytes = p.input_format == KES_AIPP_YUV420SP_U8 ? uint64_t{pl.src_w} * pl.src_h * 3 / 2
                                                                       : uint64_t{pl.src_w} * pl.src_h * bpp;
         KES_REQUIRE(bytes <= p.max_src_image_size, "images[%u]: %llu bytes exceed max_src_image_size %llu", index,
@@ -145,7 +145,7 @@ Plan make_plan(const kes_aipp_params& p, const kes_image* image, uint32_t index,
     pl.board_exact = board_exact;
     for (int c = 0; c < 4; ++c) {
         pl.mean[c] = p.mean_chn[c];
-        // Spec §3.2: the hardware keeps min and var_reci as fp16.
+        // BOARD-RULES §AIPP-order: the hardware keeps min and var_reci as fp16.
         pl.min[c] = board_exact ? kes_fp16_to_float(kes_fp16_from_float(p.min_chn[c])) : p.min_chn[c];
         pl.var[c] = board_exact ? kes_fp16_to_float(kes_fp16_from_float(p.var_reci_chn[c])) : p.var_reci_chn[c];
     }
@@ -427,7 +427,8 @@ kes_status kes_aipp_dynamic_set_padding_params(kes_aipp_dynamic* d, int8_t paddi
         KES_REQUIRE(padding_switch == 0 || padding_switch == 1, "padding_switch must be 0 or 1 (got %d)",
                     padding_switch);
         for (int32_t v : {top, bottom, left, right}) {
-            KES_REQUIRE(v >= 0 && v <= 32, "padding sizes must be in [0, 32] (spec §3.4; got %d)", v);
+            KES_REQUIRE(v >= 0 && v <= 32,
+                        "padding sizes must be in [0, 32] (docs/BOARD-RULES.md §AIPP-dynamic; got %d)", v);
         }
         kes_aipp_params& p = d->items[batch_index];
         p.padding = padding_switch;
@@ -468,7 +469,7 @@ kes_status kes_aipp_dynamic_set_pixel_var_reci(kes_aipp_dynamic* d, float c0, fl
     return kes::guard(__func__, [&] {
         check_dynamic(d, batch_index);
         const float v[4] = {c0, c1, c2, c3};
-        for (float x : v) check_fp16_arg("var_reci", x);  // spec §3.4: [-65504, 65504]
+        for (float x : v) check_fp16_arg("var_reci", x);  // BOARD-RULES §AIPP-dynamic: [-65504, 65504]
         std::memcpy(d->items[batch_index].var_reci_chn, v, sizeof(v));
         return KES_OK;
     });

@@ -19,7 +19,7 @@ using FieldLocator = std::function<std::string(const char* field)>;
 // Throws kes::Error(KES_ERR_INVALID_ARGUMENT) naming the field on the first broken rule.
 void validate(const kes_aipp_params& p, const kes_board_profile& board, const FieldLocator& where);
 
-// Spec §3.3 "defaults when csc_switch: true and no matrix is given".
+// BOARD-RULES §AIPP-CSC "defaults when csc_switch: true and no matrix is given".
 void apply_csc_defaults(kes_aipp_params* p);
 
 struct CscTable {
@@ -35,7 +35,7 @@ const char* input_format_name(kes_aipp_input_format f);
 // Copies `src` into a caller struct that may be older (smaller struct_size) than ours.
 void copy_params_out(const kes_aipp_params& src, kes_aipp_params* dst);
 // Reads a caller struct of any struct_size into a full one (missing fields get defaults, and
-// csc_switch without a matrix gets the spec §3.3 default table).
+// csc_switch without a matrix gets the BOARD-RULES §AIPP-CSC default table).
 kes_aipp_params read_params_in(const kes_aipp_params* src);
 
 // Everything the kernels need for one image, resolved from params + image + tensor.
@@ -63,7 +63,7 @@ struct Plan {
     int64_t stride_c, stride_h, stride_w;
 };
 
-// The DTC of spec §3.2 for one channel value; the single definition both kernels use so that the
+// The DTC of BOARD-RULES §AIPP-order for one channel value; the single definition both kernels use so that the
 // fast path's tables are bit-identical to the reference.
 float dtc(const Plan& plan, uint32_t c, float x);
 // Stores a DTC result as the tensor's dtype at element offset `off`.

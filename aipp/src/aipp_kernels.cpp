@@ -1,4 +1,4 @@
-// aipp_kernels.cpp — the fused per-image pass of spec §3.2 (crop → swap → CSC → padding → DTC →
+// aipp_kernels.cpp — the fused per-image pass of BOARD-RULES §AIPP-order (crop → swap → CSC → padding → DTC →
 // store), as a per-pixel reference and as row kernels with per-channel DTC tables.
 //
 // Both kernels call the same dtc() and store(), and the fast one only tabulates them over the 256
@@ -44,7 +44,7 @@ inline int32_t clamp_u8(int32_t v) {
     return v < 0 ? 0 : v > 255 ? 255 : v;
 }
 
-// Input channels of source pixel (sx, sy) after the swap step, spec §3.2.
+// Input channels of source pixel (sx, sy) after the swap step, BOARD-RULES §AIPP-order.
 inline void load_pixel(const Plan& pl, uint32_t sx, uint32_t sy, int32_t in[3]) {
     const kes_image& im = *pl.image;
     const uint8_t* base = static_cast<const uint8_t*>(im.data);
@@ -81,7 +81,7 @@ inline void load_pixel(const Plan& pl, uint32_t sx, uint32_t sy, int32_t in[3]) 
     }
 }
 
-// Spec §3.2 CSC; `>> 8` on a negative sum is an arithmetic shift (GCC/Clang define it so, and C++20
+// BOARD-RULES §AIPP-order CSC; `>> 8` on a negative sum is an arithmetic shift (GCC/Clang define it so, and C++20
 // requires it), the UNCONFIRMED choice documented in aipp.h.
 inline int32_t csc_channel(const Plan& pl, int i, const int32_t in[3]) {
     const int32_t s = pl.m[i][0] * (in[0] - pl.in_bias[0]) + pl.m[i][1] * (in[1] - pl.in_bias[1]) +
@@ -186,7 +186,7 @@ void convert_row(const Plan& pl, const Kernels& K, uint32_t sy, uint8_t* rows[3]
         // The chroma terms are shared by the two pixels of a 4:2:0 pair; the sum is the same integer
         // the reference forms, so the results are identical.
         uint32_t x0 = 0;
-        // crop_x is even for YUV420SP (validated, spec §3.2), which the kernels' pair layout needs.
+        // crop_x is even for YUV420SP (validated, BOARD-RULES §AIPP-order), which the kernels' pair layout needs.
         if ((pl.crop_x & 1u) == 0) {
             x0 = K.yuv420sp_csc_row(yrow, uvrow + pl.crop_x, w, pl.swap_rb ? 1 : 0, &pl.m[0][0], pl.in_bias,
                                     pl.out_bias, rows[0], rows[1], rows[2]);
@@ -234,7 +234,7 @@ template <class T>
 void run_rows_typed(const Plan& pl, uint32_t row_begin, uint32_t row_end) {
     Tables<T> tables;
     fill_tables(pl, &tables);
-    // Three converted rows. On the stack up to the crop limit of spec §3.2 (4096), so executing
+    // Three converted rows. On the stack up to the crop limit of BOARD-RULES §AIPP-order (4096), so executing
     // allocates nothing; a wider uncropped source (larger than any board's AIPP reads) takes the heap.
     constexpr uint32_t kStackWidth = 4096;
     uint8_t stack_rows[3 * kStackWidth];

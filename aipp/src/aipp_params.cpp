@@ -1,4 +1,4 @@
-// aipp_params.cpp — defaults, ATC validation rules, the standard CSC tables and recipes (spec §3).
+// aipp_params.cpp — defaults, ATC validation rules, the standard CSC tables and recipes (BOARD-RULES §AIPP).
 #include <cmath>
 #include <cstddef>
 #include <cstring>
@@ -13,7 +13,7 @@ namespace {
 
 constexpr float kFp16Max = 65504.0f;
 
-// Spec §3.3, rows r0/r1/r2 exactly as the ATC table lists them.
+// BOARD-RULES §AIPP-CSC, rows r0/r1/r2 exactly as the ATC table lists them.
 const CscTable kTables[] = {
     /* YUV2RGB_BT601_WIDE   */ {{{256, 0, 359}, {256, -88, -183}, {256, 454, 0}}, {0, 128, 128}, {0, 0, 0}},
     /* YUV2RGB_BT601_NARROW */ {{{298, 0, 409}, {298, -100, -208}, {298, 516, 0}}, {16, 128, 128}, {0, 0, 0}},
@@ -69,7 +69,7 @@ bool csc_table(kes_aipp_csc table, CscTable* out) {
 
 void apply_csc_defaults(kes_aipp_params* p) {
     if (!p->csc_switch || p->matrix_set) return;
-    // Spec §3.3 [GE SetCscDefaultValue]: YUV420SP → BT.601-narrow YUV→BGR; other inputs → RGB→YUV.
+    // BOARD-RULES §AIPP-CSC [GE SetCscDefaultValue]: YUV420SP → BT.601-narrow YUV→BGR; other inputs → RGB→YUV.
     const CscTable& t = kTables[p->input_format == KES_AIPP_YUV420SP_U8 ? KES_AIPP_CSC_YUV2BGR_BT601_NARROW
                                                                         : KES_AIPP_CSC_RGB2YUV_BT601_NARROW];
     std::memcpy(p->matrix, t.m, sizeof(p->matrix));
@@ -80,7 +80,8 @@ void apply_csc_defaults(kes_aipp_params* p) {
 
 void validate(const kes_aipp_params& p, const kes_board_profile& board, const FieldLocator& where) {
     KES_REQUIRE(p.aipp_mode == KES_AIPP_MODE_STATIC || p.aipp_mode == KES_AIPP_MODE_DYNAMIC,
-                "%s must be static or dynamic (spec §3.1: required)", where("aipp_mode").c_str());
+                "%s must be static or dynamic (docs/BOARD-RULES.md §AIPP-fields: required)",
+                where("aipp_mode").c_str());
     const bool dynamic = p.aipp_mode == KES_AIPP_MODE_DYNAMIC;
     const char* fmt_name = input_format_name(p.input_format);
     KES_REQUIRE(fmt_name != nullptr, "%s: unknown value %d", where("input_format").c_str(),
@@ -92,12 +93,12 @@ void validate(const kes_aipp_params& p, const kes_board_profile& board, const Fi
     if (p.input_format != KES_AIPP_FORMAT_UNDEFINED) {
         KES_REQUIRE(is_310_format(p.input_format),
                     "%s %s is not supported on the %s board (only YUV420SP_U8, XRGB8888_U8, RGB888_U8, "
-                    "YUV400_U8; spec §3.1)",
+                    "YUV400_U8; docs/BOARD-RULES.md §AIPP-fields)",
                     where("input_format").c_str(), fmt_name, board.name);
     }
     const bool yuv420 = p.input_format == KES_AIPP_YUV420SP_U8;
     if (dynamic) {
-        KES_REQUIRE(p.max_src_image_size > 0, "%s must be > 0 for dynamic AIPP (spec §3.1)",
+        KES_REQUIRE(p.max_src_image_size > 0, "%s must be > 0 for dynamic AIPP (docs/BOARD-RULES.md §AIPP-fields)",
                     where("max_src_image_size").c_str());
     }
     check_bool(where, "support_rotation", p.support_rotation);
@@ -111,7 +112,7 @@ void validate(const kes_aipp_params& p, const kes_board_profile& board, const Fi
     check_bool(where, "raw_rgbir_to_f16_n", p.raw_rgbir_to_f16_n);
     KES_REQUIRE(std::isfinite(p.cpadding_value), "%s must be finite", where("cpadding_value").c_str());
 
-    // Spec §3.2 ranges: src [1, max] (0 = from the model/image), start [0,4095], crop [1,4096].
+    // BOARD-RULES §AIPP-order ranges: src [1, max] (0 = from the model/image), start [0,4095], crop [1,4096].
     const int64_t max_src = board.aipp_max_src_dim;
     if (p.src_image_size_w) check_range(where, "src_image_size_w", p.src_image_size_w, 1, max_src);
     if (p.src_image_size_h) check_range(where, "src_image_size_h", p.src_image_size_h, 1, max_src);
@@ -127,7 +128,7 @@ void validate(const kes_aipp_params& p, const kes_board_profile& board, const Fi
         if (p.crop_size_w) check_range(where, "crop_size_w", p.crop_size_w, 1, 4096);
         if (p.crop_size_h) check_range(where, "crop_size_h", p.crop_size_h, 1, 4096);
         if (yuv420) {
-            // Spec §3.2: whole 2×2 chroma blocks.
+            // BOARD-RULES §AIPP-order: whole 2×2 chroma blocks.
             KES_REQUIRE(p.load_start_pos_w % 2 == 0, "%s must be even for YUV420SP_U8 (got %u)",
                         where("load_start_pos_w").c_str(), p.load_start_pos_w);
             KES_REQUIRE(p.load_start_pos_h % 2 == 0, "%s must be even for YUV420SP_U8 (got %u)",
@@ -154,8 +155,8 @@ void validate(const kes_aipp_params& p, const kes_board_profile& board, const Fi
     }
     if (p.resize) {
         KES_REQUIRE(board.aipp_supports_resize != 0,
-                    "%s is not supported on the %s board (AIPP resize is reserved, spec §3.2)", where("resize").c_str(),
-                    board.name);
+                    "%s is not supported on the %s board (AIPP resize is reserved, docs/BOARD-RULES.md §AIPP-order)",
+                    where("resize").c_str(), board.name);
         check_range(where, "resize_output_w", p.resize_output_w, 16, 4096);
         check_range(where, "resize_output_h", p.resize_output_h, 16, 4096);
     }
@@ -168,7 +169,7 @@ void validate(const kes_aipp_params& p, const kes_board_profile& board, const Fi
     check_fp16(where, "padding_value", p.padding_value);
     if (p.csc_switch) {
         KES_REQUIRE(p.input_format != KES_AIPP_YUV400_U8,
-                    "%s: colour space conversion is not allowed for YUV400_U8 (spec §3.4)",
+                    "%s: colour space conversion is not allowed for YUV400_U8 (docs/BOARD-RULES.md §AIPP-dynamic)",
                     where("csc_switch").c_str());
     }
     static const char* const mnames[3][3] = {{"matrix_r0c0", "matrix_r0c1", "matrix_r0c2"},
@@ -185,7 +186,7 @@ void validate(const kes_aipp_params& p, const kes_board_profile& board, const Fi
     static const char* const mn[4] = {"min_chn_0", "min_chn_1", "min_chn_2", "min_chn_3"};
     static const char* const var[4] = {"var_reci_chn_0", "var_reci_chn_1", "var_reci_chn_2", "var_reci_chn_3"};
     for (int c = 0; c < 4; ++c) {
-        check_range(where, mean[c], p.mean_chn[c], -32768, 32767);  // int16 register, spec §3.2
+        check_range(where, mean[c], p.mean_chn[c], -32768, 32767);  // int16 register, BOARD-RULES §AIPP-order
         check_fp16(where, mn[c], p.min_chn[c]);
         check_fp16(where, var[c], p.var_reci_chn[c]);
     }
@@ -204,7 +205,7 @@ kes_aipp_params read_params_in(const kes_aipp_params* src) {
     kes_aipp_params_init(&p);
     kes::read_struct(src, kParamsV1Size, "params", "kes_aipp_params", &p);
     p.related_input_name[KES_AIPP_NAME_MAX - 1] = '\0';
-    // Params built in code get ATC's CSC defaults too, exactly as a parsed config would (spec §3.3).
+    // Params built in code get ATC's CSC defaults too, exactly as a parsed config would (BOARD-RULES §AIPP-CSC).
     apply_csc_defaults(&p);
     return p;
 }
@@ -220,7 +221,7 @@ void kes_aipp_params_init(kes_aipp_params* params) {
     if (!params) return;
     std::memset(params, 0, sizeof(*params));
     params->struct_size = sizeof(*params);
-    for (float& v : params->var_reci_chn) v = 1.0f;  // spec §3.2 defaults
+    for (float& v : params->var_reci_chn) v = 1.0f;  // BOARD-RULES §AIPP-order defaults
 }
 
 kes_status kes_aipp_params_validate(const kes_aipp_params* params) {

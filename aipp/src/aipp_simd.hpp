@@ -17,13 +17,13 @@ namespace aipp {
 
 struct Kernels {
     const char* name;  // "scalar", "avx2" or "neon"
-    // CSC of spec §3.2 over one YUV420SP row: yrow and uvrow point at the first cropped pixel (an even
+    // CSC of BOARD-RULES §AIPP-order over one YUV420SP row: yrow and uvrow point at the first cropped pixel (an even
     // column), m9/ib/ob are the registers. Writes out0..out2[0..n) for the largest n ≤ w that is a
     // multiple of the vector width and returns n.
     uint32_t (*yuv420sp_csc_row)(const uint8_t* yrow, const uint8_t* uvrow, uint32_t w, int swap_uv, const int32_t* m9,
                                  const int32_t* ib, const int32_t* ob, uint8_t* out0, uint8_t* out1,
                                  uint8_t* out2) noexcept;
-    // Float-mode DTC of spec §3.2 into contiguous f32: dst[i] = ((src[i] − mean) − min) × var, with the
+    // Float-mode DTC of BOARD-RULES §AIPP-order into contiguous f32: dst[i] = ((src[i] − mean) − min) × var, with the
     // same three IEEE operations as the reference (no FMA), so the bits match.
     uint32_t (*dtc_row_f32)(const uint8_t* src, uint32_t n, float mean, float min, float var, float* dst) noexcept;
     // The same into fp16 bits: float mode rounds the float result once; board_exact (min and var already

@@ -1,5 +1,5 @@
-// Tests of the ATC aipp config text: parsing the spec's samples, validation messages, round trip,
-// dynamic setters and recipes (spec §3.1, §3.3, §3.4).
+// Tests of the ATC aipp config text: parsing Huawei's sample configs, validation messages, round trip,
+// dynamic setters and recipes (BOARD-RULES §AIPP-fields, §AIPP-CSC, §AIPP-dynamic).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -11,7 +11,7 @@
 
 namespace {
 
-// The sample of spec §3.3: vdec_resnet50_classification/caffe_model/aipp.cfg.
+// The sample of BOARD-RULES §AIPP-CSC: vdec_resnet50_classification/caffe_model/aipp.cfg.
 const char* const kResnetCfg = R"(# resnet50 sample
 aipp_op {
     aipp_mode : static
@@ -31,7 +31,7 @@ aipp_op {
 }
 )";
 
-// spec §3.3: YOLOV3_coco_detection_dynamic_AIPP/aipp_objectdetection.cfg.
+// BOARD-RULES §AIPP-CSC: YOLOV3_coco_detection_dynamic_AIPP/aipp_objectdetection.cfg.
 const char* const kDynamicCfg = "aipp_op {\naipp_mode: dynamic\nmax_src_image_size: 260000\n}\n";
 
 struct Parsed {
@@ -92,7 +92,7 @@ TEST(AippConfig, ResnetSampleGetsDefaultBt601NarrowYuvToBgrMatrix) {
     EXPECT_EQ(p.src_image_size_w, 224u);
     EXPECT_EQ(p.src_image_size_h, 224u);
     EXPECT_EQ(p.csc_switch, 1);
-    const int32_t want[3][3] = {{298, 516, 0}, {298, -100, -208}, {298, 0, 409}};  // spec §3.3 defaults
+    const int32_t want[3][3] = {{298, 516, 0}, {298, -100, -208}, {298, 0, 409}};  // BOARD-RULES §AIPP-CSC defaults
     EXPECT_EQ(std::memcmp(p.matrix, want, sizeof(want)), 0);
     EXPECT_EQ(p.input_bias[0], 16);
     EXPECT_EQ(p.input_bias[1], 128);

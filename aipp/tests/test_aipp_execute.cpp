@@ -1,4 +1,4 @@
-// Tests of AIPP execution (spec §3.2, §3.3): every standard CSC table and the DTC against a
+// Tests of AIPP execution (BOARD-RULES §AIPP-order, §AIPP-CSC): every standard CSC table and the DTC against a
 // double-precision reference written here from the formulas, fast path == scalar path, padding,
 // batching, board_exact precision and dynamic AIPP.
 #include <gtest/gtest.h>
@@ -84,7 +84,7 @@ kes_aipp_exec_config exec(kes_aipp_kernel k, kes_aipp_precision prec = KES_AIPP_
     return c;
 }
 
-// ---- the reference, written from spec §3.2 independently of the library --------------------------
+// ---- the reference, written from BOARD-RULES §AIPP-order independently of the library --------------------------
 
 void ref_input(const kes_image& im, const kes_aipp_params& p, uint32_t sx, uint32_t sy, int in[3]) {
     const auto* b = static_cast<const uint8_t*>(im.data);
@@ -164,7 +164,7 @@ void expect_matches_reference(const Tensor& out, uint32_t n, const kes_image& im
     }
 }
 
-// The tables of spec §3.3, typed here from the spec (not taken from the library).
+// The tables of BOARD-RULES §AIPP-CSC, typed here from that table (not taken from the library).
 struct SpecTable {
     kes_aipp_csc id;
     int m[3][3];
@@ -239,7 +239,8 @@ TEST(AippCsc, EveryStandardTableMatchesTheSpecAndTheDoubleReference) {
 }
 
 TEST(AippCsc, ShiftIsArithmeticThenClampAsDocumented) {
-    // BT.601 narrow white: 298 × (235 − 16) = 65262, >> 8 = 254 (truncation, spec §3.2 UNCONFIRMED choice).
+    // BT.601 narrow white: 298 × (235 − 16) = 65262, >> 8 = 254 (truncation, BOARD-RULES §AIPP-order UNCONFIRMED
+    // choice).
     Image img(KES_PIXEL_NV12, 2, 2);
     auto* b = static_cast<uint8_t*>(img.im.data);
     std::memset(b, 235, 4);
@@ -501,7 +502,7 @@ TEST(AippDynamic, PerBatchParamsApplyAndBoardLimitsHold) {
         ASSERT_EQ(kes_aipp_dynamic_get_params(d, i, &p), KES_OK);
         expect_matches_reference(out, i, imgs[i], p, i ? 6 : 8, i ? 6 : 8, "dynamic");
     }
-    // Dynamic AIPP on YUV420SP needs even crop sizes (spec §3.2).
+    // Dynamic AIPP on YUV420SP needs even crop sizes (BOARD-RULES §AIPP-order).
     ASSERT_EQ(kes_aipp_dynamic_set_crop_params(d, 1, 4, 6, 7, 6, 1), KES_OK);
     EXPECT_EQ(kes_aipp_dynamic_execute(d, nullptr, imgs, 2, &out.t), KES_ERR_INVALID_ARGUMENT);
     EXPECT_NE(std::string(kes_last_error()).find("batch 1: crop_size_w must be even"), std::string::npos)
@@ -558,7 +559,7 @@ TEST(AippRecipe, RgbCenteredAndImageNetMatchTheirFormulas) {
 TEST(AippExecute, CscSwitchWithoutMatrixUsesTheAtcDefaultTable) {
     Image img(KES_PIXEL_NV12, 16, 4);
     kes_aipp_params dflt = static_params(KES_AIPP_YUV420SP_U8);
-    dflt.csc_switch = 1;  // no matrix: spec §3.3 default
+    dflt.csc_switch = 1;  // no matrix: BOARD-RULES §AIPP-CSC default
     kes_aipp_params expl = static_params(KES_AIPP_YUV420SP_U8);
     ASSERT_EQ(kes_aipp_params_set_csc(&expl, KES_AIPP_CSC_YUV2BGR_BT601_NARROW), KES_OK);
     Tensor a(KES_U8, KES_LAYOUT_NHWC, 1, 3, 4, 16), b(KES_U8, KES_LAYOUT_NHWC, 1, 3, 4, 16);

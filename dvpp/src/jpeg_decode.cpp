@@ -1,4 +1,4 @@
-// JPEGD on the host (spec §2.4): TurboJPEG API 2 decodes, this file applies the board's rules —
+// JPEGD on the host (BOARD-RULES §JPEGD): TurboJPEG API 2 decodes, this file applies the board's rules —
 // output formats per source subsampling, JPEGD strides, size limits, EXIF orientation, the 310B even
 // rounding of 4:2:0 output, and strict refusal of what the hardware cannot decode.
 #include <cstring>
@@ -91,7 +91,7 @@ std::string hw_reasons(uint32_t f) {
 
 kes_pixel_format resolve_format(kes_pixel_format requested, int tjsamp) {
     if (requested != KES_PIXEL_UNKNOWN) return requested;
-    // spec §2.4: UNKNOWN keeps the source subsampling in the VU-ordered semi-planar form.
+    // BOARD-RULES §JPEGD: UNKNOWN keeps the source subsampling in the VU-ordered semi-planar form.
     switch (tjsamp) {
         case TJSAMP_444: return KES_PIXEL_YVU444SP;
         case TJSAMP_422: return KES_PIXEL_YVU422SP;
@@ -115,10 +115,11 @@ void check_format(kes_pixel_format format, int tjsamp) {
         case KES_PIXEL_YVU440SP: ok = tjsamp == TJSAMP_440; break;
         default: break;
     }
-    KES_REQUIRE(ok,
-                "output format %s is not available from a %s JPEG (spec §2.4: NV12/NV21 from every source, "
-                "444SP/422SP/440SP only from the same subsampling; RGB888/BGR888 as an extension)",
-                kes_pixel_format_name(format), css_name(tjsamp));
+    KES_REQUIRE(
+        ok,
+        "output format %s is not available from a %s JPEG (docs/BOARD-RULES.md §JPEGD: NV12/NV21 from every source, "
+        "444SP/422SP/440SP only from the same subsampling; RGB888/BGR888 as an extension)",
+        kes_pixel_format_name(format), css_name(tjsamp));
 }
 
 bool is_420(kes_pixel_format f) {
@@ -162,8 +163,8 @@ DecodePlan plan_decode(kes_dvpp_channel* ch, const void* data, size_t size, kes_
     const kes_board_profile& b = ch->profile;
     const uint32_t w = uint32_t(p.tj_width), hh = uint32_t(p.tj_height);
     KES_REQUIRE(w >= b.jpegd_min_dim && hh >= b.jpegd_min_dim && w <= b.jpegd_max_dim && hh <= b.jpegd_max_dim,
-                "JPEG of %ux%u is outside JPEGD's %u..%u per side on the %s profile (spec §2.4)", w, hh,
-                b.jpegd_min_dim, b.jpegd_max_dim, b.name);
+                "JPEG of %ux%u is outside JPEGD's %u..%u per side on the %s profile (docs/BOARD-RULES.md §JPEGD)", w,
+                hh, b.jpegd_min_dim, b.jpegd_max_dim, b.name);
     check_max_pixels(ch, w, hh, "JPEG");
     p.format = resolve_format(requested, p.tjsamp);
     check_format(p.format, p.tjsamp);
@@ -185,7 +186,7 @@ DecodePlan plan_decode(kes_dvpp_channel* ch, const void* data, size_t size, kes_
     p.scaled_h = uint32_t(TJSCALED(p.tj_height, p.scale));
     p.out_w = orientation_swaps(p.orientation) ? p.scaled_h : p.scaled_w;
     p.out_h = orientation_swaps(p.orientation) ? p.scaled_w : p.scaled_h;
-    // spec §2.4: 310P/310B round odd sizes down to even for 4:2:0 output.
+    // BOARD-RULES §JPEGD: 310P/310B round odd sizes down to even for 4:2:0 output.
     if (b.jpegd_even_420 && is_420(p.format)) {
         if (p.out_w > 1) p.out_w &= ~1u;
         if (p.out_h > 1) p.out_h &= ~1u;
@@ -256,7 +257,7 @@ void decode_yuv_path(kes_dvpp_channel* ch, const uint8_t* data, size_t size, con
         orient_plane(ytmp.data(), p.scaled_w, p.scaled_h, yw, 1, p.orientation, yplane.data, yplane.stride, p.out_w,
                      p.out_h);
     if (gray) {
-        // spec §2.4: a 4:0:0 source gives NV12/NV21 with UV filled with 0x80.
+        // BOARD-RULES §JPEGD: a 4:0:0 source gives NV12/NV21 with UV filled with 0x80.
         kes_image_plane cplane;
         check_sdk(kes_image_get_plane(out, 1, &cplane), "output chroma plane");
         for (uint32_t r = 0; r < cplane.rows; ++r)
@@ -278,7 +279,7 @@ void decode_yuv_path(kes_dvpp_channel* ch, const uint8_t* data, size_t size, con
     write_chroma({oriented[0].data(), p.out_w, 0, 0}, {oriented[1].data(), p.out_w, 0, 0}, p, out);
 }
 
-// RGB/BGR output, and the software path for CMYK/YCCK/RGB-coded sources (spec §2.4 fallback).
+// RGB/BGR output, and the software path for CMYK/YCCK/RGB-coded sources (BOARD-RULES §JPEGD fallback).
 void decode_rgb_path(kes_dvpp_channel* ch, const uint8_t* data, size_t size, const DecodePlan& p, kes_image* out) {
     tjhandle h = decoder(ch);
     const bool cmyk = p.tjcs == TJCS_CMYK || p.tjcs == TJCS_YCCK;
@@ -340,7 +341,7 @@ void fill_info(const DecodePlan& p, const kes_dvpp_channel* ch, kes_jpeg_info* i
     info->output_size = p.bytes;
 }
 
-// Why the JPEGD hardware cannot serve this planned decode ("" when it can): what it refuses (spec §2.4)
+// Why the JPEGD hardware cannot serve this planned decode ("" when it can): what it refuses (BOARD-RULES §JPEGD)
 // and what Kestrel adds beyond it (RGB output, DCT-domain scaling, orientation left unapplied).
 std::string hardware_refusal(const uint8_t* data, size_t size, const DecodePlan& p) {
     if (p.hw_unsupported) return hw_reasons(p.hw_unsupported) + " JPEG";
@@ -366,7 +367,8 @@ kes_status decode_common(kes_dvpp_channel* ch, const void* data, size_t size, ke
                          uint32_t target_w, uint32_t target_h, kes_mem_pool* pool, kes_image* out) {
     const DecodePlan p = plan_decode(ch, data, size, format, target_w, target_h);
     if (ch->strict && p.hw_unsupported)
-        KES_FAIL(KES_ERR_UNSUPPORTED, "strict mode: JPEGD hardware does not decode this JPEG: %s (spec §2.4)",
+        KES_FAIL(KES_ERR_UNSUPPORTED,
+                 "strict mode: JPEGD hardware does not decode this JPEG: %s (docs/BOARD-RULES.md §JPEGD)",
                  hw_reasons(p.hw_unsupported).c_str());
     if (decode_on_hardware(ch, static_cast<const uint8_t*>(data), size, p, pool, out)) return KES_OK;
     check_sdk(kes_image_alloc(out, output_pool(ch, pool), p.format, p.out_w, p.out_h, p.ws, p.hs),

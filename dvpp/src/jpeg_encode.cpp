@@ -1,4 +1,4 @@
-// JPEGE on the host (spec §2.5): NV12/NV21 or packed 4:2:2 (YUYV/UYVY/YVYU/VYUY) in with the board's
+// JPEGE on the host (BOARD-RULES §JPEGE): NV12/NV21 or packed 4:2:2 (YUYV/UYVY/YVYU/VYUY) in with the board's
 // input-stride rules, baseline Huffman JPEG out through TurboJPEG (4:2:0 from NV12/NV21, 4:2:2 from
 // packed input: the subsampling of the input, nothing thrown away), and the board's PredictEncSize.
 #include <cstring>
@@ -11,8 +11,8 @@
 namespace kes {
 namespace {
 
-constexpr size_t kPredictRound = size_t(2) << 20;  // spec §2.5: rounded up to 2 MiB
-constexpr size_t kPredictHeader = 640 + 128;       // spec §2.5: header + 128
+constexpr size_t kPredictRound = size_t(2) << 20;  // BOARD-RULES §JPEGE: rounded up to 2 MiB
+constexpr size_t kPredictHeader = 640 + 128;       // BOARD-RULES §JPEGE: header + 128
 
 bool is_packed422(int64_t f) {
     return f == KES_PIXEL_YUYV422 || f == KES_PIXEL_UYVY422 || f == KES_PIXEL_YVYU422 || f == KES_PIXEL_VYUY422;
@@ -27,19 +27,20 @@ void check_input(const kes_dvpp_channel* ch, const kes_image* image) {
                 kes_pixel_format_name(image->format));
     const kes_board_profile& b = ch->profile;
     if (is_packed422(f))
-        KES_REQUIRE(image->width % 2 == 0, "JPEGE packed 4:2:2 input width must be even (spec §2.5; got %u)",
-                    image->width);
+        KES_REQUIRE(image->width % 2 == 0,
+                    "JPEGE packed 4:2:2 input width must be even (docs/BOARD-RULES.md §JPEGE; got %u)", image->width);
     else
         KES_REQUIRE(image->width % 2 == 0 && image->height % 2 == 0,
-                    "JPEGE input width and height must be even (spec §2.5; got %ux%u)", image->width, image->height);
+                    "JPEGE input width and height must be even (docs/BOARD-RULES.md §JPEGE; got %ux%u)", image->width,
+                    image->height);
     KES_REQUIRE(image->width >= b.jpege_min_dim && image->height >= b.jpege_min_dim &&
                     image->width <= b.jpege_max_dim && image->height <= b.jpege_max_dim,
-                "JPEGE input %ux%u is outside %u..%u per side on the %s profile (spec §2.5)", image->width,
-                image->height, b.jpege_min_dim, b.jpege_max_dim, b.name);
+                "JPEGE input %ux%u is outside %u..%u per side on the %s profile (docs/BOARD-RULES.md §JPEGE)",
+                image->width, image->height, b.jpege_min_dim, b.jpege_max_dim, b.name);
     // width_stride is in bytes: NV12's align16(w) and packed 4:2:2's align16(2w) are the same rule.
     KES_REQUIRE(b.jpege_width_align <= 1 || image->width_stride % b.jpege_width_align == 0,
-                "JPEGE input width_stride must be a multiple of %u bytes on the %s profile (spec §2.5: align16(w) "
-                "for NV12/NV21, align16(2w) for packed 4:2:2; got %u)",
+                "JPEGE input width_stride must be a multiple of %u bytes on the %s profile "
+                "(docs/BOARD-RULES.md §JPEGE: align16(w) for NV12/NV21, align16(2w) for packed 4:2:2; got %u)",
                 b.jpege_width_align, b.name, image->width_stride);
     KES_REQUIRE(image->height_stride >= image->height, "JPEGE input height_stride %u < height %u", image->height_stride,
                 image->height);

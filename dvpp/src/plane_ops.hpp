@@ -1,5 +1,5 @@
 // plane_ops.hpp — pixel-plane steps of the software DVPP: EXIF orientation, chroma resampling between
-// subsamplings, colour conversion for the software fallback (spec §2.4).
+// subsamplings, colour conversion for the software fallback (BOARD-RULES §JPEGD).
 #pragma once
 
 #include <cstddef>

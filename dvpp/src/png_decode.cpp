@@ -1,4 +1,4 @@
-// PNGD on the host (spec §2.6): libpng decodes, this file applies the board's rules — RGB888 or
+// PNGD on the host (BOARD-RULES §PNGD): libpng decodes, this file applies the board's rules — RGB888 or
 // RGBA8888 out (UNKNOWN = RGBA), PNGD strides, 32..4096 limits, > 29 bytes of input.
 //
 // libpng reports errors by longjmp. All of that is confined to read_png(): it holds no C++ objects
@@ -19,7 +19,7 @@
 namespace kes {
 namespace {
 
-constexpr size_t kPngMinBytes = 30;  // spec §2.6: input data size must be > 29 bytes
+constexpr size_t kPngMinBytes = 30;  // BOARD-RULES §PNGD: input data size must be > 29 bytes
 
 struct PngJob {
     // in
@@ -98,8 +98,8 @@ void read_png(PngJob* job) {
     if (w < b.pngd_min_dim || h < b.pngd_min_dim || w > b.pngd_max_dim || h > b.pngd_max_dim) {
         job->status = KES_ERR_INVALID_ARGUMENT;
         std::snprintf(job->message, sizeof job->message,
-                      "PNG of %ux%u is outside PNGD's %u..%u per side on the %s profile (spec §2.6)", unsigned(w),
-                      unsigned(h), b.pngd_min_dim, b.pngd_max_dim, b.name);
+                      "PNG of %ux%u is outside PNGD's %u..%u per side on the %s profile (docs/BOARD-RULES.md §PNGD)",
+                      unsigned(w), unsigned(h), b.pngd_min_dim, b.pngd_max_dim, b.name);
         png_destroy_read_struct(&png, &info, nullptr);
         return;
     }
@@ -121,7 +121,7 @@ void read_png(PngJob* job) {
         return;
     }
 
-    // Everything to 8-bit RGB or RGBA (spec §2.6 outputs).
+    // Everything to 8-bit RGB or RGBA (BOARD-RULES §PNGD outputs).
     if (depth == 16) png_set_scale_16(png);
     if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(png);
     if (color == PNG_COLOR_TYPE_GRAY && depth < 8) png_set_expand_gray_1_2_4_to_8(png);
@@ -156,9 +156,9 @@ void read_png(PngJob* job) {
 
 kes_pixel_format png_format(const kes_pixel_format& requested) {
     const kes_pixel_format f = format_arg(requested, "format");
-    if (f == KES_PIXEL_UNKNOWN) return KES_PIXEL_RGBA8888;  // spec §2.6: UNKNOWN yields RGBA
+    if (f == KES_PIXEL_UNKNOWN) return KES_PIXEL_RGBA8888;  // BOARD-RULES §PNGD: UNKNOWN yields RGBA
     KES_REQUIRE(f == KES_PIXEL_RGB888 || f == KES_PIXEL_RGBA8888,
-                "PNGD outputs RGB888, RGBA8888 or UNKNOWN (= RGBA8888) only (spec §2.6; got %s)",
+                "PNGD outputs RGB888, RGBA8888 or UNKNOWN (= RGBA8888) only (docs/BOARD-RULES.md §PNGD; got %s)",
                 kes_pixel_format_name(f));
     return f;
 }
@@ -169,7 +169,8 @@ void run_job(kes_dvpp_channel* ch, const void* data, size_t size, kes_pixel_form
     KES_REQUIRE(data != nullptr || size == 0, "data is NULL");
     const kes_pixel_format f = png_format(format);
     if (size < kPngMinBytes)
-        KES_FAIL(KES_ERR_CORRUPT_DATA, "PNG data of %zu bytes is too short (PNGD needs > 29 bytes, spec §2.6)", size);
+        KES_FAIL(KES_ERR_CORRUPT_DATA,
+                 "PNG data of %zu bytes is too short (PNGD needs > 29 bytes, docs/BOARD-RULES.md §PNGD)", size);
     if (png_sig_cmp(static_cast<png_const_bytep>(data), 0, 8) != 0)
         KES_FAIL(KES_ERR_CORRUPT_DATA, "not a PNG (bad signature)");
     PngJob job;

@@ -2,8 +2,8 @@
 // kes_images with the board's VDEC strides in the caller's pool) or the DVPP hardware does through
 // aclvdec* (ascend/vdec_ascend.cpp: access units in Annex-B, pictures back in DVPP memory). The hardware
 // is chosen at create when the Ascend backend is active and the stream is one it takes; otherwise, and
-// for every stream outside the VDEC rules, the host decodes, logged once per cause (dvpp_video.h, spec
-// §2.7).
+// for every stream outside the VDEC rules, the host decodes, logged once per cause (dvpp_video.h,
+// BOARD-RULES §VDEC).
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -125,7 +125,7 @@ const char* codec_name(kes_video_codec codec) {
 
 namespace {
 
-// Process-wide count of open decoder channels (board: channel IDs 0..31, spec §2.7).
+// Process-wide count of open decoder channels (board: channel IDs 0..31, BOARD-RULES §VDEC).
 std::atomic<uint32_t> g_open_channels{0};
 
 bool reserve_channel(uint32_t limit) {
@@ -450,7 +450,7 @@ struct StreamForm {
     int reorder = 0;  // frames of reordering (B-frames)
 };
 
-// Why the hardware cannot decode this stream for this decoder, or "" (spec §2.7). Causes are phrased
+// Why the hardware cannot decode this stream for this decoder, or "" (BOARD-RULES §VDEC). Causes are phrased
 // without sizes, so that each is logged once per process.
 std::string hw_refusal(const kes_vdec* v, const StreamForm& s) {
     const bool h265 = v->info.codec == KES_VIDEO_CODEC_H265;
@@ -626,7 +626,7 @@ void hw_collect(kes_vdec* v, uint32_t wait_ms) {
         wait_ms = 0;
         const VdecFrameMeta& m = pic.meta();
         if (const uint32_t ret = pic.ret_code()) {
-            // The board flags a bad frame as a decode failure and goes on (spec §2.7), as the CPU path.
+            // The board flags a bad frame as a decode failure and goes on (BOARD-RULES §VDEC), as the CPU path.
             ++v->stats.corrupt_packets;
             KES_LOGW("dvpp", "VDEC %s: the hardware gave no picture for access unit %llu (ret code %u); skipped",
                      v->source.c_str(), static_cast<unsigned long long>(m.ordinal), ret);
@@ -925,7 +925,7 @@ bool deliver_next(kes_vdec* v, kes_vdec_frame* out) {
     try {
         check_frame(v, f);
         if (v->cfg.output_width) {
-            // VDEC resizes through VPC: VPC's scale limits apply (spec §2.3, §2.7).
+            // VDEC resizes through VPC: VPC's scale limits apply (BOARD-RULES §VPC, §VDEC).
             const uint64_t ow = v->cfg.output_width, oh = v->cfg.output_height;
             const uint64_t den = v->profile.vpc_scale_min_den, mx = v->profile.vpc_scale_max;
             KES_REQUIRE(ow * den >= uint64_t(f->width) && oh * den >= uint64_t(f->height) &&

@@ -1,5 +1,5 @@
 // VENC on the host: NV12/NV21 frames → libx264/libx265 through libavcodec → MP4 or Annex-B through
-// libavformat (dvpp_video.h, spec §2.8).
+// libavformat (dvpp_video.h, BOARD-RULES §VENC).
 #include <cstring>
 #include <string>
 
@@ -204,9 +204,10 @@ kes_status kes_venc_encode_frame(kes_venc* venc, const kes_image* frame) {
                     "frame is %ux%u, the encoder was configured for %ux%u", frame->width, frame->height,
                     venc->cfg.width, venc->cfg.height);
         const uint32_t align = venc->profile.venc_width_stride_align;
-        KES_REQUIRE(align <= 1 || frame->width_stride % align == 0,
-                    "width_stride %u must be a multiple of %u on the %s profile (VENC input rule, spec 2.8)",
-                    frame->width_stride, align, venc->profile.name);
+        KES_REQUIRE(
+            align <= 1 || frame->width_stride % align == 0,
+            "width_stride %u must be a multiple of %u on the %s profile (VENC input rule, docs/BOARD-RULES.md §VENC)",
+            frame->width_stride, align, venc->profile.name);
         AVFrame* f = venc->frame.get();
         int ret = av_frame_make_writable(f);  // the encoder may still hold the previous buffer
         if (ret < 0) KES_FAIL(KES_ERR_OUT_OF_MEMORY, "encoder frame buffer: %s", kes::av_error_text(ret).c_str());

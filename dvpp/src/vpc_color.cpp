@@ -1,4 +1,4 @@
-// VPC colour conversion (acldvppVpcConvertColorAsync, spec §2.1 acldvppCscMatrix, §2.3 formats):
+// VPC colour conversion (acldvppVpcConvertColorAsync, BOARD-RULES §Formats acldvppCscMatrix, §VPC formats):
 // NV12/NV21/I420 ↔ RGB888/BGR888 with BT.601 / BT.709 in full ("wide") or narrow range, between the
 // 4:2:0 layouts, and to YUV400. Fixed point with 16-bit fractions: every result is within 1 of the
 // formula evaluated exactly and rounded (tests check it, and against OpenCV's cvtColor).
@@ -253,14 +253,15 @@ extern "C" kes_status kes_vpc_convert_color(kes_dvpp_channel* channel, const kes
                      kes_pixel_format_name(in->format), kes_pixel_format_name(out_format));
         if (b.vpc_output_420sp_only)
             KES_REQUIRE(of == KES_PIXEL_NV12 || of == KES_PIXEL_NV21,
-                        "VPC output on the %s profile is NV12 or NV21 only (got %s; spec §2.3)", b.name,
+                        "VPC output on the %s profile is NV12 or NV21 only (got %s; docs/BOARD-RULES.md §VPC)", b.name,
                         kes_pixel_format_name(out_format));
         if (b.vpc_csc_bt601_wide_only)
-            KES_REQUIRE(mx == KES_VPC_CSC_BT601_WIDE,
-                        "the %s profile has no colour-matrix setting (acldvppCscMatrix, spec §2.1): only "
-                        "KES_VPC_CSC_BT601_WIDE",
-                        b.name);
-        // spec §2.3: VPC silently rounds odd input sizes down to even.
+            KES_REQUIRE(
+                mx == KES_VPC_CSC_BT601_WIDE,
+                "the %s profile has no colour-matrix setting (acldvppCscMatrix, docs/BOARD-RULES.md §Formats): only "
+                "KES_VPC_CSC_BT601_WIDE",
+                b.name);
+        // BOARD-RULES §VPC: VPC silently rounds odd input sizes down to even.
         const uint32_t w = in->width & ~1u, h = in->height & ~1u;
         kes::vpc::check_input_size(b, in->format, w, h);
         kes::vpc::check_output_size(b, w, h);

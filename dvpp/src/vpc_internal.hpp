@@ -110,7 +110,7 @@ uint32_t yuv_to_rgb_row_neon(const uint8_t* ys, const uint8_t* us, const uint8_t
 // kes_vpc_interp argument → filter; 3/4 (TensorFlow-like) are KES_ERR_UNSUPPORTED.
 Filter filter_arg(const kes_vpc_interp& interp);
 
-// Board rules (spec §2.3), each failure a KES_ERR_INVALID_ARGUMENT naming the rule and profile.
+// Board rules (BOARD-RULES §VPC), each failure a KES_ERR_INVALID_ARGUMENT naming the rule and profile.
 void check_input_size(const kes_board_profile& b, kes_pixel_format format, uint32_t w, uint32_t h);
 void check_output_size(const kes_board_profile& b, uint32_t w, uint32_t h);
 void check_scale(const kes_board_profile& b, uint32_t in, uint32_t out, const char* axis);

@@ -1,4 +1,4 @@
-// VPC crop-and-paste, letterbox and batch crop (spec §2.3: acldvppVpcCropAndPasteAsync,
+// VPC crop-and-paste, letterbox and batch crop (BOARD-RULES §VPC: acldvppVpcCropAndPasteAsync,
 // acldvppVpcBatchCropAsync) on NV12/NV21, built on the OpenCV-exact plane resize.
 #include <algorithm>
 #include <cstring>
@@ -21,7 +21,8 @@ void check_paste_area(const kes_board_profile& b, const kes_vpc_roi& a, const ke
                 "paste ROI (left %u, top %u, %ux%u) must have even left, top, width and height for 4:2:0 output",
                 a.left, a.top, roi_width(a), roi_height(a));
     const uint32_t align = std::max(1u, b.vpc_paste_left_align);
-    KES_REQUIRE(a.left % align == 0, "paste ROI left=%u must be a multiple of %u on the %s profile (spec §2.3)", a.left,
+    KES_REQUIRE(a.left % align == 0,
+                "paste ROI left=%u must be a multiple of %u on the %s profile (docs/BOARD-RULES.md §VPC)", a.left,
                 align, b.name);
 }
 
@@ -33,8 +34,8 @@ void check_canvas(const kes_board_profile& b, const kes_image& canvas, const kes
     check_output_size(b, canvas.width, canvas.height);
     const uint32_t wa = std::max(1u, b.vpc_width_align), ha = std::max(1u, b.vpc_height_align);
     KES_REQUIRE(canvas.width_stride % wa == 0 && canvas.height_stride % ha == 0,
-                "output strides %ux%u must be multiples of %ux%u on the %s profile (VPC output stride rule, spec "
-                "§2.3)",
+                "output strides %ux%u must be multiples of %ux%u on the %s profile (VPC output stride rule, "
+                "docs/BOARD-RULES.md §VPC)",
                 canvas.width_stride, canvas.height_stride, wa, ha, b.name);
 }
 
@@ -180,8 +181,8 @@ kes_status kes_vpc_batch_crop(kes_dvpp_channel* channel, const kes_image* images
         KES_REQUIRE(rois != nullptr && roi_count > 0, "rois is NULL or roi_count is 0");
         const kes_board_profile& b = channel->profile;
         KES_REQUIRE(roi_count <= b.vpc_max_batch_rois,
-                    "%u ROIs in one batch exceed the %s profile's %u (BATCH_ROI_MAX_SIZE, spec §2.3)", roi_count,
-                    b.name, b.vpc_max_batch_rois);
+                    "%u ROIs in one batch exceed the %s profile's %u (BATCH_ROI_MAX_SIZE, docs/BOARD-RULES.md §VPC)",
+                    roi_count, b.name, b.vpc_max_batch_rois);
         const kes::vpc::Filter filter = kes::vpc::filter_arg(interp);
         // Every rule is checked before anything is allocated: a batch succeeds or fails as a whole.
         std::vector<kes_vpc_roi> crops(roi_count);

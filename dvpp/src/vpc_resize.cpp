@@ -1,4 +1,4 @@
-// VPC resize (spec §2.3). The 310B promises results identical to OpenCV's cv::resize INTER_LINEAR /
+// VPC resize (BOARD-RULES §VPC). The 310B promises results identical to OpenCV's cv::resize INTER_LINEAR /
 // INTER_NEAREST; Kestrel reproduces OpenCV 4.6 (what Debian 12 ships, and what the tests compare
 // with) on each plane: the luma plane as CV_8UC1, the interleaved chroma plane as CV_8UC2.
 //
@@ -336,24 +336,25 @@ bool is_nv(const kes_pixel_format& format) {
 void check_input_size(const kes_board_profile& b, kes_pixel_format format, uint32_t w, uint32_t h) {
     const bool nv = is_nv(format);
     const uint32_t max = nv ? b.vpc_max_input_dim_nv12 : b.vpc_max_input_dim;
-    KES_REQUIRE(w >= b.vpc_min_width && h >= b.vpc_min_height && w <= max && h <= max,
-                "VPC input %ux%u is outside %ux%u..%u per side for %s input on the %s profile (spec §2.3%s)", w, h,
-                b.vpc_min_width, b.vpc_min_height, max, kes_pixel_format_name(format), b.name,
-                nv ? "" : "; only NV12/NV21 input may exceed vpc_max_input_dim");
+    KES_REQUIRE(
+        w >= b.vpc_min_width && h >= b.vpc_min_height && w <= max && h <= max,
+        "VPC input %ux%u is outside %ux%u..%u per side for %s input on the %s profile (docs/BOARD-RULES.md §VPC%s)", w,
+        h, b.vpc_min_width, b.vpc_min_height, max, kes_pixel_format_name(format), b.name,
+        nv ? "" : "; only NV12/NV21 input may exceed vpc_max_input_dim");
 }
 
 void check_output_size(const kes_board_profile& b, uint32_t w, uint32_t h) {
     KES_REQUIRE(
         w >= b.vpc_min_width && h >= b.vpc_min_height && w <= b.vpc_max_output_width && h <= b.vpc_max_output_height,
-        "VPC output %ux%u is outside %ux%u..%ux%u on the %s profile (spec §2.3)", w, h, b.vpc_min_width,
+        "VPC output %ux%u is outside %ux%u..%ux%u on the %s profile (docs/BOARD-RULES.md §VPC)", w, h, b.vpc_min_width,
         b.vpc_min_height, b.vpc_max_output_width, b.vpc_max_output_height, b.name);
 }
 
 void check_scale(const kes_board_profile& b, uint32_t in, uint32_t out, const char* axis) {
     // out/in within [1/den, max] ⇔ out·den ≥ in and out ≤ in·max (exact in integers).
     KES_REQUIRE(uint64_t(out) * b.vpc_scale_min_den >= in && uint64_t(out) <= uint64_t(in) * b.vpc_scale_max,
-                "VPC %s scale %u -> %u is outside [1/%u, %u] on the %s profile (spec §2.3)", axis, in, out,
-                b.vpc_scale_min_den, b.vpc_scale_max, b.name);
+                "VPC %s scale %u -> %u is outside [1/%u, %u] on the %s profile (docs/BOARD-RULES.md §VPC)", axis, in,
+                out, b.vpc_scale_min_den, b.vpc_scale_max, b.name);
 }
 
 void check_roi(const kes_board_profile& b, const kes_vpc_roi& r, uint32_t w, uint32_t h, const char* what) {
@@ -362,10 +363,11 @@ void check_roi(const kes_board_profile& b, const kes_vpc_roi& r, uint32_t w, uin
                 r.left, r.top, r.right, r.bottom, w, h);
     if (b.vpc_roi_parity) {
         KES_REQUIRE(r.left % 2 == 0 && r.top % 2 == 0,
-                    "%s ROI left=%u top=%u must be even on the %s profile (spec §2.3)", what, r.left, r.top, b.name);
+                    "%s ROI left=%u top=%u must be even on the %s profile (docs/BOARD-RULES.md §VPC)", what, r.left,
+                    r.top, b.name);
         KES_REQUIRE(r.right % 2 == 1 && r.bottom % 2 == 1,
-                    "%s ROI right=%u bottom=%u must be odd on the %s profile (spec §2.3)", what, r.right, r.bottom,
-                    b.name);
+                    "%s ROI right=%u bottom=%u must be odd on the %s profile (docs/BOARD-RULES.md §VPC)", what, r.right,
+                    r.bottom, b.name);
     }
 }
 
@@ -374,7 +376,7 @@ kes_vpc_roi check_nv_crop(const kes_board_profile& b, const kes_image& in, const
     if (!is_nv(in.format))
         KES_FAIL(KES_ERR_UNSUPPORTED, "VPC %s %s: only NV12/NV21 (convert with kes_vpc_convert_color)", what,
                  kes_pixel_format_name(in.format));
-    // spec §2.3: VPC silently rounds odd input sizes down to even.
+    // BOARD-RULES §VPC: VPC silently rounds odd input sizes down to even.
     const uint32_t iw = in.width & ~1u, ih = in.height & ~1u;
     check_input_size(b, in.format, iw, ih);
     const kes_vpc_roi r = roi ? *roi : kes_vpc_roi{0, 0, iw - 1, ih - 1};
@@ -384,8 +386,8 @@ kes_vpc_roi check_nv_crop(const kes_board_profile& b, const kes_image& in, const
 
 void check_nv_resize(const kes_board_profile& b, const kes_vpc_roi& r, uint32_t out_w, uint32_t out_h,
                      const char* what) {
-    KES_REQUIRE(out_w % 2 == 0 && out_h % 2 == 0, "VPC %s size must be even for 4:2:0 output (got %ux%u, spec §2.3)",
-                what, out_w, out_h);
+    KES_REQUIRE(out_w % 2 == 0 && out_h % 2 == 0,
+                "VPC %s size must be even for 4:2:0 output (got %ux%u, docs/BOARD-RULES.md §VPC)", what, out_w, out_h);
     check_output_size(b, out_w, out_h);
     check_scale(b, roi_width(r), out_w, "width");
     check_scale(b, roi_height(r), out_h, "height");

@@ -1,4 +1,4 @@
-// JPEGD behaviour (spec §2.4): formats per source, board strides, orientation, strict mode, errors.
+// JPEGD behaviour (BOARD-RULES §JPEGD): formats per source, board strides, orientation, strict mode, errors.
 #include <cstdio>
 #include <string>
 #include <thread>
@@ -393,7 +393,7 @@ TEST(JpegDecode, GetInfoPredictsTheDecodeBuffer) {
     EXPECT_EQ(info.width, 100u);
     EXPECT_EQ(info.width_stride, 128u);
     EXPECT_EQ(info.height_stride, 64u);
-    EXPECT_EQ(info.output_size, size_t(128) * 64 * 3 / 2);  // spec §2.4 PredictDecSize
+    EXPECT_EQ(info.output_size, size_t(128) * 64 * 3 / 2);  // BOARD-RULES §JPEGD PredictDecSize
     EXPECT_EQ(info.hw_unsupported, 0u);
     Image img;
     ASSERT_EQ(kes_jpeg_decode(ch.get(), jpeg.data(), jpeg.size(), KES_PIXEL_NV12, nullptr, &img), KES_OK);

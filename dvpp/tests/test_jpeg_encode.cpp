@@ -1,4 +1,4 @@
-// JPEGE behaviour (spec §2.5): input-stride rules, PredictEncSize, quality, round trip.
+// JPEGE behaviour (BOARD-RULES §JPEGE): input-stride rules, PredictEncSize, quality, round trip.
 #include <string>
 
 #include "dvpp_test_util.hpp"

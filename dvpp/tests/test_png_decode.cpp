@@ -1,4 +1,4 @@
-// PNGD behaviour (spec §2.6): outputs, strides, conversions of every PNG kind, bad CRCs.
+// PNGD behaviour (BOARD-RULES §PNGD): outputs, strides, conversions of every PNG kind, bad CRCs.
 #include <png.h>
 
 #include <string>

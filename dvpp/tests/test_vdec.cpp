@@ -437,7 +437,7 @@ TEST(Vdec, NonVideoBytesAreCorruptData) {
 
 TEST(Vdec, StreamBelowTheBoardMinimumIsUnsupported) {
     REQUIRE_CLIPS();
-    // 64x64 is under VDEC's 128x128 minimum on 310 (spec §2.7); the host profile takes it.
+    // 64x64 is under VDEC's 128x128 minimum on 310 (BOARD-RULES §VDEC); the host profile takes it.
     const DecodeResult board = decode_file(data_path("tiny_64x64.h264"), kes_board_get_profile(KES_BOARD_310));
     EXPECT_EQ(board.status, KES_ERR_UNSUPPORTED);
     EXPECT_NE(std::strstr(kes_last_error(), "128"), nullptr) << kes_last_error();

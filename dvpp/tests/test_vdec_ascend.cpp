@@ -393,7 +393,7 @@ TEST_P(VdecHardware, FilesDecodeOnTheHardwareAsOnTheCpu) {
         expect_same_frames(hw, cpu, path);
         EXPECT_EQ(hw.frames.size(), path.find("h264") != std::string::npos ? 18u : 12u) << path;
         if (!hw.frames.empty()) {
-            EXPECT_EQ(hw.frames[0].width_stride, 336u);  // align16(328), the simulator's and the spec's rule
+            EXPECT_EQ(hw.frames[0].width_stride, 336u);  // align16(328), the simulator's and the documented rule
             EXPECT_EQ(hw.frames[0].height_stride, 240u);
             EXPECT_EQ(hw.frames[0].keyframe, 1u);
             EXPECT_EQ(hw.frames[6].keyframe, 1u);

@@ -215,7 +215,7 @@ TEST(VpcColor, OddSizesRoundDownToEven) {
 }
 
 TEST(VpcColor, InputSizeLimitDependsOnFormat) {
-    // 310: 4096 per side for any input, 8192 for NV12/NV21 ("8K mode", spec §2.3).
+    // 310: 4096 per side for any input, 8192 for NV12/NV21 ("8K mode", BOARD-RULES §VPC).
     Image rgb, nv12;
     ASSERT_EQ(kes_image_alloc(&rgb, nullptr, KES_PIXEL_RGB888, 4098, 16, 0, 0), KES_OK);
     ASSERT_EQ(kes_image_alloc(&nv12, nullptr, KES_PIXEL_NV12, 4098, 16, 0, 0), KES_OK);

@@ -1,4 +1,4 @@
-// VPC crop-and-paste, letterbox and batch crop (spec §2.3): pixels equal kes_vpc_crop_resize's, the
+// VPC crop-and-paste, letterbox and batch crop (BOARD-RULES §VPC): pixels equal kes_vpc_crop_resize's, the
 // canvas outside the paste area untouched, and the per-board paste and batch rules.
 #include <string>
 

@@ -1,4 +1,4 @@
-// VPC crop/resize behaviour (spec §2.3): board rules, OpenCV-style interpolation, ROI parity.
+// VPC crop/resize behaviour (BOARD-RULES §VPC): board rules, OpenCV-style interpolation, ROI parity.
 #include <string>
 
 #include "dvpp_test_util.hpp"

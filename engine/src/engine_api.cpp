@@ -77,7 +77,7 @@ const ExecutorFactory& executor_for(const uint8_t* data, size_t size) {
     };
     for (const ExecutorFactory* f : factories)
         if (f->recognizes(data, size)) return *f;
-    // A .om starts with the "IMOD" header (spec ascend-backend.md §3): name it rather than call it corrupt.
+    // A .om starts with the "IMOD" header (BOARD-RULES §Models): name it rather than call it corrupt.
     if (size >= 4 && std::memcmp(data, "IMOD", 4) == 0)
         KES_FAIL(KES_ERR_UNSUPPORTED,
                  "model: an Ascend .om file; this build runs .kom files on the CPU (convert the source model "

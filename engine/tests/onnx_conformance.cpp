@@ -16,7 +16,8 @@
 // LIST holds the tests expected to pass, one per line ('#' comments). The run fails when a listed test
 // fails; unlisted passes are reported. --update adds every passing test to LIST (the list only grows:
 // a listed test that fails is kept, and the run still fails). Known-bad data (never listed):
-// test_resize_downsample_scales_{linear,cubic}_align_corners (spec resources.md).
+// test_resize_downsample_scales_{linear,cubic}_align_corners (their expected outputs in Debian's
+// libonnx-testdata are inconsistent).
 //
 // Bounded outputs: Kestrel's NonMaxSuppression writes [B × C × min(K, boxes), 3] rows, the selected
 // ones first and -1 rows after them (kernels/ref/nms.cpp), where ONNX has exactly the selected rows.

@@ -129,7 +129,7 @@ bool ends_with(const std::string& s, const std::string& tail) {
     return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-// Runs ATC with the options kes-convert was given, mapped one to one (ATC's names, spec §3):
+// Runs ATC with the options kes-convert was given, mapped one to one (ATC's names, BOARD-RULES §Models):
 //   --framework=5 (ONNX), --model, --output (without ".om": ATC appends it), --soc_version,
 //   --input_shape, --input_format, --dynamic_batch_size, --dynamic_image_size, --insert_op_conf.
 // ATC has no TFLite reader; --weight-type and --freeze-input have no ATC equivalent and are refused

@@ -1,4 +1,4 @@
-// fv_repo.cpp — repository creation and the writers: add, delete, modify, delete_range (spec §1.2).
+// fv_repo.cpp — repository creation and the writers: add, delete, modify, delete_range (BOARD-RULES §aclfv).
 //
 // Writers validate and encode their input before taking the writer lock, so searches wait only for
 // the copy into the store, and a refused call leaves the repository untouched.
@@ -200,7 +200,7 @@ kes_status kes_fv_repo_create(const kes_fv_config* config, kes_fv_repo** out_rep
             repo->stride = 32;
             repo->feature_bytes = KES_FV_PQ36_BYTES;
             repo->query_floats = KES_FV_PQ36_TABLE_FLOATS;
-            repo->larger_is_closer = false;  // ADC distance, ascending (spec §1.3)
+            repo->larger_is_closer = false;  // ADC distance, ascending (BOARD-RULES §aclfv)
             KES_REQUIRE(c.keep_f32 == 0, "config->keep_f32 is for dense f16/int8 repositories, not PQ36");
             c.dim = 0;
             c.storage = KES_U8;

@@ -1,7 +1,7 @@
 // ascend_memory.cpp — KES_MEM_DEVICE served by aclrtMalloc, and KES_MEM_DVPP by acldvppMalloc, when the
 // Ascend backend is active.
 //
-// aclrtMalloc's documented first address is aligned for the device's DMA (spec §2: DVPP and model
+// aclrtMalloc's documented first address is aligned for the device's DMA (BOARD-RULES §Memory: DVPP and model
 // buffers start 128-byte aligned); a caller asking for more (kes_mem_alloc_aligned, pools with page
 // chunks) gets an over-allocation with the aligned start recorded here, out of band: device memory
 // may not be CPU-addressable (ACL_HOST run mode), so nothing is ever written into it.

@@ -1,5 +1,5 @@
 // ascend_runtime.cpp — loads AscendCL at run time, owns its lifecycle, and chooses the backend
-// (kestrel/backend.h is the manual; spec = ascend-backend.md §1, §2).
+// (kestrel/backend.h is the manual; BOARD-RULES §AscendCL).
 //
 // One process-wide state behind one mutex: the requested backend, the loaded library and its function
 // table, and the resolution (CPU, Ascend, or unavailable with the reason). The resolution is published

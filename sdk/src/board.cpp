@@ -1,4 +1,4 @@
-// Board profiles: the DVPP/AIPP rules of each board, as numbers (spec = ascend-semantics.md).
+// Board profiles: the DVPP/AIPP rules of each board, as numbers (docs/BOARD-RULES.md).
 #include <atomic>
 #include <cctype>
 #include <cstdlib>
@@ -21,25 +21,25 @@ namespace {
 // Ascend 310 (DVPP V1 as on Atlas 200 DK).
 constexpr kes_board_profile k310 = {
     KES_BOARD_310, "310", "Ascend 310 (Atlas 200 DK, Atlas 200/300/500)",
-    8,  // 8x Cortex-A55 class (spec §2.9: UNCONFIRMED how many the app may use)
-    // JPEGD §2.4: align128(w) x align16(h), 32..8192
+    8,  // 8x Cortex-A55 class (BOARD-RULES §CPU: UNCONFIRMED how many the app may use)
+    // §JPEGD: align128(w) x align16(h), 32..8192
     128, 16, 32, 8192,
-    // JPEGE §2.5: width stride multiple of 16, 32..8192
+    // §JPEGE: width stride multiple of 16, 32..8192
     16, 32, 8192,
-    // PNGD §2.6: PredictDecSize uses align128(w) x align16(h); 32..4096
+    // §PNGD: PredictDecSize uses align128(w) x align16(h); 32..4096
     128, 16, 32, 4096,
-    // VPC §2.3: output align16(w) x align2(h); 10x6..4096x4096; NV12/NV21 input up to 8192 ("8K")
+    // §VPC: output align16(w) x align2(h); 10x6..4096x4096; NV12/NV21 input up to 8192 ("8K")
     16, 2, 10, 6, 4096, 8192, 4096, 4096,
     1,    // ROI left/top even, right/bottom odd
     16,   // paste ROI left 16-aligned
     256,  // BATCH_ROI_MAX_SIZE
     32,
-    16,  // scale [1/32, 16] (mxVision rule; UNCONFIRMED for acldvpp itself, spec §2.3)
-    // VDEC §2.7: align16(w) x align2(h); 128..4096; 32 channels (V100_CHANNEL_ID_CEILING=31)
+    16,  // scale [1/32, 16] (mxVision rule; UNCONFIRMED for acldvpp itself, BOARD-RULES §VPC)
+    // §VDEC: align16(w) x align2(h); 128..4096; 32 channels (V100_CHANNEL_ID_CEILING=31)
     16, 2, 128, 4096, 32,
-    // VENC §2.8: 310 limits UNCONFIRMED (believed ~128..1920); we use 128..1920
+    // §VENC: 310 limits UNCONFIRMED (believed ~128..1920); we use 128..1920
     128, 1920,
-    // AIPP §3.2: src 1..4096; dynamic output width <= 1080; no resize
+    // §AIPP-order: src 1..4096; dynamic output width <= 1080; no resize
     4096, 1080, 0,
     0,   // JPEGD keeps odd 4:2:0 sizes
     1,   // VPC writes NV12/NV21 only
@@ -65,13 +65,13 @@ constexpr kes_board_profile k310B = {
     256, 32, 16,
     // VDEC: V1 keeps align16 x align2 (the VDEC contract); H.264 up to 8192
     16, 2, 128, 8192, 32,
-    // VENC §2.8: 114..8192
+    // §VENC: 114..8192
     114, 8192, 4096, 1080, 0,
-    1,     // JPEGD rounds odd 4:2:0 sizes down to even (§2.4)
+    1,     // JPEGD rounds odd 4:2:0 sizes down to even (§JPEGD)
     0,     // VPC writes every listed format
     0,     // colour matrices settable
-    16,    // VENC width stride align16(w) (§2.8)
-    5400,  // H.265 up to 5400 wide (§2.7)
+    16,    // VENC width stride align16(w) (§VENC)
+    5400,  // H.265 up to 5400 wide (§VDEC)
 };
 
 // Host: no hardware rules beyond what pixel formats need; the widest limits.
@@ -161,7 +161,7 @@ int active_board() noexcept {
         }
     }
     if (!g_board_chosen.load(std::memory_order_acquire)) {
-        // On a board (or the simulator) the SoC says which rules apply: aclrtGetSocName, spec §2.
+        // On a board (or the simulator) the SoC says which rules apply: aclrtGetSocName, docs/BOARD-RULES.md.
         const int detected = acl::detected_board();
         if (detected != kBoardUnset) chosen = static_cast<kes_board>(detected);
     }

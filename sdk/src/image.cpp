@@ -2,7 +2,7 @@
 //
 // Everything here is arithmetic on the structs passed in. The numbers that differ between boards
 // (alignments) come from kes_board_get_profile(); this file only knows how each unit applies them
-// (spec = shared/spec/ascend-semantics.md §2).
+// (docs/BOARD-RULES.md).
 #include "kestrel/image.h"
 
 #include <cstring>
@@ -25,7 +25,7 @@ constexpr uint32_t kMaxImageDim = 65536;
 // 2·ws (440SP/444SP) inside uint32.
 constexpr uint32_t kMaxWidthStride = 1u << 24;
 constexpr uint32_t kMaxHeightStride = 1u << 20;
-// spec §2.7: VDEC widthStride is at least 32 "when w < 16".
+// BOARD-RULES §VDEC: VDEC widthStride is at least 32 "when w < 16".
 constexpr uint64_t kVdecMinWidthStride = 32;
 
 enum class Layout {
@@ -135,19 +135,19 @@ Strides compute_strides(const FormatInfo& f, uint32_t width, uint32_t height, co
     bool align_bytes = false;
     switch (rule) {
         case KES_STRIDE_TIGHT: break;
-        case KES_STRIDE_VPC:  // spec §2.3: align16(w)·bpp × align2(h) on 310; 310B: no width alignment
-            // UNCONFIRMED: §2.3 also lists widthStride ≥ 32 on 310 (and mxVision a 32-pixel minimum
+        case KES_STRIDE_VPC:  // BOARD-RULES §VPC: align16(w)·bpp × align2(h) on 310; 310B: no width alignment
+            // UNCONFIRMED: §VPC also lists widthStride ≥ 32 on 310 (and mxVision a 32-pixel minimum
             // output), yet VPC outputs may be 10 wide; align16(10) = 16 is what we give. Revisit with a
             // board trace.
             align_w = profile->vpc_width_align;
             align_h = profile->vpc_height_align;
             break;
-        case KES_STRIDE_JPEGD:  // spec §2.4: align128/align64(w) × align16(h)
+        case KES_STRIDE_JPEGD:  // BOARD-RULES §JPEGD: align128/align64(w) × align16(h)
             align_w = profile->jpegd_width_align;
             align_h = profile->jpegd_height_align;
             break;
         case KES_STRIDE_JPEGE:
-            // spec §2.5: NV12 input widthStride = align16(w), heightStride = h (even for 4:2:0, which
+            // BOARD-RULES §JPEGE: NV12 input widthStride = align16(w), heightStride = h (even for 4:2:0, which
             // the format rule below supplies; align16(h) is also accepted — we give the minimum);
             // packed 422 input widthStride = align16(2w), i.e. the BYTE width is aligned, unlike VPC's
             // align16(w)·2. Other formats: byte width aligned the same way (UNCONFIRMED; JPEGE takes
@@ -155,11 +155,11 @@ Strides compute_strides(const FormatInfo& f, uint32_t width, uint32_t height, co
             align_w = profile->jpege_width_align;
             align_bytes = true;
             break;
-        case KES_STRIDE_PNGD:  // spec §2.6: PredictDecSize uses align128(w) × align16(h) on 310
+        case KES_STRIDE_PNGD:  // BOARD-RULES §PNGD: PredictDecSize uses align128(w) × align16(h) on 310
             align_w = profile->pngd_width_align;
             align_h = profile->pngd_height_align;
             break;
-        case KES_STRIDE_VDEC:  // spec §2.7: align16(w) (min 32) × align2(h) on both boards
+        case KES_STRIDE_VDEC:  // BOARD-RULES §VDEC: align16(w) (min 32) × align2(h) on both boards
             align_w = profile->vdec_width_align;
             align_h = profile->vdec_height_align;
             // The minimum belongs to the aligning hardware; the host profile (no alignment) stays tight.
@@ -171,7 +171,7 @@ Strides compute_strides(const FormatInfo& f, uint32_t width, uint32_t height, co
     if (align_h == 0) align_h = 1;
 
     // Subsampled chroma needs whole chroma samples: an odd width/height is rounded up to even first
-    // (VPC/JPEGD themselves round odd 4:2:0 sizes down, spec §2.3/§2.4 — the caller then passes the
+    // (VPC/JPEGD themselves round odd 4:2:0 sizes down, BOARD-RULES §VPC, §JPEGD — the caller then passes the
     // even size it will get; rounding up here never makes a buffer too small).
     const uint64_t w = f.shift_x ? align_up(width, 2) : width;
     const uint64_t h = f.shift_y ? align_up(height, 2) : height;

@@ -19,8 +19,8 @@
 // corrupt the pool.
 //
 // Units: the pool works in granules of KES_MEM_ALIGNMENT (128) bytes. A request of `size` bytes
-// takes ceil(kes_mem_dvpp_size(size) / 128) granules, so every block starts 128-byte aligned (spec
-// §2.2) and holds the DVPP size of its request.
+// takes ceil(kes_mem_dvpp_size(size) / 128) granules, so every block starts 128-byte aligned
+// (BOARD-RULES §Memory) and holds the DVPP size of its request.
 #include <algorithm>
 #include <cinttypes>
 #include <cstdint>

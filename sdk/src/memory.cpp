@@ -180,7 +180,7 @@ DeviceBackend* backend_for(int kind) noexcept {
 extern "C" {
 
 size_t kes_mem_dvpp_size(size_t len) {
-    // spec §2.2: acldvppMalloc reserves ALIGN_UP(len, 32) + 32 bytes. The largest len whose result
+    // BOARD-RULES §Memory: acldvppMalloc reserves ALIGN_UP(len, 32) + 32 bytes. The largest len whose result
     // still fits is SIZE_MAX - 63 (ALIGN_UP gives SIZE_MAX - 63, plus 32 = SIZE_MAX - 31).
     if (len > SIZE_MAX - 63) return 0;
     return static_cast<size_t>(kes::align_up(len, 32) + 32);

@@ -11,7 +11,7 @@ TEST(Board, ProfilesCarryTheSpecNumbers) {
     ASSERT_TRUE(a && b && h);
     EXPECT_EQ(kes_board_get_profile(static_cast<kes_board>(7)), nullptr);
 
-    // spec §2.4 JPEGD strides
+    // JPEGD strides (BOARD-RULES §JPEGD)
     EXPECT_EQ(a->jpegd_width_align, 128u);
     EXPECT_EQ(a->jpegd_height_align, 16u);
     EXPECT_EQ(b->jpegd_width_align, 64u);
@@ -19,7 +19,7 @@ TEST(Board, ProfilesCarryTheSpecNumbers) {
     EXPECT_EQ(a->jpegd_max_dim, 8192u);
     EXPECT_EQ(b->jpegd_max_dim, 16384u);
     EXPECT_EQ(a->jpegd_min_dim, 32u);
-    // spec §2.3 VPC
+    // VPC (BOARD-RULES §VPC)
     EXPECT_EQ(a->vpc_width_align, 16u);
     EXPECT_EQ(a->vpc_height_align, 2u);
     EXPECT_EQ(b->vpc_width_align, 1u);
@@ -35,12 +35,12 @@ TEST(Board, ProfilesCarryTheSpecNumbers) {
     EXPECT_EQ(a->vpc_max_batch_rois, 256u);
     EXPECT_EQ(a->vpc_scale_min_den, 32u);
     EXPECT_EQ(a->vpc_scale_max, 16u);
-    // spec §2.7 VDEC
+    // VDEC (BOARD-RULES §VDEC)
     EXPECT_EQ(a->vdec_width_align, 16u);
     EXPECT_EQ(a->vdec_height_align, 2u);
     EXPECT_EQ(a->vdec_max_channels, 32u);
     EXPECT_EQ(a->vdec_max_dim, 4096u);
-    // spec §2.6 PNGD and §3.2 AIPP
+    // PNGD and AIPP (BOARD-RULES §PNGD, §AIPP-order)
     EXPECT_EQ(a->pngd_max_dim, 4096u);
     EXPECT_EQ(a->aipp_supports_resize, 0u);
     EXPECT_EQ(b->aipp_supports_resize, 0u);

@@ -1,4 +1,4 @@
-// Image descriptor: format facts, the strides each DVPP unit writes on each board (spec §2), buffer
+// Image descriptor: format facts, the strides each DVPP unit writes on each board (docs/BOARD-RULES.md), buffer
 // sizes, wrap/alloc/release and validation.
 #include <gtest/gtest.h>
 
@@ -95,7 +95,7 @@ TEST(PixelFormat, SubsamplingShiftsFollowChromaLayout) {
     EXPECT_EQ(kes_pixel_format_subsampling(KES_PIXEL_NV12, nullptr, &sy), KES_ERR_INVALID_ARGUMENT);
 }
 
-// ---- strides per unit and board (spec §2) ---------------------------------------------------------
+// ---- strides per unit and board (docs/BOARD-RULES.md) ---------------------------------------------------------
 
 TEST(ImageStrides, HeaderExamplesHold) {
     expect_strides({{k310, KES_STRIDE_JPEGD, KES_PIXEL_NV12, 1920, 1080, 1920, 1088},
@@ -142,7 +142,7 @@ TEST(ImageStrides, VpcOn310AlignsWidthTo16AndHeightTo2) {
         {k310, KES_STRIDE_VPC, KES_PIXEL_YUV422SP, 1300, 601, 1312, 602},
         {k310, KES_STRIDE_VPC, KES_PIXEL_YUV444SP, 1300, 601, 1312, 602},
         {k310, KES_STRIDE_VPC, KES_PIXEL_I420, 1300, 601, 1312, 602},
-        // spec §2.3: packed 422 align16(w)·2, RGB888 align16(w)·3, 8888 align16(w)·4.
+        // BOARD-RULES §VPC: packed 422 align16(w)·2, RGB888 align16(w)·3, 8888 align16(w)·4.
         {k310, KES_STRIDE_VPC, KES_PIXEL_YUYV422, 1300, 601, 1312 * 2, 602},
         {k310, KES_STRIDE_VPC, KES_PIXEL_RGB888, 1300, 601, 1312 * 3, 602},
         {k310, KES_STRIDE_VPC, KES_PIXEL_RGB888, 1919, 1079, 1920 * 3, 1080},
@@ -175,7 +175,7 @@ TEST(ImageStrides, JpegeAlignsTheByteWidthTo16AndKeepsHeight) {
             {b, KES_STRIDE_JPEGE, KES_PIXEL_YUV422SP, 1919, 1079, 1920, 1079},
             {b, KES_STRIDE_JPEGE, KES_PIXEL_YUV444SP, 1300, 601, 1312, 601},
             {b, KES_STRIDE_JPEGE, KES_PIXEL_I420, 1919, 1079, 1920, 1080},
-            // spec §2.5: packed 422 widthStride = align16(2w) — 2608, not VPC's align16(w)·2 = 2624.
+            // BOARD-RULES §JPEGE: packed 422 widthStride = align16(2w) — 2608, not VPC's align16(w)·2 = 2624.
             {b, KES_STRIDE_JPEGE, KES_PIXEL_YUYV422, 1300, 601, 2608, 601},
             {b, KES_STRIDE_JPEGE, KES_PIXEL_UYVY422, 1010, 7, 2032, 7},
             {b, KES_STRIDE_JPEGE, KES_PIXEL_YUYV422, 1919, 1079, 3840, 1079},
@@ -186,7 +186,7 @@ TEST(ImageStrides, JpegeAlignsTheByteWidthTo16AndKeepsHeight) {
 }
 
 TEST(ImageStrides, PngdUsesTheBoardsPngdAlignment) {
-    // spec §2.6 gives align128(w) × align16(h) for 310; 310B follows its profile (UNCONFIRMED there).
+    // BOARD-RULES §PNGD gives align128(w) × align16(h) for 310; 310B follows its profile (UNCONFIRMED there).
     expect_strides({
         {k310, KES_STRIDE_PNGD, KES_PIXEL_RGB888, 1300, 601, 1408 * 3, 608},
         {k310, KES_STRIDE_PNGD, KES_PIXEL_RGBA8888, 1919, 1079, 1920 * 4, 1088},
@@ -307,7 +307,7 @@ TEST(ImageBufferSize, EachLayoutAddsItsChromaPlanes) {
         {KES_PIXEL_I420, 1920, 1080, size_t{1920} * 1080 * 3 / 2},
         {KES_PIXEL_YUV422SP, 1920, 1079, size_t{1920} * 1079 * 2},
         {KES_PIXEL_YUV440SP, 1919, 1080, size_t{1919} * 1080 * 2},
-        {KES_PIXEL_YUV444SP, 1919, 1079, size_t{1919} * 1079 * 3},  // spec §2.4: 444SP ≥ ws·hs·3
+        {KES_PIXEL_YUV444SP, 1919, 1079, size_t{1919} * 1079 * 3},  // BOARD-RULES §JPEGD: 444SP ≥ ws·hs·3
         {KES_PIXEL_YUYV422, 3840, 1079, size_t{3840} * 1079},
         {KES_PIXEL_RGB888, 5760, 1088, size_t{5760} * 1088},
         {KES_PIXEL_RGBA8888, 7676, 1079, size_t{7676} * 1079},

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds and runs tests/consumer, an outside app, against Kestrel the way an app would: with CMake's
-# find_package(Kestrel) and with plain cc + pkg-config.
+# find_package(Kestrel) (everything, and COMPONENTS fv alone, tests/consumer/components) and with plain
+# cc + pkg-config; checks that the install tree carries the licence, the notices, the docs (with every
+# relative link resolving there, tests/docs/links_check.sh) and fetch_models.sh.
 #   tests/consumer/check.sh <build dir>
 #       installs the build tree into a scratch prefix (cmake --install) and checks that.
 #   tests/consumer/check.sh --package <build dir> [<build dir> ...]
@@ -23,9 +25,23 @@ compiler_get() { sed -n "s/^set($2 \"\(.*\)\")$/\1/p" "$1"/CMakeFiles/*/CMakeCCo
 check_tree() {
   local prefix=$1 what=$2
   for f in include/kestrel/kestrel.h include/kestrel/version.h include/kestrel/config.h lib/libkestrel.a \
-           lib/libkes_sdk.a lib/cmake/Kestrel/KestrelConfig.cmake lib/pkgconfig/kestrel.pc; do
+           lib/libkes_sdk.a lib/cmake/Kestrel/KestrelConfig.cmake lib/pkgconfig/kestrel.pc \
+           share/doc/kestrel/README.md share/doc/kestrel/LICENSE share/doc/kestrel/NOTICE \
+           share/doc/kestrel/THIRD-PARTY.md share/doc/kestrel/docs/ARCHITECTURE.md \
+           share/doc/kestrel/docs/BOARD-RULES.md share/kestrel/fetch_models.sh; do
     [ -e "$prefix/$f" ] || die "$what lacks $f"
   done
+  grep -q "Apache License" "$prefix/share/doc/kestrel/LICENSE" || die "$what: LICENSE is not the Apache License"
+  # The docs' relative links resolve in the install tree as in the source tree.
+  bash "$root/tests/docs/links_check.sh" "$prefix/share/doc/kestrel" || die "$what: broken links in share/doc/kestrel"
+  # The demo's models can be fetched from here: the shipped script runs (its usage; a bad argument is
+  # refused before anything is fetched).
+  [ -x "$prefix/share/kestrel/fetch_models.sh" ] || die "$what: share/kestrel/fetch_models.sh is not executable"
+  local usage rc=0
+  usage=$("$prefix/share/kestrel/fetch_models.sh" --help) || die "$what: share/kestrel/fetch_models.sh --help failed"
+  grep -q "share/kestrel/fetch_models.sh" <<<"$usage" || die "$what: share/kestrel/fetch_models.sh --help: no usage"
+  "$prefix/share/kestrel/fetch_models.sh" --no-such-flag 2>/dev/null || rc=$?
+  [ "$rc" = 2 ] || die "$what: share/kestrel/fetch_models.sh --no-such-flag exited $rc, expected 2"
   if [ -e "$prefix/include/kes" ] || find "$prefix/include" -name '*.hpp' | grep -q . ||
      grep -rq "sdk/internal" "$prefix/lib/cmake" "$prefix/lib/pkgconfig"; then
     die "internal headers leaked into $what"
@@ -48,6 +64,19 @@ consume() {
   cmake --build "$b/cmake-build" >/dev/null
   "${run[@]}" "$b/cmake-build/consumer"
   echo "consumer ($2): find_package(Kestrel) OK"
+
+  # One component: COMPONENTS fv gives Kestrel::fv (with Kestrel::sdk); a component Kestrel does not
+  # have fails find_package, naming it.
+  cmake -S "$here/components" -B "$b/components" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+    ${toolchain:+-DCMAKE_TOOLCHAIN_FILE="$toolchain"} >/dev/null
+  cmake --build "$b/components" >/dev/null
+  "${run[@]}" "$b/components/consumer-fv"
+  if cmake -S "$here/components" -B "$b/bogus" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+       -DKES_CONSUMER_COMPONENTS="fv;bogus" ${toolchain:+-DCMAKE_TOOLCHAIN_FILE="$toolchain"} >"$b/bogus.log" 2>&1; then
+    die "find_package(Kestrel COMPONENTS fv bogus) succeeded"
+  fi
+  grep -q "no component 'bogus'" "$b/bogus.log" || { cat "$b/bogus.log" >&2; die "the bogus component is not named"; }
+  echo "consumer ($2): find_package(Kestrel COMPONENTS fv) OK; COMPONENTS bogus refused by name"
 
   local flags
   flags=$(env "${pc_env[@]}" PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs kestrel)

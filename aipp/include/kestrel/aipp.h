@@ -1,29 +1,29 @@
 /* kestrel/aipp.h — AIPP: ATC aipp_op configs, static and dynamic AIPP, from DVPP images to tensors.
  *
  * On a board, AIPP turns a DVPP image into a model's input tensor without the CPU touching pixels.
- * Kestrel does the same transformation on the CPU, exactly as documented (spec = ../shared/spec/
- * ascend-semantics.md §3), in this order (spec §3.2):
+ * Kestrel does the same transformation on the CPU, exactly as documented (docs/BOARD-RULES.md §AIPP,
+ * whose sections the comments below cite as "BOARD-RULES §AIPP-order"), in this order:
  *
  *     crop → R/B or U/V swap → CSC (integer matrix, >> 8, bias, clamp) → padding → DTC → tensor
  *
  *     CSC:  o[i] = clamp( (Σ_j M[i][j] · (in[j] − input_bias[j])) >> 8  + output_bias[i], 0, 255 )
- *           (one formula covers both directions of spec §3.2: YUV→RGB tables carry input_bias and
+ *           (one formula covers both directions of BOARD-RULES §AIPP-order: YUV→RGB tables carry input_bias and
  *           output_bias 0; RGB→YUV tables carry input_bias 0 and output_bias.)
  *     DTC:  out[c] = (x[c] − mean_chn_c − min_chn_c) × var_reci_chn_c
  *
  * Three ways to get parameters (one kes_aipp_params per aipp_op block = per model input):
  *   1. kes_aipp_config_parse / kes_aipp_config_load: the ATC --insert_op_conf text (one or more
- *      `aipp_op { ... }` blocks, `#` comments, every field of spec §3.1), validated as ATC does;
+ *      `aipp_op { ... }` blocks, `#` comments, every field of BOARD-RULES §AIPP-fields), validated as ATC does;
  *      kes_aipp_params_serialize writes it back (parse → serialise → parse gives identical params).
- *   2. kes_aipp_params_init + fields, kes_aipp_params_set_csc (standard tables of spec §3.3) and
+ *   2. kes_aipp_params_init + fields, kes_aipp_params_set_csc (standard tables of BOARD-RULES §AIPP-CSC) and
  *      kes_aipp_params_apply_recipe ("RGB (x−127.5)/128", "ImageNet mean/std", "BGR 0–255").
- *   3. kes_aipp_dynamic: setters mirroring aclmdlSetAIPP*Params (spec §3.4), per batch index.
+ *   3. kes_aipp_dynamic: setters mirroring aclmdlSetAIPP*Params (BOARD-RULES §AIPP-dynamic), per batch index.
  *
- * Choices where the spec says UNCONFIRMED (each is what Kestrel does, on every CPU, every path):
+ * Choices where BOARD-RULES says UNCONFIRMED (each is what Kestrel does, on every CPU, every path):
  *   - `>> 8` is an arithmetic shift (rounds toward −inf), then output_bias is added, then the
  *     result is clamped to [0, 255].
  *   - Swap happens before CSC: rbuv_swap_switch swaps U/V of YUV420SP (the chroma bytes are read
- *     as they are, so NV21 needs rbuv_swap_switch: true exactly as on the board, spec §3.3) and R/B
+ *     as they are, so NV21 needs rbuv_swap_switch: true exactly as on the board, BOARD-RULES §AIPP-CSC) and R/B
  *     of RGB888/XRGB8888. ax_swap_switch: XRGB8888 bytes are X,c0,c1,c2 when off and c0,c1,c2,X
  *     when on (RGBA order). The X byte is dropped: colour inputs give 3 channels, YUV400 gives 1.
  *   - Padding pixels DO pass through DTC: a padded pixel has the value padding_value in every
@@ -32,20 +32,20 @@
  *     black pixels would. padding_value must be finite and within ±65504 (fp16 range).
  *   - Float outputs: the DTC result. int8/uint8 outputs: rounded to nearest (ties to even) and
  *     clamped to [−128, 127] / [0, 255].
- *   - KES_AIPP_PRECISION_BOARD_EXACT emulates the registers of spec §3.2: mean is int16 (always),
+ *   - KES_AIPP_PRECISION_BOARD_EXACT emulates the registers of BOARD-RULES §AIPP-order: mean is int16 (always),
  *     min_chn and var_reci are rounded to fp16, (x − mean − min) is rounded to fp16 and so is the
  *     product (the hardware DTC output is fp16); f32 tensors then get that fp16 value widened.
  *     KES_AIPP_PRECISION_FLOAT computes in float: ((float)(x − mean) − min) × var_reci.
  *   - Default crop size (crop: true, crop_size_w/h 0): the output tensor's W/H minus the padding,
- *     as ATC takes it from the model input shape (spec §3.1). src_image_size_w/h 0: the image's
+ *     as ATC takes it from the model input shape (BOARD-RULES §AIPP-fields). src_image_size_w/h 0: the image's
  *     width/height. A non-zero src_image_size may exceed the visible size up to the strides (the
- *     board reads a tightly packed src_w × src_h buffer, spec §3.2, so apps set it to the stride).
+ *     board reads a tightly packed src_w × src_h buffer, BOARD-RULES §AIPP-order, so apps set it to the stride).
  *   - Every problem in a config text (syntax, unknown field, bad value, rule) is
  *     KES_ERR_INVALID_ARGUMENT: the text is an argument the caller wrote. The message names the
  *     source, line and field: "aipp.cfg line 7: load_start_pos_w must be even for YUV420SP_U8 (got 3)".
  *   - A field given twice in one block is refused (ATC takes repeated fields, but a second value is
  *     almost always a copy-paste mistake).
- *   - Padding sizes are limited to [0, 32] for static AIPP too (the dynamic limit, spec §3.4).
+ *   - Padding sizes are limited to [0, 32] for static AIPP too (the dynamic limit, BOARD-RULES §AIPP-dynamic).
  *
  * Validation (kes_aipp_params_validate, also run by parse and execute) follows ATC and the active
  * board profile (board.h): 310-class boards accept only YUV420SP_U8, XRGB8888_U8, RGB888_U8 and
@@ -75,14 +75,14 @@
 
 KES_BEGIN_DECLS
 
-/* aipp_mode (spec §3.1). 0 = not set: refused, as ATC refuses `undefined`. */
+/* aipp_mode (BOARD-RULES §AIPP-fields). 0 = not set: refused, as ATC refuses `undefined`. */
 typedef enum kes_aipp_mode {
     KES_AIPP_MODE_UNDEFINED = 0,
     KES_AIPP_MODE_STATIC = 1,
     KES_AIPP_MODE_DYNAMIC = 2
 } kes_aipp_mode;
 
-/* input_format, numbered as ATC/aclAippInputFormat (spec §3.1). Only the first four run on 310-class
+/* input_format, numbered as ATC/aclAippInputFormat (BOARD-RULES §AIPP-fields). Only the first four run on 310-class
  * boards; the others parse (so errors can name them) and are refused by validation. */
 typedef enum kes_aipp_input_format {
     KES_AIPP_FORMAT_UNDEFINED = 0,
@@ -140,17 +140,17 @@ typedef struct kes_aipp_params {
     float var_reci_chn[4];      /* default 1.0 */
     int32_t raw_rgbir_to_f16_n; /* parsed and kept */
     int32_t matrix_set;         /* 1 when any matrix/bias field was given. With csc_switch 1 and
-                                   matrix_set 0, every call applies the ATC default table of spec §3.3
+                                   matrix_set 0, every call applies the ATC default table of BOARD-RULES §AIPP-CSC
                                    (YUV420SP: BT.601-narrow YUV→BGR; others: BT.601-narrow RGB→YUV) */
 } kes_aipp_params;
 
-/* Defaults of spec §3.1/§3.2: static mode unset (UNDEFINED), var_reci 1.0, everything else 0. */
+/* Defaults of BOARD-RULES §AIPP-fields, §AIPP-order: static mode unset (UNDEFINED), var_reci 1.0, everything else 0. */
 KES_API void kes_aipp_params_init(kes_aipp_params* params);
 
 /* Checks params against ATC's rules and the active board profile (see above). */
 KES_API kes_status kes_aipp_params_validate(const kes_aipp_params* params);
 
-/* Standard CSC tables of spec §3.3. */
+/* Standard CSC tables of BOARD-RULES §AIPP-CSC. */
 typedef enum kes_aipp_csc {
     KES_AIPP_CSC_YUV2RGB_BT601_WIDE = 0, /* JPEG */
     KES_AIPP_CSC_YUV2RGB_BT601_NARROW = 1,
@@ -180,7 +180,7 @@ typedef enum kes_aipp_recipe {
  * colour order and normalisation. YUV420SP inputs use `yuv_table`'s range and standard (pass one
  * of the YUV2RGB tables, e.g. BT601_WIDE for JPEGD output, BT601_NARROW for VDEC output); the BGR
  * recipe uses the matching YUV2BGR table. RGB888/XRGB8888: no CSC, rbuv_swap for BGR. ImageNet
- * splits mean·255 into the integer mean_chn and the fractional min_chn (spec §3.2: mean is int16). */
+ * splits mean·255 into the integer mean_chn and the fractional min_chn (BOARD-RULES §AIPP-order: mean is int16). */
 KES_API kes_status kes_aipp_params_apply_recipe(kes_aipp_params* params, kes_aipp_recipe recipe,
                                                 kes_aipp_input_format input_format, kes_aipp_csc yuv_table);
 
@@ -190,7 +190,7 @@ typedef struct kes_aipp_config kes_aipp_config; /* opaque: the aipp_op blocks of
 
 /* Parses `size` bytes of config text (need not be NUL-terminated). `source_name` names it in error
  * messages (NULL: "aipp.cfg"). Every block is validated (kes_aipp_params_validate) and csc defaults
- * are applied (spec §3.3). KES_ERR_INVALID_ARGUMENT with "<name> line N: <field>: ..." on any error. */
+ * are applied (BOARD-RULES §AIPP-CSC). KES_ERR_INVALID_ARGUMENT with "<name> line N: <field>: ..." on any error. */
 KES_API kes_status kes_aipp_config_parse(const char* text, size_t size, const char* source_name,
                                          kes_aipp_config** out_config);
 /* As parse, from a file (the file name names it in messages). KES_ERR_IO / KES_ERR_NOT_FOUND if the
@@ -212,7 +212,7 @@ KES_API kes_status kes_aipp_config_find_input(const kes_aipp_config* config, uin
 KES_API kes_status kes_aipp_params_serialize(const kes_aipp_params* params, uint32_t count, char* buf, size_t size,
                                              size_t* out_needed);
 
-/* ---- Dynamic AIPP (spec §3.4) ------------------------------------------------------------------- */
+/* ---- Dynamic AIPP (BOARD-RULES §AIPP-dynamic) ------------------------------------------------------------------- */
 
 typedef struct kes_aipp_dynamic kes_aipp_dynamic; /* like aclmdlAIPP: per-batch parameter sets */
 

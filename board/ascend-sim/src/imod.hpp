@@ -1,6 +1,6 @@
 // imod.hpp — the simulator's model container: an "IMOD"-headed file wrapping a Kestrel .kom.
 //
-// A real .om (ATC's output) starts with the 4 bytes "IMOD" and a 256-byte header (spec §3; hicann/ge
+// A real .om (ATC's output) starts with the 4 bytes "IMOD" and a 256-byte header (BOARD-RULES §Models; hicann/ge
 // ModelFileHeader, netron's om.js). Its layout beyond the magic is not public, so this container
 // only shares the magic and the header size: the simulator's own fields follow, tagged so that a real
 // .om (whose bytes 8..23 are something else) is recognised and refused, never misread.

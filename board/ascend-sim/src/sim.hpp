@@ -62,7 +62,7 @@ struct aclmdlDataset {
     std::vector<aclDataBuffer*> buffers;
 };
 // aclmdlCreateAIPP's object: the dynamic AIPP parameters aclmdlSetAIPP* set, in the layout
-// aclmdlSetInputAIPP copies into the hidden input ascend_dynamic_aipp_data (spec §3.4: 64 bytes for the
+// aclmdlSetInputAIPP copies into the hidden input ascend_dynamic_aipp_data (BOARD-RULES §AIPP-dynamic: 64 bytes for the
 // batch-wide part + 96 per batch item, aclmdlGetAippDataSize; the field order inside is the simulator's).
 struct SimAippHead {
     int32_t input_format = 0;  // aclAippInputFormat
@@ -81,7 +81,8 @@ struct SimAippItem {
     float min[4] = {};
     float var_reci[4] = {1.0f, 1.0f, 1.0f, 1.0f};
 };
-static_assert(sizeof(SimAippHead) <= 64 && sizeof(SimAippItem) <= 96, "AippDynamicPara sizes (spec §3.4)");
+static_assert(sizeof(SimAippHead) <= 64 && sizeof(SimAippItem) <= 96,
+              "AippDynamicPara sizes (docs/BOARD-RULES.md §AIPP-dynamic)");
 constexpr uint32_t kSimAippMagic = 0x5041534bu;  // "KSAP"
 inline size_t sim_aipp_data_size(uint64_t batch) {
     return 64 + 96 * static_cast<size_t>(batch);

@@ -1,6 +1,6 @@
 // sim_dvpp.cpp — libacl_dvpp.so's common half: DVPP memory, channels, picture / batch / ROI / resize /
-// JPEGE descriptions, the SoC rules and the aclFinalize ledger (spec = ascend-semantics.md §2.2–2.3,
-// ascend-backend.md §4–5).
+// JPEGE descriptions, the SoC rules and the aclFinalize ledger (BOARD-RULES §Memory, §VPC,
+// §AscendCL).
 //
 // Rules enforced:
 //   - acldvppMalloc memory is device memory (PROT_NONE for the CPU in ACL_HOST mode), 128-byte aligned,
@@ -8,10 +8,10 @@
 //   - every DVPP input/output pointer must lie in live acldvppMalloc memory with the bytes the work
 //     needs and start 128-byte aligned, else 100000 ACL_ERROR_INVALID_PARAM (UNCONFIRMED: a board may
 //     say 200003 ACL_ERROR_MEMORY_ADDRESS_UNALIGNED for the alignment); on 310B VPC and VDEC also
-//     take aclrtMalloc memory (spec §2.2);
+//     take aclrtMalloc memory (BOARD-RULES §Memory);
 //   - channel limits per SoC: 207005 ACL_ERROR_RT_RESOURCE_ALLOC_FAIL when all are taken (UNCONFIRMED
 //     code and counts: 64 acldvpp channels on 310, 128 on 310B; VDEC channel ids 0..31 on both);
-//   - acldvppSetChannelDescMode is 200006 on 310 (spec §2.1); on 310B a channel with a mode refuses
+//   - acldvppSetChannelDescMode is 200006 on 310 (BOARD-RULES §Formats); on 310B a channel with a mode refuses
 //     work of another mode (100000);
 //   - a description destroyed while its channel lives: 148051; every description, channel and DVPP
 //     buffer still alive at aclFinalize is a leak (148051).
@@ -372,7 +372,7 @@ DVPP_API aclError acldvppDestroyResizeConfig(acldvppResizeConfig* resizeConfig) 
     return kOk;
 }
 
-// 0..4 on 310 (0 = the high-order filter, simulated as bilinear), 0..5 on 310B (spec §2.3).
+// 0..4 on 310 (0 = the high-order filter, simulated as bilinear), 0..5 on 310B (BOARD-RULES §VPC).
 DVPP_API aclError acldvppSetResizeConfigInterpolation(acldvppResizeConfig* resizeConfig, uint32_t interpolation) {
     DVPP_ENTER(kNeedNothing);
     if (!dvpp().resizes.contains(resizeConfig)) {

@@ -94,7 +94,7 @@ enum : uint32_t {
     kVdecUnsupported = 4,   // the stream is outside the SoC's limits (resolution, bit depth, chroma)
 };
 
-// The simulated SoC's DVPP rules (ascend-semantics.md §2.3–2.7).
+// The simulated SoC's DVPP rules (BOARD-RULES §VPC, §JPEGD, §JPEGE, §PNGD, §VDEC).
 struct SocRules {
     bool v100 = false;                               // Ascend310 (DVPP V1 only) vs 310B (V1 beside V2)
     uint32_t vpc_stride_align = 1;                   // widthStride multiple of: 16 on 310, none on 310B

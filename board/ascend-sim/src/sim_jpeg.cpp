@@ -1,5 +1,5 @@
-// sim_jpeg.cpp — JPEGD and JPEGE of libacl_dvpp.so through libjpeg-turbo's TurboJPEG API (spec =
-// ascend-semantics.md §2.4–2.5).
+// sim_jpeg.cpp — JPEGD and JPEGE of libacl_dvpp.so through libjpeg-turbo's TurboJPEG API
+// (BOARD-RULES §JPEGD, §JPEGE).
 //
 // JPEGD (acldvppJpegDecodeAsync):
 //   - input in DVPP memory, 128-byte aligned, `size` the file's bytes; refused with 148052
@@ -8,16 +8,16 @@
 //     (the last two bytes are not FF D9), 4:1:1 or CMYK/YCCK, sizes outside 32 .. 8192 (310) /
 //     16384 (310B). The check runs when the work is queued, so the code comes from the *Async call
 //     (UNCONFIRMED: a board may report it at aclrtSynchronizeStream instead; handle both);
-//   - EXIF orientation (spec §2.4: applied automatically): tag 0x0112 of IFD0 in the first APP1 Exif
+//   - EXIF orientation (BOARD-RULES §JPEGD: applied automatically): tag 0x0112 of IFD0 in the first APP1 Exif
 //     segment, little- or big-endian TIFF, values 1..8 (anything else: 1). The visible coded picture
 //     (not TurboJPEG's luma plane, padded to whole chroma samples) is mirrored / rotated, so a rotation
 //     by 90/270 swaps the output's width and height and transposes its chroma subsampling (4:2:2 becomes
 //     4:4:0); chroma is oriented at full resolution and subsampled after (write_semi_planar). The
 //     orientation is applied before the 310B's even rounding and the strides (the rounding drops the
-//     oriented picture's last column / row); acldvppJpegPredictDecSize counts the oriented size (spec: it
-//     swaps w/h); acldvppJpegGetImageInfo(V2) reports the coded size (UNCONFIRMED: the spec says nothing
-//     of it);
-//   - output formats (spec §2.4's table): NV12/NV21 from every source; YUV/YVU444SP (5, 6) from 4:4:4,
+//     oriented picture's last column / row); acldvppJpegPredictDecSize counts the oriented size (the
+//     documentation: it swaps w/h); acldvppJpegGetImageInfo(V2) reports the coded size (UNCONFIRMED: the documentation
+//     says nothing of it);
+//   - output formats (BOARD-RULES §JPEGD's table): NV12/NV21 from every source; YUV/YVU444SP (5, 6) from 4:4:4,
 //     YUV/YVU422SP (3, 4) from 4:2:2, YUV/YVU440SP (1000, 1001) from 4:4:0, anything else 100000;
 //     PIXEL_FORMAT_UNKNOWN (10000) resolves to the VU-ordered form of the coded subsampling (NV21 for
 //     4:2:0 and grey), even when a rotation transposes the picture (its chroma is then resampled as
@@ -26,10 +26,10 @@
 //     widthStride · 2 / ox bytes and heightStride / oy rows (ox x oy luma samples per pair): the buffer
 //     holds ws·hs·3/2 (NV12/NV21), ws·hs·2 (4:2:2 and 4:4:0 SP: for 4:4:0 the chroma rows are 2·ws
 //     bytes, hs/2 of them), ws·hs·3 (4:4:4 SP). On 310B an odd width/height is rounded down to even for
-//     the 4:2:0 output only (spec: "for 420 output"); the other outputs keep odd sizes (their chroma then
+//     the 4:2:0 output only (documented "for 420 output"); the other outputs keep odd sizes (their chroma then
 //     holds ceil(w/ox) x ceil(h/oy) pairs). At the stream sync the decoder writes the picture and sets
 //     the output description's width, height, widthStride, heightStride and format (read them back,
-//     spec §2.4); the buffer's size stays. Unoriented, the semi-planar form of the source's own
+//     BOARD-RULES §JPEGD); the buffer's size stays. Unoriented, the semi-planar form of the source's own
 //     subsampling holds TurboJPEG's chroma planes unchanged; grey sources get chroma 0x80; a coarser
 //     output's chroma is the rounded mean of the source samples covering each output sample; an
 //     oriented picture's chroma is brought to full resolution (replicated), oriented, then subsampled by
@@ -196,7 +196,7 @@ int32_t resolve_format(int32_t format, int subsamp) {
     }
 }
 
-// Can JPEGD give `format` (resolved) from a JPEG of `subsamp` (spec §2.4's table)? NV12/NV21 from every
+// Can JPEGD give `format` (resolved) from a JPEG of `subsamp` (BOARD-RULES §JPEGD's table)? NV12/NV21 from every
 // source; each 4:4:4 / 4:2:2 / 4:4:0 semi-planar form only from its own subsampling.
 bool output_allowed(int32_t format, int subsamp) {
     switch (format) {
@@ -338,7 +338,7 @@ Stored stored_at(int orientation, uint32_t w, uint32_t h, uint32_t x, uint32_t y
 //     rounded mean, (sum + n/2) / n, over those n luma positions of the source chroma sample covering each
 //     one's stored position. That is the chroma brought to full resolution (each sample replicated over the
 //     luma it covers), oriented, then subsampled by the rounded mean of the covering samples — the rule
-//     Kestrel's CPU JPEGD documents (kestrel/dvpp.h, "Choices where the spec is silent"; dvpp's
+//     Kestrel's CPU JPEGD documents (kestrel/dvpp.h, "Choices where the boards' documentation is silent"; dvpp's
 //     decode_yuv_path), implemented here on its own so both give the same bytes. Unrotated, it is the
 //     rounded mean of the source samples covering the output sample (4:2:0 to NV12 copies TurboJPEG's
 //     chroma; 4:2:2 / 4:4:0 / 4:4:4 to NV12 averages two or four). For an odd-sized picture that is
@@ -528,7 +528,7 @@ DVPP_API aclError acldvppJpegPredictEncSize(const acldvppPicDesc* inputDesc, con
     const uint64_t ws = inputDesc->width_stride ? inputDesc->width_stride : align_up(inputDesc->width, 16);
     const uint64_t hs = inputDesc->height_stride ? inputDesc->height_stride : inputDesc->height;
     const uint64_t mib2 = 2u << 20;
-    *size = uint32_t((ws * hs * 3 / 2 + 640 + 128 + mib2 - 1) / mib2 * mib2);  // spec §2.5
+    *size = uint32_t((ws * hs * 3 / 2 + 640 + 128 + mib2 - 1) / mib2 * mib2);  // BOARD-RULES §JPEGE
     return kOk;
 }
 

@@ -1,7 +1,7 @@
 // sim_model.cpp — the simulator's aclmdl* half: an "NPU" that runs IMOD containers wrapping a .kom
 // (imod.hpp, made by kes-sim-pack) through Kestrel's CPU engine, so outputs are real numbers.
 //
-// What it enforces as the real runtime does (spec §3): real .om files are refused (545001), so is a
+// What it enforces as the real runtime does (BOARD-RULES §Models): real .om files are refused (545001), so is a
 // container built for another SoC (ATC's --soc_version must match the chip); work and weight memory
 // and every dataset buffer must be device memory (aclrtMalloc); a dynamic model has the hidden input
 // "ascend_mbatch_shape_data" that aclmdlSetDynamicBatchSize / aclmdlSetDynamicHWSize fill (the app must
@@ -53,7 +53,7 @@ aclError open_container(const char* call, const void* model, size_t size, ImodVi
     return kParseModel;
 }
 
-// Whether graph input `i` carries static AIPP, and the image it takes (spec §3: ATC's --insert_op_conf
+// Whether graph input `i` carries static AIPP, and the image it takes (BOARD-RULES §Models: ATC's --insert_op_conf
 // makes a static-AIPP input the DVPP image buffer itself, UINT8). src_image_size 0 means the model
 // input's own height and width, as in ATC. Formats beyond YUV420SP (taken as NV12), RGB888 and YUV400
 // are not simulated: such an input stays the AIPP output tensor.
@@ -256,7 +256,7 @@ aclError decode_aipp(const uint8_t* data, const SimAippHead& h,
 }
 
 // The image a dynamic-AIPP input holds per batch item: tightly packed at src_image_size, in the byte
-// order of input_format (spec §3.2).
+// order of input_format (BOARD-RULES §AIPP-order).
 aclError dynamic_view(const SimAippHead& h, Model::ImageInput* v) {
     v->width = static_cast<uint32_t>(h.src_w);
     v->height = static_cast<uint32_t>(h.src_h);
@@ -789,7 +789,7 @@ SIM_API aclError aclmdlGetDynamicHW(const aclmdlDesc* modelDesc, size_t index, a
     return kOk;
 }
 
-// ---- dynamic AIPP (spec §3.4) ---------------------------------------------------------------------
+// ---- dynamic AIPP (BOARD-RULES §AIPP-dynamic) ---------------------------------------------------------------------
 
 namespace {
 aclmdlAIPP* live_aipp(const aclmdlAIPP* p) {

@@ -1,5 +1,5 @@
 // sim_runtime.cpp — the simulator's runtime half: aclInit/aclFinalize and the ledger, devices, contexts,
-// streams, device and host memory, data buffers, errors (spec = ascend-backend.md §2 and §5).
+// streams, device and host memory, data buffers, errors (BOARD-RULES §AscendCL).
 //
 // Rules enforced, so a green test against the simulator means something:
 //   - aclInit once (100002 on a repeat); calls before it fail with 100001;

@@ -1,5 +1,5 @@
 // sim_vdec.cpp — VDEC (aclvdec*, acldvppStreamDesc) of libacl_dvpp.so through FFmpeg's libavcodec
-// (spec = ascend-semantics.md §2.7).
+// (BOARD-RULES §VDEC).
 //
 // As CANN does it (its aclvdecCreateChannel subscribes the channel's thread id to the channel's own
 // stream), each channel's results come back through the report thread: the thread whose id was set with

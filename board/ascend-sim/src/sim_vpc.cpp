@@ -1,6 +1,6 @@
 // sim_vpc.cpp — VPC (acldvppVpc*Async): resize, crop, crop-and-resize, crop-and-paste, crop-resize-and-
-// paste, batch crop and batch crop-and-resize of NV12/NV21 pictures, by the simulator's own scalar code (spec =
-// ascend-semantics.md §2.3). Independent of Kestrel's dvpp module on purpose: Kestrel's CPU VPC is checked against
+// paste, batch crop and batch crop-and-resize of NV12/NV21 pictures, by the simulator's own scalar code
+// (BOARD-RULES §VPC). Independent of Kestrel's dvpp module on purpose: Kestrel's CPU VPC is checked against
 // this, so they must not share a bug.
 //
 // Scaling: the 310B documents its bilinear and nearest as "identical to OpenCV-3.4.2", so each plane is
@@ -26,13 +26,13 @@
 //   - nearest: i = min(floor(d · scale), src − 1).
 // Interpolation: 1 bilinear, 2 nearest; 0 bilinear on both SoCs (the 310's default "high-order filter"
 // is not public: simulated as bilinear, UNCONFIRMED; the 310B treats 0 as 1); 3/4 on 310B the same as
-// 1/2 (spec table); 3/4 on 310 are TensorFlow-like filters the simulator does not have: 200006
+// 1/2 (BOARD-RULES §VPC's table); 3/4 on 310 are TensorFlow-like filters the simulator does not have: 200006
 // ACL_ERROR_FEATURE_UNSUPPORTED; 5 (310B's high-order filter) is simulated as bilinear (UNCONFIRMED).
 // acldvppVpcResizeAsync, acldvppVpcCropResizeAsync, acldvppVpcCropResizePasteAsync and
 // acldvppVpcBatchCropResizeAsync take the resize config's interpolation; the plain crop / crop-and-paste /
 // batch-crop calls use 0. NV12 in and NV21 out swap U and V.
 //
-// Rules (UNCONFIRMED where the spec has none): input NV12/NV21 (other formats the hardware takes are
+// Rules (UNCONFIRMED where the documentation has none): input NV12/NV21 (other formats the hardware takes are
 // 200006 here: not simulated), output NV12/NV21 only; widths and heights rounded down to even; input
 // 10x6 .. 8192 (the 310's "8K" mode above 4096), output 10x6 .. 4096x4096 (310) / 4096x8192 (310B);
 // widthStride ≥ width, a multiple of 16 and ≥ 32 on 310 (≥ 10 on 310B), heightStride ≥ height, even;

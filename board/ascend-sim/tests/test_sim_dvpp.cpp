@@ -250,7 +250,8 @@ TEST_P(SimDvpp, JpegdAppliesTheExifOrientation) {
                 uint32_t w = 0, h = 0;
                 ASSERT_EQ(api.acldvppJpegGetImageInfoV2(jpeg.data(), uint32_t(jpeg.size()), &w, &h, nullptr, nullptr),
                           0);
-                EXPECT_EQ(w, src.w) << what;  // the coded size (UNCONFIRMED: the spec says only PredictDecSize swaps)
+                EXPECT_EQ(w, src.w)
+                    << what;  // the coded size (UNCONFIRMED: the documentation says only PredictDecSize swaps)
                 const bool t = o >= 5;
                 const uint32_t cw = t ? src.h : src.w, chh = t ? src.w : src.h;
                 const uint32_t ow = v100() ? cw : cw & ~1u, oh = v100() ? chh : chh & ~1u;

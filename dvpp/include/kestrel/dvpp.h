@@ -1,12 +1,12 @@
 /* kestrel/dvpp.h — DVPP on the host: JPEG decode (JPEGD), JPEG encode (JPEGE), PNG decode (PNGD), VPC.
  *
  * What a 310-class board's DVPP does to still images, done on the CPU with libjpeg-turbo (TurboJPEG
- * API 2) and libpng, following the board's documented rules (spec = ../shared/spec/ascend-semantics.md
- * §2) so that an app behaves here as it will on the board: the same output formats per source, the
- * same strides (kes_image_strides with KES_STRIDE_JPEGD / KES_STRIDE_PNGD), the same size limits, the
- * same refusals. VPC: crop/resize, crop-and-paste, letterbox and batch crop on NV12/NV21, colour
- * conversion NV12/NV21/I420 ↔ RGB888/BGR888 (BT.601/BT.709, full/narrow range), between the 4:2:0
- * layouts and to YUV400. Video (VDEC/VENC) is in kestrel/dvpp_video.h.
+ * API 2) and libpng, following the board's documented rules (docs/BOARD-RULES.md, whose sections the
+ * comments below cite as "BOARD-RULES §VPC") so that an app behaves here as it will on the board: the same
+ * output formats per source, the same strides (kes_image_strides with KES_STRIDE_JPEGD / KES_STRIDE_PNGD),
+ * the same size limits, the same refusals. VPC: crop/resize, crop-and-paste, letterbox and batch crop on
+ * NV12/NV21, colour conversion NV12/NV21/I420 ↔ RGB888/BGR888 (BT.601/BT.709, full/narrow range), between
+ * the 4:2:0 layouts and to YUV400. Video (VDEC/VENC) is in kestrel/dvpp_video.h.
  *
  * Channels: like acldvppCreateChannel, every call goes through a kes_dvpp_channel. A channel captures
  * the board profile when it is created (kes_board_set later does not change it), owns its decoder and
@@ -41,13 +41,13 @@
  * KES_ERR_CORRUPT_DATA for truncated or malformed data, including a bad PNG CRC; KES_ERR_OUT_OF_MEMORY when the pool is
  * full; KES_ERR_IO / KES_ERR_NOT_FOUND for files. kes_last_error() names the call and the reason.
  *
- * Choices where the spec is silent (UNCONFIRMED against real boards; each is what Kestrel does):
+ * Choices where the boards' documentation is silent (UNCONFIRMED against real boards; each is what Kestrel does):
  *   - Chroma for an output subsampling coarser than the source (4:4:4 → NV12, ...) is the rounded
  *     mean of the source samples covering each output sample (JPEGD does not document its filter).
  *   - Odd sizes: on 310B, 4:2:0 output (NV12/NV21) has width and height rounded down to even
- *     (spec §2.4, read the size back from the image); on 310 and host odd sizes are kept (the
+ *     (BOARD-RULES §JPEGD, read the size back from the image); on 310 and host odd sizes are kept (the
  *     chroma plane then holds ceil(w/2) × ceil(h/2) samples, as image.h describes).
- *   - EXIF orientation is applied (spec §2.4) before the even rounding and before the strides are
+ *   - EXIF orientation is applied (BOARD-RULES §JPEGD) before the even rounding and before the strides are
  *     computed; KES_PIXEL_UNKNOWN resolves to the VU-ordered form of the *source* subsampling
  *     (4:0:0 → NV21, 4:1:1 → NV21) even when a 90° rotation would transpose it.
  *   - libjpeg warnings (e.g. "Premature end of JPEG file", which libjpeg answers with grey rows)
@@ -95,17 +95,17 @@ typedef struct kes_dvpp_channel_config {
     uint32_t strict;                        /* 1: refuse what the board's hardware refuses (KES_ERR_UNSUPPORTED);
                                                0 (default): decode it as the board's software fallback would */
     uint32_t accept_warnings;               /* 1: a JPEG that decodes with libjpeg warnings is accepted (default 0) */
-    uint32_t apply_orientation;             /* 1 (default): apply EXIF orientation as JPEGD does (spec §2.4) */
-    uint64_t max_pixels; /* 0: only the board's size limits. Otherwise a decode of a JPEG/PNG whose coded
-                            width × height exceeds this is refused (KES_ERR_INVALID_ARGUMENT) before
-                            anything is allocated: a guard for untrusted input, since libjpeg buffers
-                            a whole progressive image of coefficients whatever the output scale */
-    kes_backend backend; /* KES_BACKEND_AUTO (default): the DVPP hardware when the process's backend is
-                            Ascend and libacl_dvpp.so loaded, else the CPU. KES_BACKEND_CPU: never the
-                            hardware. KES_BACKEND_ASCEND: the hardware or a failed create (the reason
-                            in kes_last_error), whatever the process's backend; AUTO under
-                            KES_BACKEND=ascend without libacl_dvpp.so gets the CPU (logged once). Apps
-                            built before this field get AUTO. */
+    uint32_t apply_orientation; /* 1 (default): apply EXIF orientation as JPEGD does (BOARD-RULES §JPEGD) */
+    uint64_t max_pixels;        /* 0: only the board's size limits. Otherwise a decode of a JPEG/PNG whose coded
+                                   width × height exceeds this is refused (KES_ERR_INVALID_ARGUMENT) before
+                                   anything is allocated: a guard for untrusted input, since libjpeg buffers
+                                   a whole progressive image of coefficients whatever the output scale */
+    kes_backend backend;        /* KES_BACKEND_AUTO (default): the DVPP hardware when the process's backend is
+                                   Ascend and libacl_dvpp.so loaded, else the CPU. KES_BACKEND_CPU: never the
+                                   hardware. KES_BACKEND_ASCEND: the hardware or a failed create (the reason
+                                   in kes_last_error), whatever the process's backend; AUTO under
+                                   KES_BACKEND=ascend without libacl_dvpp.so gets the CPU (logged once). Apps
+                                   built before this field get AUTO. */
 } kes_dvpp_channel_config;
 
 /* Defaults: active board, no pool, strict 0, accept_warnings 0, apply_orientation 1, max_pixels 0,
@@ -133,7 +133,7 @@ typedef struct kes_dvpp_channel_stats {
 /* Which path served the channel's calls so far. */
 KES_API kes_status kes_dvpp_channel_get_stats(const kes_dvpp_channel* channel, kes_dvpp_channel_stats* out_stats);
 
-/* ---- JPEG decode (JPEGD, spec §2.4) ------------------------------------------------------------------ */
+/* ---- JPEG decode (JPEGD, BOARD-RULES §JPEGD) ------------------------------------------------------------------ */
 
 /* Values equal acldvppJpegFormat's. */
 typedef enum kes_jpeg_subsampling {
@@ -179,7 +179,7 @@ KES_API kes_status kes_jpeg_get_info(kes_dvpp_channel* channel, const void* data
                                      kes_jpeg_info* out_info);
 
 /* Decodes to `format`: NV12/NV21 from every source; YUV/YVU444SP from 4:4:4, 422SP from 4:2:2,
- * 440SP from 4:4:0 (spec §2.4 table); RGB888/BGR888 from any (extension); UNKNOWN as above. A grey
+ * 440SP from 4:4:0 (BOARD-RULES §JPEGD table); RGB888/BGR888 from any (extension); UNKNOWN as above. A grey
  * JPEG gives UV bytes of 0x80. `pool` NULL: the channel's pool. */
 KES_API kes_status kes_jpeg_decode(kes_dvpp_channel* channel, const void* data, size_t size, kes_pixel_format format,
                                    kes_mem_pool* pool, kes_image* out_image);
@@ -196,7 +196,7 @@ KES_API kes_status kes_jpeg_decode_scaled(kes_dvpp_channel* channel, const void*
                                           kes_pixel_format format, uint32_t target_width, uint32_t target_height,
                                           kes_mem_pool* pool, kes_image* out_image);
 
-/* ---- JPEG encode (JPEGE, spec §2.5) ------------------------------------------------------------------ */
+/* ---- JPEG encode (JPEGE, BOARD-RULES §JPEGE) ------------------------------------------------------------------ */
 
 /* The board's acldvppJpegPredictEncSize: kes_image_buffer_size of the input's strides + 640 + 128,
  * rounded up to 2 MiB. An output buffer of this size always suffices. */
@@ -205,7 +205,7 @@ KES_API kes_status kes_jpeg_predict_encode_size(kes_dvpp_channel* channel, const
 /* Encodes an NV12/NV21 image as baseline Huffman JPEG 4:2:0, or a packed 4:2:2 image (YUYV, UYVY,
  * YVYU, VYUY) as 4:2:2 (the input's subsampling: nothing is thrown away; the board's JPEGE output
  * subsampling for packed input is not documented, UNCONFIRMED), at `quality` 1..100. Board input rules
- * (spec §2.5), each KES_ERR_INVALID_ARGUMENT: width (and for NV12/NV21 height) even, both within
+ * (BOARD-RULES §JPEGE), each KES_ERR_INVALID_ARGUMENT: width (and for NV12/NV21 height) even, both within
  * jpege_min_dim..jpege_max_dim; width_stride (bytes) a multiple of jpege_width_align — align16(w) for
  * NV12/NV21, align16(2w) for packed 4:2:2 (kes_image_strides KES_STRIDE_JPEGE gives it);
  * height_stride ≥ height. Writes at most `capacity` bytes to `out` and the size to *out_size;
@@ -213,7 +213,7 @@ KES_API kes_status kes_jpeg_predict_encode_size(kes_dvpp_channel* channel, const
 KES_API kes_status kes_jpeg_encode(kes_dvpp_channel* channel, const kes_image* image, uint32_t quality, void* out,
                                    size_t capacity, size_t* out_size);
 
-/* ---- PNG decode (PNGD, spec §2.6) -------------------------------------------------------------------- */
+/* ---- PNG decode (PNGD, BOARD-RULES §PNGD) -------------------------------------------------------------------- */
 
 typedef struct kes_png_info {
     uint32_t struct_size; /* sizeof(kes_png_info), set by the caller */
@@ -222,18 +222,18 @@ typedef struct kes_png_info {
     uint32_t color_type; /* PNG colour type: 0 grey, 2 RGB, 3 palette, 4 grey+alpha, 6 RGBA */
     uint32_t has_alpha;  /* alpha channel or tRNS chunk */
     uint32_t interlaced;
-    kes_pixel_format output_format; /* UNKNOWN resolved to RGBA8888 (spec §2.6) */
+    kes_pixel_format output_format; /* UNKNOWN resolved to RGBA8888 (BOARD-RULES §PNGD) */
     uint32_t width_stride, height_stride;
     size_t output_size;
 } kes_png_info;
 
 /* Reads the PNG header for a decode to `format` (RGB888, RGBA8888 or UNKNOWN = RGBA8888). Sizes
  * outside pngd_min_dim..pngd_max_dim are KES_ERR_INVALID_ARGUMENT; input of ≤ 29 bytes is
- * KES_ERR_CORRUPT_DATA (the board's minimum, spec §2.6). */
+ * KES_ERR_CORRUPT_DATA (the board's minimum, BOARD-RULES §PNGD). */
 KES_API kes_status kes_png_get_info(kes_dvpp_channel* channel, const void* data, size_t size, kes_pixel_format format,
                                     kes_png_info* out_info);
 
-/* Decodes to RGB888 or RGBA8888 with the PNGD strides (spec §2.6). Every bit depth and colour type is
+/* Decodes to RGB888 or RGBA8888 with the PNGD strides (BOARD-RULES §PNGD). Every bit depth and colour type is
  * converted (16-bit scaled, palette and grey expanded, alpha dropped for RGB888 / set to 255 for
  * RGBA8888 when absent). A bad CRC or truncated data is KES_ERR_CORRUPT_DATA. */
 KES_API kes_status kes_png_decode(kes_dvpp_channel* channel, const void* data, size_t size, kes_pixel_format format,
@@ -242,7 +242,7 @@ KES_API kes_status kes_png_decode(kes_dvpp_channel* channel, const void* data, s
 KES_API kes_status kes_png_decode_file(kes_dvpp_channel* channel, const char* path, kes_pixel_format format,
                                        kes_mem_pool* pool, kes_image* out_image);
 
-/* ---- VPC crop / resize (spec §2.3) ------------------------------------------------------------------ */
+/* ---- VPC crop / resize (BOARD-RULES §VPC) ------------------------------------------------------------------ */
 
 /* Values equal acldvppSetResizeConfigInterpolation's. */
 typedef enum kes_vpc_interp {
@@ -331,7 +331,7 @@ KES_API kes_status kes_vpc_batch_crop(kes_dvpp_channel* channel, const kes_image
                                       const kes_vpc_batch_roi* rois, uint32_t roi_count, kes_vpc_interp interp,
                                       kes_mem_pool* pool, kes_image* out_images);
 
-/* ---- VPC colour conversion (acldvppVpcConvertColorAsync, spec §2.1, §2.3) ------------------------- */
+/* ---- VPC colour conversion (acldvppVpcConvertColorAsync, BOARD-RULES §Formats, §VPC) ------------------------- */
 
 /* Values equal acldvppCscMatrix's. "Wide" is full range (Y, U, V in 0..255), "narrow" is studio range
  * (Y 16..235, U/V 16..240). */

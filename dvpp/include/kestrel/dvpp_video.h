@@ -1,7 +1,7 @@
 /* kestrel/dvpp_video.h — video decode (VDEC) and encode (VENC) on the host, over FFmpeg 5.1.
  *
  * What a 310-class board's VDEC and VENC do, done on the CPU with libavformat/libavcodec/libswscale,
- * following the board's rules (spec = ../shared/spec/ascend-semantics.md §2.7, §2.8): H.264 and H.265
+ * following the board's rules (docs/BOARD-RULES.md §VDEC, §VENC): H.264 and H.265
  * in, NV12/NV21 out with VDEC strides (kes_image_strides KES_STRIDE_VDEC: align16(w), at least 32, ×
  * align2(h) on the boards; tight on the host profile), every frame a kes_image from the caller's pool,
  * at most vdec_max_channels decoder channels at once, and NV12 frames back to H.264/H.265.
@@ -21,7 +21,7 @@
  *
  * Broken data: a packet the decoder rejects is logged (KES_LOG_WARN, module "dvpp"), counted in
  * kes_vdec_stats.corrupt_packets and skipped; decoding goes on with the next packet, as the board
- * flags a bad frame as a decode failure and carries on (spec §2.7). Frames the decoder had to conceal
+ * flags a bad frame as a decode failure and carries on (BOARD-RULES §VDEC). Frames the decoder had to conceal
  * (missing references, damaged slices) are delivered with frame->concealed = 1 and counted in
  * concealed_frames, or dropped when config.drop_concealed is set. FFmpeg 5.1 marks concealed frames
  * reliably only when it decodes without frame threads (threads = 1): with frame threads its
@@ -69,7 +69,7 @@
  * Ownership: the caller owns every frame image it received: release it with kes_image_release (it
  * comes from config.pool, else kes_mem_alloc). Strings in the configs are copied at create.
  *
- * Choices where the spec is silent or the host differs (UNCONFIRMED against real boards):
+ * Choices where the boards' documentation is silent or the host differs (UNCONFIRMED against real boards):
  *   - Codecs: H.264 (any profile the FFmpeg decoder takes) and H.265. A stream whose chroma is not
  *     4:2:0 is refused with KES_ERR_UNSUPPORTED (the boards decode YUV420 only). High bit depth
  *     (H.265 Main10, H.264 High10) is converted to 8-bit NV12/NV21 by libswscale, so a pipeline built
@@ -82,7 +82,7 @@
  *   - Output size: the stream size (rounded down to even on the boards, whose NV12 output has even
  *     sizes; the host profile keeps odd sizes), or config.output_width × output_height, both even and
  *     within the VPC output limits of the profile (vpc_min_width × vpc_min_height ..
- *     vpc_max_output_width × vpc_max_output_height: VDEC scales through VPC, spec §2.7). The resize
+ *     vpc_max_output_width × vpc_max_output_height: VDEC scales through VPC, BOARD-RULES §VDEC). The resize
  *     is libswscale's bilinear; it is not bit-exact with the board's VPC.
  *   - Channel limit: at most the profile's vdec_max_channels (32 on 310/310B) channels exist at once
  *     in the process, counted over all kes_vdec channels; one more is KES_ERR_BUSY.
@@ -135,7 +135,7 @@
  *     bitrate_kbps is set (then average bitrate). MP4 files get their index at kes_venc_finish.
  *   - VENC input: NV12/NV21, even width and height within venc_min_dim..venc_max_dim; on the board
  *     profiles the width stride must be a multiple of kes_board_profile.venc_width_stride_align (16,
- *     spec §2.8). No B-frames (the boards' VENC writes none).
+ *     BOARD-RULES §VENC). No B-frames (the boards' VENC writes none).
  */
 #ifndef KESTREL_DVPP_VIDEO_H
 #define KESTREL_DVPP_VIDEO_H
@@ -151,7 +151,7 @@ KES_BEGIN_DECLS
 /* pts value of a frame without a timestamp (FFmpeg's AV_NOPTS_VALUE). */
 #define KES_VIDEO_NO_PTS ((int64_t)INT64_MIN)
 
-/* VENC input width stride alignment on the board profiles (spec §2.8: widthStride = align16(w)). The
+/* VENC input width stride alignment on the board profiles (BOARD-RULES §VENC: widthStride = align16(w)). The
  * rule lives in the profile (kes_board_profile.venc_width_stride_align, 0 on the host); this constant
  * stays for code written against it and equals the boards' value. */
 #define KES_VENC_WIDTH_STRIDE_ALIGN 16u

@@ -18,7 +18,7 @@ namespace {
 
 // How long a DVPP call may take before the stream sync gives up, when the runtime has
 // aclrtSynchronizeStreamWithTimeout. Generous: a 310 decoding large rotated JPEGs on many channels at
-// once is documented to be slow (ascend-semantics.md §2.4); a hang is what must never happen.
+// once is documented to be slow (BOARD-RULES §JPEGD); a hang is what must never happen.
 constexpr int32_t kSyncTimeoutMs = 30000;
 
 }  // namespace

@@ -228,7 +228,7 @@ std::string jpeg_decode_hw(AscendDvpp& hw, const uint8_t* data, size_t size, con
 //     freed only after its callback ran, or after aclvdecDestroyChannel returned (then none can come).
 //   - destroy: aclvdecDestroyChannel (which flushes and waits for the callbacks, so the report thread
 //     still runs), then the report thread is stopped and joined, then everything is freed.
-// Channel ids: a process-wide table of the 32 ids (0..31, spec §2.7 V100_CHANNEL_ID_CEILING); an id
+// Channel ids: a process-wide table of the 32 ids (0..31, BOARD-RULES §VDEC V100_CHANNEL_ID_CEILING); an id
 // the runtime says is taken (207005, by code outside Kestrel) is skipped; none left is KES_ERR_BUSY.
 // Sends are never retried (the modelbox hang): a failed aclvdecSendFrame fails the call with the
 // mapped error and the access unit is dropped; its objects are kept until the channel is destroyed in

@@ -1,4 +1,4 @@
-// jpegd_ascend.cpp — JPEG decode on the DVPP hardware (acldvppJpegDecodeAsync, spec §2.4, backend §4).
+// jpegd_ascend.cpp — JPEG decode on the DVPP hardware (acldvppJpegDecodeAsync, BOARD-RULES §JPEGD, §AscendCL).
 // The board rules were applied by jpeg_decode.cpp's plan; this file only moves bytes and descriptors.
 #include <algorithm>
 #include <atomic>
@@ -45,7 +45,7 @@ std::string jpeg_decode_hw(AscendDvpp& hw, const uint8_t* data, size_t size, con
     acl::ScopedContext bind;
     const uint32_t size32 = static_cast<uint32_t>(size);  // plan_decode refused more than 4 GiB
 
-    // The hardware's own size rule (align128 × align16 × 3/2 for 4:2:0, spec §2.4) can exceed the board
+    // The hardware's own size rule (align128 × align16 × 3/2 for 4:2:0, BOARD-RULES §JPEGD) can exceed the board
     // stride the plan used (64 on 310B): give it whichever is larger.
     uint32_t predicted = 0;
     acl::Error e = d.acldvppJpegPredictDecSize(data, size32, dvpp_format(job.format), &predicted);

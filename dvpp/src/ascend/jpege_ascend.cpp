@@ -1,4 +1,4 @@
-// jpege_ascend.cpp — JPEG encode on the DVPP hardware (acldvppJpegEncodeAsync, spec §2.5, backend §4).
+// jpege_ascend.cpp — JPEG encode on the DVPP hardware (acldvppJpegEncodeAsync, BOARD-RULES §JPEGE, §AscendCL).
 // jpeg_encode.cpp checked the input rules (formats, even sizes, size limits, the width-stride rule).
 #include <algorithm>
 #include <cstring>

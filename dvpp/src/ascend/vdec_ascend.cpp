@@ -1,4 +1,4 @@
-// vdec_ascend.cpp — H.264/H.265 decode on the DVPP hardware (aclvdec*, spec §2.7, backend §4): one aclvdec
+// vdec_ascend.cpp — H.264/H.265 decode on the DVPP hardware (aclvdec*, BOARD-RULES §VDEC, §AscendCL): one aclvdec
 // channel, its report thread, and the per-frame objects (dvpp_ascend.hpp, "VDEC on the hardware", is the
 // design). video_decode.cpp demuxes, chooses the path and keeps the stream's bookkeeping; this file only
 // moves access units, pictures and descriptors.
@@ -50,7 +50,7 @@ constexpr int32_t kReportTimeoutMs = 50;
 constexpr auto kReportRetryDelay = std::chrono::milliseconds(10);
 constexpr acl::Error kRtReportTimeout = 507012;     // ACL_ERROR_RT_REPORT_TIMEOUT: no report in time
 constexpr acl::Error kThreadNotSubscribe = 100035;  // ACL_ERROR_THREAD_NOT_SUBSCRIBE
-// VDEC V1 channel ids 0..31 on 310 and 310B (spec §2.7, V100_CHANNEL_ID_CEILING = 31).
+// VDEC V1 channel ids 0..31 on 310 and 310B (BOARD-RULES §VDEC, V100_CHANNEL_ID_CEILING = 31).
 constexpr uint32_t kVdecChannelIds = 32;
 
 // The process's VDEC channel ids: bit i set while a Kestrel decoder holds id i.
@@ -134,7 +134,7 @@ void VdecPicture::to_image(kes_image* out) {
                 "VDEC hardware reported a %ux%u picture with strides %ux%u that does not fit its %zu-byte buffer", w, h,
                 ws, hs, j.output.device_size());
     if (ws != j.plan_width_stride || hs != j.plan_height_stride) {
-        // The documented rule (align16 × align2, spec §2.7) is what kes_image_strides says; the hardware's
+        // The documented rule (align16 × align2, BOARD-RULES §VDEC) is what kes_image_strides says; the hardware's
         // own report wins, said once: a fact to settle on a real board.
         static std::atomic<bool> warned{false};
         if (!warned.exchange(true))
@@ -342,7 +342,7 @@ void VdecHardware::complete(VdecJob* job, acl::DvppStreamDesc* input, acl::DvppP
 void VdecHardware::send(const uint8_t* data, size_t size, uint32_t width, uint32_t height, const VdecFrameMeta& meta) {
     KES_REQUIRE(size > 0 && size <= 0xFFFFFFFFu, "a %zu-byte access unit is outside VDEC's 32-bit sizes", size);
     KES_REQUIRE(created_, "internal: the VDEC channel is not open");
-    // VDEC writes even sizes (spec §2.7); the buffer is planned for the stream as parsed.
+    // VDEC writes even sizes (BOARD-RULES §VDEC); the buffer is planned for the stream as parsed.
     const uint32_t ow = std::max(width & ~1u, 2u), oh = std::max(height & ~1u, 2u);
     uint32_t ws = 0, hs = 0;
     size_t bytes = 0;

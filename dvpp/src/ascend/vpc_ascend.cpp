@@ -1,6 +1,6 @@
 // vpc_ascend.cpp — VPC crop/resize, crop-and-paste, letterbox and batch crop on the DVPP hardware
 // (acldvppVpcCropResizeAsync, acldvppVpcCropResizePasteAsync, acldvppVpcBatchCropResizeAsync; the plain V1
-// calls without a resize config on a CANN that lacks them; spec §2.3, backend §4).
+// calls without a resize config on a CANN that lacks them; BOARD-RULES §VPC, §AscendCL).
 // The board rules were checked by the caller (vpc_resize.cpp, vpc_paste.cpp); this file moves pictures
 // into DVPP memory when they are elsewhere and drives the descriptors.
 #include <algorithm>

@@ -1,10 +1,10 @@
 /* kestrel/engine.h — load a converted model (.kom) into memory you control and execute it.
  *
- * The engine is AscendCL's aclmdl* runtime re-imagined lean (spec §4): a model is converted once into a
- * .kom file (a FlatBuffer plus a 128-byte aligned weight blob, engine/schema/kom.fbs), loaded, and
- * executed many times without allocating. This build executes on the CPU: ONNX op semantics, with fast
- * kernels (AVX2/AVX-512 on x86, NEON on the boards) where they apply and reference kernels elsewhere;
- * KES_KERNELS=reference runs the reference kernels only (the oracle, to compare against).
+ * The engine is AscendCL's aclmdl* runtime re-imagined lean (docs/BOARD-RULES.md §Models): a model is converted once
+ * into a .kom file (a FlatBuffer plus a 128-byte aligned weight blob, engine/schema/kom.fbs), loaded, and executed many
+ * times without allocating. This build executes on the CPU: ONNX op semantics, with fast kernels (AVX2/AVX-512 on x86,
+ * NEON on the boards) where they apply and reference kernels elsewhere; KES_KERNELS=reference runs the reference
+ * kernels only (the oracle, to compare against).
  *
  * Dynamic batch (ATC --dynamic_batch_size): a model converted with batch gears describes its inputs
  * and outputs at the largest gear and plans its arena for it; kes_model_context_set_batch picks the

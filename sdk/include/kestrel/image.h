@@ -8,7 +8,7 @@
  *   YUV400 (grey)          1       w                     —
  *   NV12 / NV21            2       w                     w bytes × h/2 rows, UVUV / VUVU
  *   YUV/YVU 422SP          2       w                     w bytes × h rows
- *   YUV/YVU 440SP          2       w                     2w bytes × h/2 rows (spec: as JPEGD writes it)
+ *   YUV/YVU 440SP          2       w                     2w bytes × h/2 rows (as JPEGD writes it)
  *   YUV/YVU 444SP          2       w                     2w bytes × h rows
  *   I420                   3       w                     U then V, each w/2 × h/2 (stride/2)
  *   YUYV/UYVY/YVYU/VYUY    1       2w (2·align2(w): whole 4-byte macropixels)
@@ -105,7 +105,7 @@ KES_API kes_status kes_pixel_format_subsampling(kes_pixel_format format, uint32_
 /* Strides a unit following `rule` on `board` produces for a width × height image, e.g. JPEGD on 310:
  * NV12 1920×1080 → 1920 × 1088; on 310B: 1920 × 1088; VPC on 310: 1000×600 → 1008 × 600.
  * The unit's pixel-width alignment is applied first, then multiplied by bytes per pixel (RGB888 on VPC
- * 310: align16(w)·3), except JPEGE, which aligns the byte width (YUYV: align16(2w), spec §2.5). VDEC's
+ * 310: align16(w)·3), except JPEGE, which aligns the byte width (YUYV: align16(2w), docs/BOARD-RULES.md §JPEGE). VDEC's
  * width stride is at least 32 on the boards. The host board gives KES_STRIDE_TIGHT for every rule.
  * Whether the unit accepts `format` at all is not checked here (the dvpp module does that).
  * KES_ERR_INVALID_ARGUMENT for an unknown format/rule/board or a size outside 1..65536. */

@@ -1,6 +1,6 @@
 /* kestrel/memory.h — device memory, aligned buffers and the DVPP-style memory pool.
  *
- * On an Ascend board, media buffers live in a DVPP memory region with two rules (spec §2.2):
+ * On an Ascend board, media buffers live in a DVPP memory region with two rules (docs/BOARD-RULES.md §Memory):
  *   - every buffer starts 128-byte aligned;
  *   - a buffer of `len` bytes occupies ALIGN_UP(len, 32) + 32 bytes (kes_mem_dvpp_size()).
  * Kestrel applies both rules to every buffer it hands out, on the host too, so that the sizes and

@@ -1,8 +1,8 @@
 /* kestrel/thread_pool.h — a fixed-size worker pool shared by every module.
  *
  * One pool, sized once, serves dvpp, aipp, engine and fv, so a 4-core board is not oversubscribed by
- * four libraries each starting their own threads (the big.LITTLE slow-down seen with MNN, anchors.md
- * §C.15). kes_thread_pool_default() is that shared pool: created on first use with
+ * four libraries each starting their own threads (the big.LITTLE slow-down seen with MNN, alibaba/MNN
+ * issue #1073; docs/BOARD-RULES.md §CPU). kes_thread_pool_default() is that shared pool: created on first use with
  * KES_NUM_THREADS threads if set, else the number of online CPUs.
  *
  * parallel_for splits [0, count) into ranges of at least `grain` items; the calling thread works too

@@ -1,6 +1,6 @@
 // microkernels_neon.cpp — the microkernel table for NEON (ASIMD, baseline armv8-a); a stub on other
 // architectures. No dotprod or fp16 arithmetic here: whether the boards' cores have them is unconfirmed
-// (spec ascend-backend.md §6), so those would come as separate tables behind getauxval().
+// (BOARD-RULES §CPU), so those would come as separate tables behind getauxval().
 #include "../common/microkernels.hpp"
 #include "kes/cpu_dispatch.hpp"
 
