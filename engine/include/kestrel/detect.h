@@ -238,6 +238,10 @@ KES_API kes_status kes_detect_transform_letterbox(float input_width, float input
  * scale swaps the corners so that x0 ≤ x1 still holds for boxes that had it. */
 KES_API kes_status kes_detect_transform_apply(const kes_detect_transform* transform, kes_detection* dets, size_t count);
 
+/* The kernel table kes_detect_decode and kes_detect_nms use on this CPU: "avx2", "neon" or "scalar"
+ * (chosen on first use; see kestrel/cpu.h). */
+KES_API const char* kes_detect_kernels_name(void);
+
 KES_END_DECLS
 
 #endif /* KESTREL_DETECT_H */
