@@ -51,13 +51,47 @@ endfunction()
 # kes_add_simd_source(<file> X86 <flags...> | ARM <flags...>): compile one source with ISA flags
 # for run-time dispatch; on other architectures the file is compiled without them (it must then
 # compile to nothing, guarded by KES_SIMD_X86 / KES_SIMD_ARM).
+# Every file given flags here is checked after it is compiled (kes_add_isa_object_check).
 function(kes_add_simd_source file)
   cmake_parse_arguments(S "" "" "X86;ARM" ${ARGN})
+  set(flags)
   if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64|amd64")
-    set_source_files_properties(${file} PROPERTIES COMPILE_OPTIONS "${S_X86}")
+    set(flags ${S_X86})
   elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "aarch64|arm64")
-    set_source_files_properties(${file} PROPERTIES COMPILE_OPTIONS "${S_ARM}")
+    set(flags ${S_ARM})
   endif()
+  if(flags)
+    set_source_files_properties(${file} PROPERTIES COMPILE_OPTIONS "${flags}")
+    get_filename_component(name ${file} NAME)
+    set_property(GLOBAL APPEND PROPERTY KES_SIMD_SOURCE_NAMES ${name})
+  endif()
+endfunction()
+
+# kes_add_isa_object_check(): part of every build (ALL). After the ISA-flagged objects of all modules
+# are compiled, cmake/check_isa_objects.cmake fails the build if one of them carries a static
+# initialiser or a shared inline function (the rule in docs/ARCHITECTURE.md "SIMD dispatch").
+function(kes_add_isa_object_check)
+  get_property(names GLOBAL PROPERTY KES_SIMD_SOURCE_NAMES)
+  get_property(objs GLOBAL PROPERTY KES_MODULE_OBJECTS)
+  if(NOT names)
+    return()
+  endif()
+  list(TRANSFORM names REPLACE "\\." "\\\\.")
+  list(JOIN names "|" alternatives)
+  set(files)
+  foreach(obj IN LISTS objs)
+    list(APPEND files "$<FILTER:$<TARGET_OBJECTS:${obj}>,INCLUDE,/(${alternatives})\\.o$>")
+  endforeach()
+  set(list_file ${CMAKE_BINARY_DIR}/isa_objects.txt)
+  file(GENERATE OUTPUT ${list_file} CONTENT "$<JOIN:${files},\n>\n")
+  set(stamp ${CMAKE_BINARY_DIR}/isa_objects.checked)
+  add_custom_command(OUTPUT ${stamp}
+    COMMAND ${CMAKE_COMMAND} -DNM=${CMAKE_NM} -DREADELF=${CMAKE_READELF} -DLIST=${list_file}
+            -P ${PROJECT_SOURCE_DIR}/cmake/check_isa_objects.cmake
+    COMMAND ${CMAKE_COMMAND} -E touch ${stamp}
+    DEPENDS ${files} ${list_file} ${PROJECT_SOURCE_DIR}/cmake/check_isa_objects.cmake
+    COMMENT "Checking ISA-flagged objects for code that runs before the CPU check" VERBATIM)
+  add_custom_target(kes_isa_object_check ALL DEPENDS ${stamp})
 endfunction()
 
 # libkestrel.a: every module's objects in one archive, for apps that want one file to link.

@@ -1,5 +1,5 @@
-// aipp_avx2.cpp — the AVX2 row-kernel table, offered by kernels_avx2() only when
-// kes_cpu_has(KES_CPU_AVX2 | KES_CPU_F16C) (on other architectures, a stub).
+// aipp_avx2.cpp — the AVX2 row-kernel table, returned by kernels_avx2(), which dispatch::pick_table
+// calls only once kes_cpu_has(KES_CPU_AVX2 | KES_CPU_F16C) (on other architectures, a stub).
 //
 // Compiled with -mavx2 -mfma -mf16c (aipp/CMakeLists.txt). Only intrinsics here (see aipp_simd.hpp).
 // Integer CSC uses exact 32-bit products, and the DTC uses separate sub/sub/mul, so the results are
@@ -82,7 +82,7 @@ const Kernels kAvx2 = {"avx2", yuv420sp_csc_row_avx2, dtc_row_f32_avx2, dtc_row_
 }  // namespace
 
 const Kernels* kernels_avx2() noexcept {
-    return kes_cpu_has(KES_CPU_AVX2 | KES_CPU_F16C) ? &kAvx2 : nullptr;
+    return &kAvx2;
 }
 
 }  // namespace aipp

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "aipp_internal.hpp"
+#include "aipp_simd.hpp"
 #include "kes/cpu_dispatch.hpp"
 #include "kes/error.hpp"
 #include "kes/struct_size.hpp"
@@ -258,6 +259,10 @@ using kes::aipp::check_dynamic;
 using kes::aipp::check_fp16_arg;
 
 extern "C" {
+
+const char* kes_aipp_kernels_name(void) {
+    return kes::aipp::kernels_active().name;
+}
 
 void kes_aipp_exec_config_init(kes_aipp_exec_config* config) {
     if (!config) return;

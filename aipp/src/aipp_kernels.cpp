@@ -12,6 +12,7 @@
 
 #include "aipp_internal.hpp"
 #include "aipp_simd.hpp"
+#include "kes/cpu_dispatch.hpp"
 
 namespace kes {
 namespace aipp {
@@ -30,11 +31,10 @@ uint32_t dtc_row_f16_none(const uint8_t*, uint32_t, float, float, float, int, ui
 }
 const Kernels kScalar = {"scalar", csc_row_none, dtc_row_f32_none, dtc_row_f16_none};
 
-const Kernels& pick() noexcept {
-    for (const Kernels* k : {kernels_avx2(), kernels_neon()})
-        if (k) return *k;
-    return kScalar;
-}
+constexpr dispatch::Variant<Kernels> kVariants[] = {
+    {KES_CPU_AVX2 | KES_CPU_F16C, kernels_avx2},
+    {KES_CPU_NEON, kernels_neon},
+};
 
 inline float fp16_round(float v) {
     return kes_fp16_to_float(kes_fp16_from_float(v));
@@ -287,7 +287,7 @@ const Kernels& kernels_scalar() noexcept {
 }
 
 const Kernels& kernels_active() noexcept {
-    static const Kernels& chosen = pick();  // thread-safe one-time init (C++11 magic static)
+    static const Kernels& chosen = dispatch::pick_table(kVariants, kScalar);
     return chosen;
 }
 

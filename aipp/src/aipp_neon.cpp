@@ -1,9 +1,9 @@
 // aipp_neon.cpp — the NEON row-kernel table for aarch64 (the boards' CPU), the twin of aipp_avx2.cpp
 // (on other architectures, a stub).
 //
-// NEON is part of armv8-a, so no flags; kernels_neon() still asks kes_cpu_has() (KES_CPU_DISABLE). Same exactness rules
-// as the AVX2 file: 32-bit integer products for CSC, separate sub/sub/mul for the DTC (the build does not contract to
-// FMA: ISO C++ mode), so the bits match run_rows_scalar.
+// NEON is part of armv8-a, so no flags; the table is still chosen through kes_cpu_has() (KES_CPU_DISABLE). Same
+// exactness rules as the AVX2 file: 32-bit integer products for CSC, separate sub/sub/mul for the DTC (the build does
+// not contract to FMA: ISO C++ mode), so the bits match run_rows_scalar.
 #include "aipp_simd.hpp"
 #include "kes/cpu_dispatch.hpp"
 
@@ -87,7 +87,7 @@ const Kernels kNeon = {"neon", yuv420sp_csc_row_neon, dtc_row_f32_neon, dtc_row_
 }  // namespace
 
 const Kernels* kernels_neon() noexcept {
-    return kes_cpu_has(KES_CPU_NEON) ? &kNeon : nullptr;
+    return &kNeon;
 }
 
 }  // namespace aipp

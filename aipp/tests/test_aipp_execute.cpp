@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "alloc_counter.hpp"
+#include "dispatch_expect.hpp"
 #include "kestrel/aipp.h"
 #include "struct_size_check.hpp"
 
@@ -254,6 +255,13 @@ TEST(AippCsc, ShiftIsArithmeticThenClampAsDocumented) {
     std::memset(b, 0, 4);
     ASSERT_EQ(kes_aipp_execute(&p, nullptr, &img.im, 1, &out.t), KES_OK);
     EXPECT_EQ(out.at(0, 1, 1, 1), 0);
+}
+
+TEST(AippExecute, ActiveTableIsTheFastestThisCpuAllows) {
+    const std::string want =
+        kes_test::expected_table({{KES_CPU_AVX2 | KES_CPU_F16C, "avx2"}, {KES_CPU_NEON, "neon"}}, "scalar");
+    kes_test::record_table("aipp", want);
+    EXPECT_EQ(kes_aipp_kernels_name(), want);
 }
 
 TEST(AippExecute, FastPathEqualsScalarPathForEveryFormatDtypeLayoutAndPrecision) {

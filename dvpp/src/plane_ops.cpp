@@ -5,35 +5,71 @@
 #include <cstring>
 
 #include "kes/cpu_dispatch.hpp"
+#include "vpc_internal.hpp"
 
 #if KES_SIMD_X86
 #include <emmintrin.h>  // SSE2: part of x86-64
+#elif KES_SIMD_ARM
+#include <arm_neon.h>  // ASIMD: part of armv8-a
 #endif
 
 namespace kes {
-namespace {
+namespace vpc {
 
-// dst[i · 2] = src[i] for i < n, leaving the bytes between untouched (one component of interleaved
-// semi-planar chroma). The JPEG decode's hot path: NV12 from 4:2:0 writes U, then V, this way.
-void copy_to_every_other_byte(const uint8_t* src, uint8_t* dst, uint32_t n) noexcept {
-    uint32_t i = 0;
+// The chroma row kernels of the VPC tables (vpc_internal.hpp). Baseline instructions, so no flags, but
+// reached only through the tables: KES_CPU_DISABLE=all gives the plain loops everywhere.
 #if KES_SIMD_X86
+size_t spread_row_sse2(const uint8_t* s, uint8_t* d, size_t n) {
     // Read-modify-write of 16 pairs: keep the other component's bytes, insert ours. Stops while the
     // 32 bytes touched stay before the last sample, so nothing past it is ever read or written.
     const __m128i keep = _mm_set1_epi16(int16_t(0xFF00)), zero = _mm_setzero_si128();
+    size_t i = 0;
     for (; i + 17 <= n; i += 16) {
-        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
-        __m128i* d = reinterpret_cast<__m128i*>(dst + size_t(i) * 2);
-        const __m128i d0 = _mm_and_si128(_mm_loadu_si128(d), keep);
-        const __m128i d1 = _mm_and_si128(_mm_loadu_si128(d + 1), keep);
-        _mm_storeu_si128(d, _mm_or_si128(d0, _mm_unpacklo_epi8(v, zero)));
-        _mm_storeu_si128(d + 1, _mm_or_si128(d1, _mm_unpackhi_epi8(v, zero)));
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i));
+        __m128i* dv = reinterpret_cast<__m128i*>(d + i * 2);
+        const __m128i d0 = _mm_and_si128(_mm_loadu_si128(dv), keep);
+        const __m128i d1 = _mm_and_si128(_mm_loadu_si128(dv + 1), keep);
+        _mm_storeu_si128(dv, _mm_or_si128(d0, _mm_unpacklo_epi8(v, zero)));
+        _mm_storeu_si128(dv + 1, _mm_or_si128(d1, _mm_unpackhi_epi8(v, zero)));
     }
-#endif
-    for (; i < n; ++i) dst[size_t(i) * 2] = src[i];
+    return i;
 }
 
-}  // namespace
+size_t interleave_row_sse2(const uint8_t* a, const uint8_t* b, uint8_t* d, size_t n) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m128i va = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i));
+        const __m128i vb = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 2 * i), _mm_unpacklo_epi8(va, vb));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 2 * i + 16), _mm_unpackhi_epi8(va, vb));
+    }
+    return i;
+}
+#elif KES_SIMD_ARM
+size_t interleave_row_neon(const uint8_t* a, const uint8_t* b, uint8_t* d, size_t n) {
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        uint8x16x2_t v;
+        v.val[0] = vld1q_u8(a + i);
+        v.val[1] = vld1q_u8(b + i);
+        vst2q_u8(d + 2 * i, v);
+    }
+    return i;
+}
+#endif
+
+void interleave_row(const uint8_t* a, const uint8_t* b, uint8_t* d, size_t n, const Kernels& k) {
+    for (size_t i = k.interleave_row ? k.interleave_row(a, b, d, n) : 0; i < n; ++i) {
+        d[2 * i] = a[i];
+        d[2 * i + 1] = b[i];
+    }
+}
+
+void spread_row(const uint8_t* s, uint8_t* d, size_t n, const Kernels& k) {
+    for (size_t i = k.spread_row ? k.spread_row(s, d, n) : 0; i < n; ++i) d[2 * i] = s[i];
+}
+
+}  // namespace vpc
 
 void orient_plane(const uint8_t* src, uint32_t w, uint32_t h, size_t src_stride, uint32_t bpp, uint32_t orientation,
                   uint8_t* dst, size_t dst_stride, uint32_t out_w, uint32_t out_h) noexcept {
@@ -83,7 +119,7 @@ void resample_chroma(const ChromaPlane& src, uint32_t w, uint32_t h, uint32_t dx
             const uint8_t* s = src.data + size_t(j) * src.stride;
             uint8_t* d = dst + size_t(j) * dst_stride;
             if (step == 2) {
-                copy_to_every_other_byte(s, d, cw);
+                vpc::spread_row(s, d, cw);
             } else {
                 for (uint32_t i = 0; i < cw; ++i) d[size_t(i) * step] = s[i];
             }

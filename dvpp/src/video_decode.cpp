@@ -24,18 +24,13 @@ extern "C" {
 #include <libavutil/pixdesc.h>
 }
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#elif defined(__ARM_NEON)
-#include <arm_neon.h>
-#endif
-
 #include "dvpp_internal.hpp"
 #include "kes/error.hpp"
 #include "kes/logging.hpp"
 #include "kes/math.hpp"
 #include "kes/struct_size.hpp"
 #include "video_ffmpeg.hpp"
+#include "vpc_internal.hpp"
 
 namespace kes {
 
@@ -850,32 +845,6 @@ void open_source(kes_vdec* v) {
         open_decoder(v, par->codec_id, par);
 }
 
-// d[2i] = a[i], d[2i+1] = b[i]: the chroma of one NV12 row from FFmpeg's U and V rows. SSE2 and NEON
-// are part of the x86-64 and AArch64 baselines, so no run-time dispatch is needed; the scalar loop
-// finishes every row whose length is not a multiple of 16 (the tests' 328-wide clips take both).
-void interleave_row(const uint8_t* a, const uint8_t* b, uint8_t* d, uint32_t n) {
-    uint32_t i = 0;
-#if defined(__SSE2__)
-    for (; i + 16 <= n; i += 16) {
-        const __m128i va = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i));
-        const __m128i vb = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 2 * i), _mm_unpacklo_epi8(va, vb));
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 2 * i + 16), _mm_unpackhi_epi8(va, vb));
-    }
-#elif defined(__ARM_NEON)
-    for (; i + 16 <= n; i += 16) {
-        uint8x16x2_t v;
-        v.val[0] = vld1q_u8(a + i);
-        v.val[1] = vld1q_u8(b + i);
-        vst2q_u8(d + 2 * i, v);
-    }
-#endif
-    for (; i < n; ++i) {
-        d[2 * i] = a[i];
-        d[2 * i + 1] = b[i];
-    }
-}
-
 // Converts `f` into a new pool image of the channel's output format and size.
 void convert(kes_vdec* v, const AVFrame* f, uint32_t ow, uint32_t oh, kes_image* out) {
     uint32_t ws = 0, hs = 0;
@@ -897,7 +866,7 @@ void convert(kes_vdec* v, const AVFrame* f, uint32_t ow, uint32_t oh, kes_image*
         const uint8_t* second = f->data[nv21 ? 1 : 2];
         const int ls_first = f->linesize[nv21 ? 2 : 1], ls_second = f->linesize[nv21 ? 1 : 2];
         for (uint32_t r = 0; r < ch; ++r)
-            interleave_row(first + size_t(r) * ls_first, second + size_t(r) * ls_second, uv + size_t(r) * ws, cw);
+            vpc::interleave_row(first + size_t(r) * ls_first, second + size_t(r) * ls_second, uv + size_t(r) * ws, cw);
     } else {
         // Resize (bilinear) and high-bit-depth conversion. Without a resize only the delivered area
         // (the even-rounded size on the boards) is read.

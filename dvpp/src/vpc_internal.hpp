@@ -90,6 +90,12 @@ struct Kernels {
     // samples with element step c_step (1 for I420, 2 for NV12/NV21); the leading pixels done.
     uint32_t (*yuv_to_rgb_row)(const uint8_t* ys, const uint8_t* us, const uint8_t* vs, uint32_t c_step,
                                const Matrix& m, uint8_t* d, int bgr, uint32_t w);
+    // d[2i] = a[i], d[2i + 1] = b[i]: one NV12/NV21 chroma row from planar U and V rows (VDEC's output);
+    // the leading i done.
+    size_t (*interleave_row)(const uint8_t* a, const uint8_t* b, uint8_t* d, size_t n);
+    // d[2i] = s[i], the bytes between untouched: one component of semi-planar chroma (JPEGD's NV12 from
+    // 4:2:0 writes U, then V); the leading i done, never touching d past 2(n - 1).
+    size_t (*spread_row)(const uint8_t* s, uint8_t* d, size_t n);
 };
 
 const Kernels& kernels_scalar() noexcept;  // vpc_resize.cpp
@@ -102,10 +108,20 @@ const Kernels& kernels_active() noexcept;
 // Every table usable on this CPU, scalar first: for tests that compare each with the scalar table.
 std::vector<const Kernels*> kernels_available();
 
+#if KES_SIMD_X86
+// Baseline SSE2 (plane_ops.cpp), in the sse2 and avx2 tables.
+size_t interleave_row_sse2(const uint8_t* a, const uint8_t* b, uint8_t* d, size_t n);
+size_t spread_row_sse2(const uint8_t* s, uint8_t* d, size_t n);
+#endif
 #if KES_SIMD_ARM
+size_t interleave_row_neon(const uint8_t* a, const uint8_t* b, uint8_t* d, size_t n);  // plane_ops.cpp
 uint32_t yuv_to_rgb_row_neon(const uint8_t* ys, const uint8_t* us, const uint8_t* vs, uint32_t c_step, const Matrix& m,
                              uint8_t* d, int bgr, uint32_t w);  // vpc_color.cpp, in kernels_neon()'s table
 #endif
+
+// The two chroma row steps through the active table, the plain loop finishing each row.
+void interleave_row(const uint8_t* a, const uint8_t* b, uint8_t* d, size_t n, const Kernels& k = kernels_active());
+void spread_row(const uint8_t* s, uint8_t* d, size_t n, const Kernels& k = kernels_active());
 
 // kes_vpc_interp argument → filter; 3/4 (TensorFlow-like) are KES_ERR_UNSUPPORTED.
 Filter filter_arg(const kes_vpc_interp& interp);

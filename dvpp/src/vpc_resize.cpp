@@ -267,16 +267,20 @@ size_t vresize_linear_sse2(const int16_t* h0, const int16_t* h1, int32_t b0, int
     return i;
 }
 
-const Kernels kSse2 = {"sse2", nullptr, vresize_linear_sse2, nullptr, nullptr, nullptr};
+const Kernels kSse2 = {"sse2",  nullptr, vresize_linear_sse2, nullptr,
+                       nullptr, nullptr, interleave_row_sse2, spread_row_sse2};
 #endif
 
-const Kernels kScalar = {"scalar", nullptr, nullptr, nullptr, nullptr, nullptr};
+const Kernels kScalar = {"scalar", nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
 
-const Kernels& pick() noexcept {
-    for (const Kernels* k : {kernels_avx2(), kernels_neon(), kernels_sse2()})
-        if (k) return *k;
-    return kScalar;
-}
+// SSE2 has no feature bit of its own (every x86-64 has it): its table goes with SSE4.1, the oldest bit
+// cpu.h names, so that KES_CPU_DISABLE=all (or sse4.1) leaves the plain loops alone, as on every
+// other table.
+constexpr dispatch::Variant<Kernels> kVariants[] = {
+    {KES_CPU_AVX2, kernels_avx2},
+    {KES_CPU_NEON, kernels_neon},
+    {KES_CPU_SSE41, kernels_sse2},
+};
 
 }  // namespace
 
@@ -284,27 +288,21 @@ const Kernels& kernels_scalar() noexcept {
     return kScalar;
 }
 
-// SSE2 has no feature bit of its own (every x86-64 has it): the table goes with SSE4.1, the oldest bit
-// cpu.h names, so that KES_CPU_DISABLE=all (or sse4.1) leaves the plain loops alone, as on every
-// other table.
 const Kernels* kernels_sse2() noexcept {
 #if KES_SIMD_X86
-    return kes_cpu_has(KES_CPU_SSE41) ? &kSse2 : nullptr;
+    return &kSse2;
 #else
     return nullptr;
 #endif
 }
 
 const Kernels& kernels_active() noexcept {
-    static const Kernels& chosen = pick();  // thread-safe one-time init (C++11 magic static)
+    static const Kernels& chosen = dispatch::pick_table(kVariants, kScalar);
     return chosen;
 }
 
 std::vector<const Kernels*> kernels_available() {
-    std::vector<const Kernels*> all{&kScalar};
-    for (const Kernels* k : {kernels_sse2(), kernels_avx2(), kernels_neon()})
-        if (k) all.push_back(k);
-    return all;
+    return dispatch::usable_tables(kVariants, kScalar);
 }
 
 #if !KES_SIMD_X86
@@ -411,6 +409,10 @@ void resize_nv_region(const kes_image& in, const kes_vpc_roi& r, const kes_image
 
 }  // namespace vpc
 }  // namespace kes
+
+extern "C" const char* kes_vpc_kernels_name(void) {
+    return kes::vpc::kernels_active().name;
+}
 
 extern "C" kes_status kes_vpc_crop_resize(kes_dvpp_channel* channel, const kes_image* in, const kes_vpc_roi* roi,
                                           uint32_t out_width, uint32_t out_height, kes_vpc_interp interp,

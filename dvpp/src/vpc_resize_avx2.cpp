@@ -150,12 +150,14 @@ size_t hresize_linear_avx2(const uint8_t* const* src, int rows, const HTables& t
     return 0;
 }
 
-const Kernels kAvx2 = {"avx2", hresize_linear_avx2, vresize_linear_avx2, nullptr, nullptr, nullptr};
+// The chroma row steps gain nothing from AVX2 (memory-bound): the baseline SSE2 ones.
+constexpr Kernels kAvx2 = {"avx2",  hresize_linear_avx2, vresize_linear_avx2, nullptr, nullptr,
+                           nullptr, interleave_row_sse2, spread_row_sse2};
 
 }  // namespace
 
 const Kernels* kernels_avx2() noexcept {
-    return kes_cpu_has(KES_CPU_AVX2) ? &kAvx2 : nullptr;
+    return &kAvx2;
 }
 
 }  // namespace vpc

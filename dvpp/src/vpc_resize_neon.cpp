@@ -209,13 +209,13 @@ size_t nearest_row_neon(const uint8_t* s, const NearestTables& t, uint8_t* d) {
     return 16 * t.groups;
 }
 
-const Kernels kNeon = {"neon",         hresize_linear_neon, vresize_linear_neon,
-                       area2_row_neon, nearest_row_neon,    yuv_to_rgb_row_neon};
+constexpr Kernels kNeon = {"neon",           hresize_linear_neon, vresize_linear_neon, area2_row_neon,
+                           nearest_row_neon, yuv_to_rgb_row_neon, interleave_row_neon, nullptr};
 
 }  // namespace
 
 const Kernels* kernels_neon() noexcept {
-    return kes_cpu_has(KES_CPU_NEON) ? &kNeon : nullptr;
+    return &kNeon;
 }
 
 }  // namespace vpc

@@ -7,6 +7,7 @@
 #include <random>
 #include <string>
 
+#include "dispatch_expect.hpp"
 #include "dvpp_test_util.hpp"
 #include "test_vpc_reference.hpp"
 #include "vpc_internal.hpp"
@@ -99,6 +100,41 @@ std::vector<uint8_t> resize_padded(const RefPlane& src, const Shape& s, kes::vpc
 }
 
 }  // namespace
+
+TEST(VpcSimd, ActiveTableIsTheFastestThisCpuAllows) {
+    // SSE2 is x86-64's baseline but goes with SSE4.1's bit, so KES_CPU_DISABLE=all reaches it too.
+    const std::initializer_list<kes_test::TableGate> gates = {
+        {KES_CPU_AVX2, "avx2"}, {KES_CPU_NEON, "neon"}, {KES_CPU_SSE41, "sse2"}};
+    const std::string want = kes_test::expected_table(gates, "scalar");
+    kes_test::record_table("vpc", want);
+    EXPECT_EQ(kes_vpc_kernels_name(), want);
+    EXPECT_EQ(kes_test::names_of(kes::vpc::kernels_available()), kes_test::expected_usable(gates, "scalar"));
+}
+
+// The chroma row steps of VDEC (planar U, V → interleaved) and JPEGD (one component into every other
+// byte) on every table, for every length up to a few vectors: the plain loop's bytes, nothing written
+// past the row (the guard bytes after it stay).
+TEST(VpcSimd, ChromaRowStepsMatchThePlainLoopOnEveryTable) {
+    std::mt19937 rng(5);
+    for (const kes::vpc::Kernels* k : kes::vpc::kernels_available()) {
+        for (size_t n = 0; n <= 70; ++n) {
+            std::vector<uint8_t> a(n), b(n);
+            for (auto& v : a) v = static_cast<uint8_t>(rng());
+            for (auto& v : b) v = static_cast<uint8_t>(rng());
+            std::vector<uint8_t> got(2 * n + 8, 0xA5), want(2 * n + 8, 0xA5);
+            kes::vpc::interleave_row(a.data(), b.data(), got.data(), n, *k);
+            for (size_t i = 0; i < n; ++i) want[2 * i] = a[i], want[2 * i + 1] = b[i];
+            EXPECT_EQ(got, want) << k->name << " interleave_row n=" << n;
+            // spread_row keeps the odd bytes (the other component) and the guard.
+            std::vector<uint8_t> got2(2 * n + 8), want2;
+            for (auto& v : got2) v = static_cast<uint8_t>(rng());
+            want2 = got2;
+            kes::vpc::spread_row(a.data(), got2.data(), n, *k);
+            for (size_t i = 0; i < n; ++i) want2[2 * i] = a[i];
+            EXPECT_EQ(got2, want2) << k->name << " spread_row n=" << n;
+        }
+    }
+}
 
 TEST(VpcSimd, ResizePlaneMatchesScalarPathOnRandomShapes) {
     std::mt19937 rng(20240611);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "executor.hpp"
+#include "kernels/select.hpp"
 #ifdef KES_ENGINE_HAVE_ASCEND
 #include "ascend/ascend_executor.hpp"
 #endif
@@ -218,6 +219,10 @@ std::vector<uint8_t> file_head(const char* path) {
 }  // namespace
 
 extern "C" {
+
+const char* kes_engine_kernels_name(void) {
+    return kes::kernel_set_name();
+}
 
 kes_status kes_model_query_size(const void* data, size_t size, size_t* out_work_bytes, size_t* out_weight_bytes) {
     return kes::guard(__func__, [&] {

@@ -14,6 +14,7 @@
 
 #include "alloc_counter.hpp"
 #include "detect/detect.hpp"
+#include "dispatch_expect.hpp"
 #include "kes/struct_size.hpp"
 #include "kestrel/detect.h"
 #include "kestrel/status.h"
@@ -575,13 +576,12 @@ std::vector<const Kernels*> vector_tables() {
 }
 
 TEST(DetectSimd, TablesPresentAsTheCpuAllows) {
-    const auto all = kes::detect::kernels_available();
-    ASSERT_FALSE(all.empty());
-    EXPECT_STREQ(all[0]->name, "scalar");
-    // With no vector table (KES_CPU_DISABLE=all, or a CPU without AVX2) only the reference runs.
-    std::printf("detect tables:");
-    for (const Kernels* k : all) std::printf(" %s", k->name);
-    std::printf(" (active: %s)\n", kes::detect::kernels_active().name);
+    const std::initializer_list<kes_test::TableGate> gates = {{KES_CPU_AVX2, "avx2"}, {KES_CPU_NEON, "neon"}};
+    const std::string want = kes_test::expected_table(gates, "scalar");
+    kes_test::record_table("detect", want);
+    EXPECT_EQ(kes_detect_kernels_name(), want);
+    EXPECT_EQ(kes::detect::kernels_active().name, want);
+    EXPECT_EQ(kes_test::names_of(kes::detect::kernels_available()), kes_test::expected_usable(gates, "scalar"));
 }
 
 TEST(DetectSimd, FilterEqualsTheReferenceOnEveryLayout) {

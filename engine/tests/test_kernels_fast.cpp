@@ -16,9 +16,11 @@
 #include <vector>
 
 #include "alloc_counter.hpp"
+#include "dispatch_expect.hpp"
 #include "fast_kernel_test_util.hpp"
 #include "kernels/common/microkernels.hpp"
 #include "kernels/select.hpp"
+#include "kestrel/engine.h"
 #include "kestrel/memory.h"
 #include "op_test_util.hpp"
 
@@ -84,6 +86,18 @@ bool keeps_reference(const std::string& op, const kes::Attrs& attrs, const std::
 }
 
 const char* const kActivations[] = {"", "Relu", "Relu6", "LeakyRelu", "HardSwish", "Sigmoid", "Swish", "Tanh"};
+
+TEST(FastKernels, ActiveTableIsTheFastestThisCpuAllows) {
+    // The AVX-512 file is compiled with AVX2 and FMA as well: its gate names them (AVX2 implies FMA).
+    const std::initializer_list<kes_test::TableGate> gates = {
+        {KES_CPU_AVX512F | KES_CPU_AVX2, "avx512"}, {KES_CPU_AVX2, "avx2"}, {KES_CPU_NEON, "neon"}};
+    const std::string want = kes_test::expected_table(gates, "scalar");
+    kes_test::record_table("engine", want);
+    EXPECT_EQ(kes::kernels::microkernels_active().name, want);
+    const char* forced = std::getenv("KES_KERNELS");
+    EXPECT_EQ(kes_engine_kernels_name(), forced && std::strcmp(forced, "reference") == 0 ? "reference" : want);
+    EXPECT_EQ(kes_test::names_of(kes::kernels::microkernels_available()), kes_test::expected_usable(gates, "scalar"));
+}
 
 TEST(FastKernels, ConvNhwcMatchesReferenceOnRandomShapes) {
     std::mt19937 rng(1234);

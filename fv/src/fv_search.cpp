@@ -359,6 +359,10 @@ using namespace kes::fv;
 
 extern "C" {
 
+const char* kes_fv_kernels_name(void) {
+    return kes::fv::kernels_active().name;
+}
+
 void kes_fv_search_params_init(kes_fv_search_params* params) {
     if (!params) return;
     *params = kes_fv_search_params{};

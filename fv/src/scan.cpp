@@ -106,12 +106,15 @@ const Kernels kScalar = {"scalar",
                          I8Batch<IntOps>::dot4_i8,
                          adc_pq32};
 
-const Kernels& pick() {
-    for (const Kernels* k :
-         {kernels_avx512_vnni(), kernels_avx512(), kernels_avx2(), kernels_neon_dotprod(), kernels_neon()})
-        if (k) return *k;
-    return kScalar;
-}
+// Fastest first; each gate names every feature its file is compiled for.
+constexpr uint32_t kAvx512Features = KES_CPU_AVX512F | KES_CPU_AVX512BW | KES_CPU_AVX2 | KES_CPU_F16C;
+constexpr dispatch::Variant<Kernels> kVariants[] = {
+    {kAvx512Features | KES_CPU_AVX512VNNI, kernels_avx512_vnni},
+    {kAvx512Features, kernels_avx512},
+    {KES_CPU_AVX2 | KES_CPU_F16C, kernels_avx2},
+    {KES_CPU_NEON | KES_CPU_ASIMDDP, kernels_neon_dotprod},
+    {KES_CPU_NEON, kernels_neon},
+};
 
 }  // namespace
 
@@ -145,16 +148,12 @@ const Kernels& kernels_scalar() {
 }
 
 const Kernels& kernels_active() {
-    static const Kernels& chosen = pick();
+    static const Kernels& chosen = dispatch::pick_table(kVariants, kScalar);
     return chosen;
 }
 
 std::vector<const Kernels*> kernels_available() {
-    std::vector<const Kernels*> all{&kScalar};
-    for (const Kernels* k :
-         {kernels_avx2(), kernels_avx512(), kernels_avx512_vnni(), kernels_neon(), kernels_neon_dotprod()})
-        if (k) all.push_back(k);
-    return all;
+    return dispatch::usable_tables(kVariants, kScalar);
 }
 
 }  // namespace fv

@@ -1,5 +1,5 @@
 // scan_avx2.cpp — AVX2 + FMA + F16C scan kernels (compiled with those flags only, chosen at run
-// time when kes_cpu_has() confirms them; on other architectures this file compiles to a stub).
+// time by dispatch::pick_table once kes_cpu_has() confirms them; on other architectures this file compiles to a stub).
 #include "fv_kernels.hpp"
 #include "kes/cpu_dispatch.hpp"
 #include "scan_batch.hpp"
@@ -165,7 +165,7 @@ const Kernels kAvx2 = {"avx2",       Batch::dot_f32,  Batch::l2_f32,   Batch::do
 }  // namespace
 
 const Kernels* kernels_avx2() {
-    return kes_cpu_has(KES_CPU_AVX2 | KES_CPU_F16C) ? &kAvx2 : nullptr;
+    return &kAvx2;
 }
 
 }  // namespace fv

@@ -220,7 +220,7 @@ const Kernels kAvx512 = {"avx512",     dot_f32,  Batch::l2_f32, Batch::dot_f16, 
 }  // namespace
 
 const Kernels* kernels_avx512() {
-    return kes_cpu_has(KES_CPU_AVX512F | KES_CPU_AVX512BW | KES_CPU_AVX2 | KES_CPU_F16C) ? &kAvx512 : nullptr;
+    return &kAvx512;
 }
 
 }  // namespace fv

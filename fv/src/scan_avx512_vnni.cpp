@@ -51,9 +51,10 @@ using I8 = I8Batch<VnniOps>;
 }  // namespace
 
 const Kernels* kernels_avx512_vnni() {
+    // Built on first call (after dispatch::pick_table's check), from the base table of its family.
     static const Kernels* const table = []() -> const Kernels* {
         const Kernels* base = kernels_avx512();
-        if (!base || !kes_cpu_has(KES_CPU_AVX512VNNI)) return nullptr;
+        if (!base) return nullptr;
         static Kernels t = *base;
         t.name = "avx512vnni";
         t.dot_i8 = I8::dot_i8;

@@ -136,7 +136,7 @@ const Kernels kNeon = {"neon",       Batch::dot_f32,  Batch::l2_f32,   Batch::do
 }  // namespace
 
 const Kernels* kernels_neon() {
-    return kes_cpu_has(KES_CPU_NEON) ? &kNeon : nullptr;
+    return &kNeon;
 }
 
 }  // namespace fv

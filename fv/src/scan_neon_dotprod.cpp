@@ -1,7 +1,7 @@
 // scan_neon_dotprod.cpp — int8 inner products with SDOT (armv8.2-a dot-product extension: 16 s8 × s8
 // products summed in fours into 4 int32 lanes per instruction). Only this file is compiled with
 // -march=armv8.2-a+dotprod; the table (the NEON one with these int8 kernels) is chosen at run time
-// when HWCAP reports ASIMDDP (kes_cpu_has(KES_CPU_ASIMDDP)). A stub elsewhere.
+// when HWCAP reports ASIMDDP (dispatch::pick_table with KES_CPU_ASIMDDP). A stub elsewhere.
 // Exact integer sums, identical to the scalar kernel's (fv_kernels.hpp I8Query).
 #include "fv_kernels.hpp"
 #include "kes/cpu_dispatch.hpp"
@@ -44,9 +44,10 @@ using I8 = I8Batch<DotOps>;
 }  // namespace
 
 const Kernels* kernels_neon_dotprod() {
+    // Built on first call (after dispatch::pick_table's check), from the base table of its family.
     static const Kernels* const table = []() -> const Kernels* {
         const Kernels* base = kernels_neon();
-        if (!base || !kes_cpu_has(KES_CPU_ASIMDDP)) return nullptr;
+        if (!base) return nullptr;
         static Kernels t = *base;
         t.name = "neon_dotprod";
         t.dot_i8 = I8::dot_i8;

@@ -2,8 +2,10 @@
 #include <cstdio>
 #include <string>
 
+#include "dispatch_expect.hpp"
 #include "fv_kernels.hpp"
 #include "fv_test_util.hpp"
+#include "kestrel/fv.h"
 
 using namespace fvt;
 
@@ -14,6 +16,20 @@ void expect_close(const std::vector<float>& got, const std::vector<float>& want,
                   const char* kernel, const char* fn, size_t dim) {
     for (size_t j = 0; j < got.size(); ++j)
         EXPECT_NEAR(got[j], want[j], 2e-6 * dim * (1.0 + mag[j])) << kernel << " " << fn << " dim " << dim << " #" << j;
+}
+
+TEST(FvKernels, ActiveTableIsTheFastestThisCpuAllows) {
+    constexpr uint32_t kAvx512 = KES_CPU_AVX512F | KES_CPU_AVX512BW | KES_CPU_AVX2 | KES_CPU_F16C;
+    const std::initializer_list<kes_test::TableGate> gates = {{kAvx512 | KES_CPU_AVX512VNNI, "avx512vnni"},
+                                                              {kAvx512, "avx512"},
+                                                              {KES_CPU_AVX2 | KES_CPU_F16C, "avx2"},
+                                                              {KES_CPU_NEON | KES_CPU_ASIMDDP, "neon_dotprod"},
+                                                              {KES_CPU_NEON, "neon"}};
+    const std::string want = kes_test::expected_table(gates, "scalar");
+    kes_test::record_table("fv", want);
+    EXPECT_EQ(kes_fv_kernels_name(), want);
+    EXPECT_EQ(kes::fv::kernels_active().name, want);
+    EXPECT_EQ(kes_test::names_of(kes::fv::kernels_available()), kes_test::expected_usable(gates, "scalar"));
 }
 
 TEST(FvKernels, EveryKernelMatchesScalarOnEveryTail) {

@@ -206,6 +206,24 @@ static int describe_model(const char* path) {
 }
 #endif
 
+/* The kernel table each module chose for this CPU (kestrel/cpu.h): what KES_CPU_DISABLE changes. */
+static void print_kernels(void) {
+    printf("kernels            fp16 %s", kes_fp16_kernels_name());
+#if KES_HAVE_DVPP
+    printf(", vpc %s", kes_vpc_kernels_name());
+#endif
+#if KES_HAVE_AIPP
+    printf(", aipp %s", kes_aipp_kernels_name());
+#endif
+#if KES_HAVE_ENGINE
+    printf(", engine %s, detect %s", kes_engine_kernels_name(), kes_detect_kernels_name());
+#endif
+#if KES_HAVE_FV
+    printf(", fv %s", kes_fv_kernels_name());
+#endif
+    printf("\n");
+}
+
 int main(int argc, char** argv) {
     int check = 0;
     kes_backend refused = KES_BACKEND_NONE; /* --backend B that kes_backend_set refused */
@@ -259,6 +277,7 @@ int main(int argc, char** argv) {
     char features[256];
     kes_cpu_describe(features, sizeof features, NULL);
     printf("cpu                %s, %u online CPUs, features: %s\n", kes_cpu_arch(), kes_cpu_count(), features);
+    print_kernels();
     printf("thread pool        %u threads (KES_NUM_THREADS to change)\n",
            kes_thread_pool_size(kes_thread_pool_default()));
     /* Before the board profile: on a board (or the simulator) the SoC chooses the default profile. */

@@ -131,7 +131,7 @@ const Kernels kNeon = {"neon", from_f32_neon, to_f32_neon};
 }  // namespace
 
 const Kernels* kernels_neon() noexcept {
-    return kes_cpu_has(KES_CPU_NEON) ? &kNeon : nullptr;
+    return &kNeon;
 }
 #else
 const Kernels* kernels_neon() noexcept {
@@ -144,15 +144,14 @@ const Kernels& kernels_scalar() noexcept {
 }
 
 namespace {
-const Kernels& pick() noexcept {
-    for (const Kernels* k : {kernels_f16c(), kernels_neon()})
-        if (k) return *k;
-    return kScalar;
-}
+constexpr dispatch::Variant<Kernels> kVariants[] = {
+    {KES_CPU_F16C, kernels_f16c},  // F16C is reported only with the AVX state enabled (-mavx)
+    {KES_CPU_NEON, kernels_neon},
+};
 }  // namespace
 
 const Kernels& kernels_active() noexcept {
-    static const Kernels& chosen = pick();  // thread-safe one-time init (C++11 magic static)
+    static const Kernels& chosen = dispatch::pick_table(kVariants, kScalar);
     return chosen;
 }
 
@@ -171,6 +170,10 @@ void kes_fp16_from_f32(const float* src, uint16_t* dst, size_t count) {
 void kes_fp16_to_f32(const uint16_t* src, float* dst, size_t count) {
     if (count == 0) return;
     kes::fp16::kernels_active().to_f32(src, dst, count);
+}
+
+const char* kes_fp16_kernels_name(void) {
+    return kes::fp16::kernels_active().name;
 }
 
 // Single values take the scalar path: a call through the dispatch table would cost more than the

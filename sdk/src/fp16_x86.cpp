@@ -1,5 +1,6 @@
-// fp16_x86.cpp — the F16C kernel table for kes_fp16_from_f32/kes_fp16_to_f32, offered by
-// kernels_f16c() only when kes_cpu_has(KES_CPU_F16C) (on other architectures, a stub).
+// fp16_x86.cpp — the F16C kernel table for kes_fp16_from_f32/kes_fp16_to_f32, returned by
+// kernels_f16c(), which dispatch::pick_table calls only once kes_cpu_has(KES_CPU_F16C) (on other
+// architectures, a stub).
 //
 // Compiled with -mf16c -mavx (sdk/CMakeLists.txt). Keep this file free of inline functions shared
 // with other translation units (no <algorithm>, <vector>, ...): the linker may keep this file's
@@ -70,7 +71,7 @@ const Kernels kF16c = {"f16c", from_f32_f16c, to_f32_f16c};
 }  // namespace
 
 const Kernels* kernels_f16c() noexcept {
-    return kes_cpu_has(KES_CPU_F16C) ? &kF16c : nullptr;
+    return &kF16c;
 }
 
 }  // namespace fp16

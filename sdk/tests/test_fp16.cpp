@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "dispatch_expect.hpp"
 #include "kestrel/tensor.h"
 
 namespace {
@@ -212,4 +213,11 @@ TEST(Fp16, VectorAndScalarPathsAgree) {
     }
     kes_fp16_from_f32(nullptr, nullptr, 0);  // zero count touches nothing
     kes_fp16_to_f32(nullptr, nullptr, 0);
+}
+
+TEST(Fp16, BulkCallsUseTheFastestTableThisCpuAllows) {
+    // F16C is reported only with the AVX state enabled, which the file's -mavx needs.
+    const std::string want = kes_test::expected_table({{KES_CPU_F16C, "f16c"}, {KES_CPU_NEON, "neon"}}, "scalar");
+    kes_test::record_table("fp16", want);
+    EXPECT_EQ(kes_fp16_kernels_name(), want);
 }

@@ -289,6 +289,10 @@ KES_API kes_status kes_aipp_execute(const kes_aipp_params* params, const kes_aip
 KES_API kes_status kes_aipp_dynamic_execute(const kes_aipp_dynamic* d, const kes_aipp_exec_config* exec_config,
                                             const kes_image* images, uint32_t count, kes_tensor* output);
 
+/* The row-kernel table kes_aipp_execute uses on this CPU: "avx2", "neon" or "scalar" (chosen on first
+ * use; see kestrel/cpu.h). */
+KES_API const char* kes_aipp_kernels_name(void);
+
 KES_END_DECLS
 
 #endif /* KESTREL_AIPP_H */

@@ -357,6 +357,10 @@ typedef enum kes_vpc_csc_matrix {
 KES_API kes_status kes_vpc_convert_color(kes_dvpp_channel* channel, const kes_image* in, kes_pixel_format out_format,
                                          kes_vpc_csc_matrix matrix, kes_mem_pool* pool, kes_image* out_image);
 
+/* The kernel table the software VPC uses on this CPU: "avx2", "sse2", "neon" or "scalar" (chosen on
+ * first use; see kestrel/cpu.h). */
+KES_API const char* kes_vpc_kernels_name(void);
+
 KES_END_DECLS
 
 /* Video (VDEC/VENC) has its own header, included here so kestrel/dvpp.h is the whole module. */

@@ -275,6 +275,10 @@ KES_API kes_status kes_detect_align_similarity(const kes_detection* face, kes_de
 KES_API kes_status kes_detect_align_face(const kes_detection* face, const kes_image* source, kes_mem_pool* pool,
                                          kes_image* out_face);
 
+/* The kernel table kes_detect_decode and kes_detect_nms use on this CPU: "avx2", "neon" or "scalar"
+ * (chosen on first use; see kestrel/cpu.h). */
+KES_API const char* kes_detect_kernels_name(void);
+
 KES_END_DECLS
 
 #endif /* KESTREL_DETECT_H */

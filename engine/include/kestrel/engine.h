@@ -348,6 +348,11 @@ KES_API kes_status kes_model_execute_images_async(kes_model_context* context, co
  * last wait (its status, with the message in kes_last_error()), else KES_OK. */
 KES_API kes_status kes_model_context_wait(kes_model_context* context);
 
+/* The microkernel table the CPU executor's fast kernels use on this CPU: "avx512", "avx2", "neon" or
+ * "scalar"; "reference" when KES_KERNELS=reference keeps every op on the reference kernels (chosen on
+ * first use; see kestrel/cpu.h). */
+KES_API const char* kes_engine_kernels_name(void);
+
 KES_END_DECLS
 
 #endif /* KESTREL_ENGINE_H */

@@ -90,6 +90,10 @@ void kes_detect_nms_config_init(kes_detect_nms_config* config) {
     config->iou_threshold = 0.5f;
 }
 
+const char* kes_detect_kernels_name(void) {
+    return kes::detect::kernels_active().name;
+}
+
 kes_status kes_detect_nms_scratch_size(size_t count, size_t* out_bytes) {
     return kes::guard(__func__, [&] {
         KES_REQUIRE_NOT_NULL(out_bytes);

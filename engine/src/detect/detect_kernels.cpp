@@ -42,20 +42,18 @@ const Kernels& kernels_scalar() {
     return kScalar;
 }
 
+constexpr dispatch::Variant<Kernels> kVariants[] = {
+    {KES_CPU_AVX2, kernels_avx2},
+    {KES_CPU_NEON, kernels_neon},
+};
+
 const Kernels& kernels_active() {
-    static const Kernels* const chosen = [] {
-        if (const Kernels* t = kernels_avx2()) return t;
-        if (const Kernels* t = kernels_neon()) return t;
-        return &kScalar;
-    }();
-    return *chosen;
+    static const Kernels& chosen = dispatch::pick_table(kVariants, kScalar);
+    return chosen;
 }
 
 std::vector<const Kernels*> kernels_available() {
-    std::vector<const Kernels*> all{&kScalar};
-    for (const Kernels* t : {kernels_avx2(), kernels_neon()})
-        if (t) all.push_back(t);
-    return all;
+    return dispatch::usable_tables(kVariants, kScalar);
 }
 
 }  // namespace detect

@@ -1,5 +1,5 @@
 // detect_kernels_avx2.cpp — the detect kernels with AVX2 (compiled with -mavx2 -ffp-contract=off only,
-// chosen at run time when kes_cpu_has() confirms AVX2; a stub on other architectures).
+// chosen at run time by dispatch::pick_table once kes_cpu_has() confirms AVX2; a stub on other architectures).
 #include "detect_kernels.hpp"
 #include "kes/cpu_dispatch.hpp"
 
@@ -104,7 +104,7 @@ const Kernels kAvx2 = {"avx2", filter_avx2, suppress_avx2};
 }  // namespace
 
 const Kernels* kernels_avx2() {
-    return kes_cpu_has(KES_CPU_AVX2) ? &kAvx2 : nullptr;
+    return &kAvx2;
 }
 
 }  // namespace detect

@@ -107,7 +107,7 @@ const Kernels kNeon = {"neon", filter_neon, suppress_neon};
 }  // namespace
 
 const Kernels* kernels_neon() {
-    return kes_cpu_has(KES_CPU_NEON) ? &kNeon : nullptr;
+    return &kNeon;
 }
 
 }  // namespace detect

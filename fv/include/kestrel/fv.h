@@ -444,6 +444,10 @@ KES_API kes_status kes_fv_repo_set_pq(kes_fv_repo* repo, const kes_fv_pq* pq);
  * On failure *out_pq is NULL. */
 KES_API kes_status kes_fv_repo_get_pq(const kes_fv_repo* repo, kes_fv_pq** out_pq);
 
+/* The scan table searches use on this CPU: "avx512vnni", "avx512", "avx2", "neon_dotprod", "neon" or
+ * "scalar" (chosen on first use; see kestrel/cpu.h). */
+KES_API const char* kes_fv_kernels_name(void);
+
 KES_END_DECLS
 
 #endif /* KESTREL_FV_H */

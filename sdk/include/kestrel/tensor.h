@@ -102,6 +102,10 @@ KES_API void kes_fp16_to_f32(const uint16_t* src, float* dst, size_t count);
 KES_API uint16_t kes_fp16_from_float(float value);
 KES_API float kes_fp16_to_float(uint16_t value);
 
+/* The table the bulk calls use on this CPU: "f16c", "neon" or "scalar" (chosen on first use; see
+ * kestrel/cpu.h). */
+KES_API const char* kes_fp16_kernels_name(void);
+
 KES_END_DECLS
 
 #endif /* KESTREL_TENSOR_H */

@@ -41,9 +41,8 @@ struct Neon {
 }  // namespace
 
 const Microkernels* microkernels_neon() {
-    if (!kes_cpu_has(KES_CPU_NEON)) return nullptr;
-    // Built on the first call, after the check: as a namespace-scope object its initialiser ran ISA code
-    // at load time, on every CPU (SIGILL before main without AVX-512).
+    // Built on first call, which dispatch::pick_table makes only on a CPU with these instructions: as a
+    // namespace-scope object its initialiser ran ISA code at load time, before any check (SIGILL).
     // 6 × 16 tile: 24 accumulators + 4 weight vectors + broadcasts of the 32 q registers.
     static const Microkernels table = impl::make_table<Neon, 6, 4, 4>("neon");
     return &table;

@@ -50,21 +50,20 @@ const Microkernels& microkernels_scalar() {
     return kScalar;
 }
 
+// Fastest first. AVX-512's file is built with AVX2 and FMA too: its gate names all three.
+constexpr dispatch::Variant<Microkernels> kVariants[] = {
+    {KES_CPU_AVX512F | KES_CPU_AVX2, microkernels_avx512},
+    {KES_CPU_AVX2, microkernels_avx2},
+    {KES_CPU_NEON, microkernels_neon},
+};
+
 const Microkernels& microkernels_active() {
-    static const Microkernels* const chosen = [] {
-        if (const Microkernels* t = microkernels_avx512()) return t;
-        if (const Microkernels* t = microkernels_avx2()) return t;
-        if (const Microkernels* t = microkernels_neon()) return t;
-        return &kScalar;
-    }();
-    return *chosen;
+    static const Microkernels& chosen = dispatch::pick_table(kVariants, kScalar);
+    return chosen;
 }
 
 std::vector<const Microkernels*> microkernels_available() {
-    std::vector<const Microkernels*> all{&kScalar};
-    for (const Microkernels* t : {microkernels_avx2(), microkernels_avx512(), microkernels_neon()})
-        if (t) all.push_back(t);
-    return all;
+    return dispatch::usable_tables(kVariants, kScalar);
 }
 
 }  // namespace kernels

@@ -152,9 +152,10 @@ struct Microkernels {
 };
 
 const Microkernels& microkernels_scalar();
-// nullptr when this build or this CPU lacks the instruction set.
+// The ISA files' getters (nullptr where this build lacks the family). ISA code: only
+// dispatch::pick_table and usable_tables call them, after kes_cpu_has() (kes/cpu_dispatch.hpp).
 const Microkernels* microkernels_avx2();    // AVX2 + FMA
-const Microkernels* microkernels_avx512();  // AVX-512 F
+const Microkernels* microkernels_avx512();  // AVX-512 F (+ AVX2, FMA)
 const Microkernels* microkernels_neon();    // armv8.0 ASIMD
 
 // The fastest table this CPU runs (decided once, from kes_cpu_features()).

@@ -1,5 +1,6 @@
 // microkernels_avx2.cpp — the microkernel table for AVX2 + FMA (compiled with those flags only, chosen
-// at run time when kes_cpu_has() confirms them; on other architectures this file compiles to a stub).
+// at run time by dispatch::pick_table once kes_cpu_has() confirms them; on other architectures this file compiles to a
+// stub).
 #include "../common/microkernels.hpp"
 #include "kes/cpu_dispatch.hpp"
 
@@ -52,9 +53,8 @@ struct Avx2 {
 }  // namespace
 
 const Microkernels* microkernels_avx2() {
-    if (!kes_cpu_has(KES_CPU_AVX2)) return nullptr;
-    // Built on the first call, after the check: as a namespace-scope object its initialiser ran ISA code
-    // at load time, on every CPU (SIGILL before main without AVX-512).
+    // Built on first call, which dispatch::pick_table makes only on a CPU with these instructions: as a
+    // namespace-scope object its initialiser ran ISA code at load time, before any check (SIGILL).
     // 6 × 16 tile: 12 accumulators + 2 weight vectors + 1 broadcast of the 16 ymm registers.
     static const Microkernels table = impl::make_table<Avx2, 6, 2, 2>("avx2");
     return &table;
