@@ -10,9 +10,10 @@
  * Two trackers see the same detections: one by IoU alone, one also given each face's MobileFaceNet
  * embedding (a plain crop of the box, 112 × 112). For both, per person seen in 10 frames or more: every
  * track reported on it has the same id (one id while visible), no two people share an id, and it is
- * reported in at least 90 % of the frames it was detected in after the first confirm_hits − 1. With embeddings, also no
- * id crosses a cut between photos onto someone else; by IoU alone that happens (a face of the next photo lands where a
- * face of the last one was) and is printed, not failed: it is what the appearance cost is for.
+ * reported in at least 90 % of the frames it was detected in after the first confirm_hits − 1. With
+ * embeddings, also no id crosses a cut between photos onto someone else; by IoU alone that happens (a face
+ * of the next photo lands where a face of the last one was) and is printed, not failed: it is what the
+ * appearance cost is for.
  *
  *   track_demo_video BLAZEFACE_256.kom MOBILEFACENET.kom DEMO.mp4 SECONDS_PER_PHOTO
  * Both models converted with --insert-op-conf aipp_rgb_centered.cfg (they take NV12 images), MobileFaceNet

@@ -13,8 +13,9 @@
  *  2. Detections split by score: high (≥ high_score) and low (in [low_score, high_score)); detections
  *     below low_score are ignored.
  *  3. Round 1: confirmed tracks (tracked and lost) against the high detections.
- *  4. Round 2: the confirmed tracks still unmatched against the low detections, by IoU alone (a low
- *     score is typically an occluded or blurred object, whose embedding is unreliable). Low detections
+ *  4. Round 2: the tracks still unmatched that were matched in the previous frame against the low
+ *     detections, by IoU alone (a low score is typically an occluded or blurred object, whose embedding
+ *     is unreliable; as in ByteTrack, a track already lost is not taken back by one). Low detections
  *     never start a track.
  *  5. Round 3: tentative tracks against the high detections round 1 left; a tentative track that misses
  *     a frame is removed.
@@ -24,13 +25,14 @@
  * among pairs that pass the round's gate: of the assignments with the most pairs, the one with the lowest
  * total cost (a greedy matcher can take a pair that leaves two others unmatched).
  *
- * Cost of a (track, detection) pair: 1 − IoU(predicted track box, detection box); with fuse_score, IoU is
- * first multiplied by the detection's score (ByteTrack's default: a confident detection wins a tie).
- * With embeddings, cost = (1 − appearance_weight) · IoU cost + appearance_weight · cosine distance
- * between the detection's embedding and the track's (an exponential moving average of its detections'
- * embeddings, L2-normalised: e ← momentum · e + (1 − momentum) · new). Gate: the pair is refused when
- * IoU < the round's IoU threshold, or when both have embeddings and their cosine distance exceeds
- * max_appearance_distance. per_class also refuses pairs of different class_id.
+ * Cost of a (track, detection) pair: 1 − s, where s = IoU(predicted track box, detection box), in rounds
+ * 1 and 3 with fuse_score multiplied by the detection's score clamped to [0, 1] (ByteTrack's default: a
+ * confident detection wins a tie). With embeddings (rounds 1 and 3), when both the track and the
+ * detection have one, cost = (1 − appearance_weight) · (1 − s) + appearance_weight · cosine distance
+ * between the detection's embedding and the track's (an exponential moving average of its matched
+ * detections' embeddings, L2-normalised: e ← momentum · e + (1 − momentum) · new). Gate: the pair is
+ * refused when s < the round's threshold (match_iou, low_match_iou, tentative_match_iou) or s = 0, when
+ * their cosine distance exceeds max_appearance_distance, and with per_class when the class_ids differ.
  *
  * Motion model. Each track's state is the box centre, width and height and their velocities per frame,
  * (cx, cy, w, h, vcx, vcy, vw, vh), under a constant-velocity Kalman filter (the detection measures cx,
@@ -71,9 +73,9 @@
  *
  * Bad input. Every argument is checked before the tracker changes: a NaN or ±infinite coordinate, score
  * or embedding value, an inverted or empty box (x1 ≤ x0 or y1 ≤ y0), a coordinate beyond ±1e6 (not an
- * image coordinate: the filter's squares would overflow), more than max_detections detections, or an
- * embedding_dim other than the tracker's, is KES_ERR_INVALID_ARGUMENT naming the detection, and the
- * tracker is as it was.
+ * image coordinate: the filter's squares would lose their precision), more than max_detections
+ * detections, or an embedding_dim other than the tracker's, is KES_ERR_INVALID_ARGUMENT naming the
+ * detection (or the limit), and the tracker is as it was; *out_count is not written.
  *
  * Thread-safety: a tracker is one stream's state: calls on one tracker must not overlap (one tracker per
  * stream, updated by one thread at a time). Different trackers are independent and may be updated on
@@ -112,26 +114,27 @@ typedef enum kes_track_state {
 #define KES_TRACK_MAX_EMBEDDING_DIM 4096
 
 typedef struct kes_tracker_config {
-    uint32_t struct_size;      /* sizeof(kes_tracker_config) (_init sets it) */
-    float high_score;          /* round 1 takes detections with score ≥ this; default 0.5 */
-    float low_score;           /* round 2 takes those in [low_score, high_score); default 0.1 */
-    float new_track_score;     /* an unmatched high detection ≥ this starts a track; default 0.6 */
-    float match_iou;           /* round 1 gate: IoU ≥ this (ByteTrack's match_thresh 0.8 is this 0.2); default 0.2 */
-    float low_match_iou;       /* round 2 gate; default 0.5 */
-    float tentative_match_iou; /* round 3 gate (tentative tracks); default 0.3 */
-    int32_t fuse_score;        /* non-zero: rounds 1 and 3 weigh IoU by the detection's score; default 1 */
-    int32_t per_class;         /* non-zero: a track matches only detections of its class_id; default 0 */
-    uint32_t confirm_hits;     /* consecutive matched frames to confirm a track (≥ 1); default 3 */
-    uint32_t max_lost_frames;  /* frames a confirmed track survives unmatched; default 30 */
-    uint32_t max_tracks;       /* tracks held at once, 1 .. KES_TRACK_MAX_TRACKS; default 256 */
-    uint32_t max_detections;   /* detections per update, 1 .. KES_TRACK_MAX_DETECTIONS; default 1024 */
-    uint32_t embedding_dim;    /* floats per embedding, ≤ KES_TRACK_MAX_EMBEDDING_DIM; 0: set by the
-                                  first update with embeddings; default 0 */
-    float appearance_weight;   /* weight of the cosine distance in rounds 1 and 3, in [0, 1]; default 0.5 */
+    uint32_t struct_size;          /* sizeof(kes_tracker_config) (_init sets it) */
+    float high_score;              /* round 1 takes detections with score ≥ this; default 0.5 */
+    float low_score;               /* round 2 takes those in [low_score, high_score); default 0.1 */
+    float new_track_score;         /* an unmatched high detection ≥ this starts a track; default 0.6 */
+    float match_iou;               /* round 1 gate: s ≥ this (see "Cost"; ByteTrack's match_thresh 0.8 is
+                                      this 0.2); default 0.2 */
+    float low_match_iou;           /* round 2 gate (s = IoU); default 0.5 */
+    float tentative_match_iou;     /* round 3 gate (tentative tracks); default 0.3 */
+    int32_t fuse_score;            /* non-zero: rounds 1 and 3 weigh IoU by the detection's score; default 1 */
+    int32_t per_class;             /* non-zero: a track matches only detections of its class_id; default 0 */
+    uint32_t confirm_hits;         /* consecutive matched frames to confirm a track (≥ 1); default 3 */
+    uint32_t max_lost_frames;      /* frames a confirmed track survives unmatched; default 30 */
+    uint32_t max_tracks;           /* tracks held at once, 1 .. KES_TRACK_MAX_TRACKS; default 256 */
+    uint32_t max_detections;       /* detections per update, 1 .. KES_TRACK_MAX_DETECTIONS; default 1024 */
+    uint32_t embedding_dim;        /* floats per embedding, ≤ KES_TRACK_MAX_EMBEDDING_DIM; 0: set by the
+                                      first update with embeddings; default 0 */
+    float appearance_weight;       /* weight of the cosine distance in rounds 1 and 3, in [0, 1]; default 0.5 */
     float max_appearance_distance; /* gate: cosine distance ≤ this, in [0, 2]; default 0.6 */
     float embedding_momentum;      /* a track's embedding average keeps this much, in [0, 1); default 0.9 */
-    float position_noise;          /* σp (see "Motion model"), > 0; default 1/20 */
-    float velocity_noise;          /* σv, > 0; default 1/160 */
+    float position_noise;          /* σp (see "Motion model"), in (0, 1]; default 1/20 */
+    float velocity_noise;          /* σv, in (0, 1]; default 1/160 */
     uint32_t report;               /* KES_TRACK_REPORT_* bits; default TRACKED (ByteTrack's output) */
 } kes_tracker_config;
 
@@ -161,8 +164,9 @@ KES_API void kes_tracker_destroy(kes_tracker* tracker); /* NULL is a no-op */
 /* Advances the tracker by one frame with dets[0 .. count) (boxes in any one coordinate system, the same
  * every frame: source pixels after kes_detect_transform_apply, or normalised). embeddings: NULL, or
  * count × embedding_dim floats, row i for dets[i] (any scale: they are L2-normalised; an all-zero row
- * means "no embedding for this detection" and that pair is costed by IoU alone). An update without
- * embeddings associates by IoU alone and leaves the tracks' embeddings as they were.
+ * means "no embedding for this detection" and its pairs are costed by IoU alone). An update without
+ * embeddings (embedding_dim is then ignored) associates by IoU alone and leaves the tracks' embeddings
+ * as they were.
  * Writes the tracks the config's report bits select to out_tracks[0 .. min(*out_count, capacity)), by id
  * ascending; *out_count = how many there are, also when more than capacity (then out_tracks holds the
  * lowest ids and the call still returns KES_OK: the tracker advanced). capacity ≥ max_tracks never cuts.
