@@ -21,6 +21,7 @@
 #include "kestrel/convert.h"
 #include "kestrel/detect.h"
 #include "kestrel/engine.h"
+#include "kestrel/track.h"
 #endif
 #if KES_HAVE_FV
 #include "kestrel/fv.h"
