@@ -1,0 +1,184 @@
+#!/usr/bin/env python3
+"""face-search's Python twin: who is in these photos? The whole Kestrel pipeline on the public API:
+JPEGD -> VPC letterbox 256x256 -> BlazeFace -> detect (anchors, decode, NMS, back to source pixels)
+-> aligned 112x112 faces -> MobileFaceNet -> fv cosine top-1 -> OSD boxes and names -> JPEGE.
+
+usage: face_search.py DETECTOR.kom EMBEDDER.kom [--enroll NAME=PHOTO[:FACE] ...] [--out DIR] [PHOTO ...]
+The models are converted with their AIPP, as samples/face-search/demo.sh does (they take NV12 images).
+It prints what samples/face-search prints for the same arguments: the same faces, names and cosines.
+"""
+import argparse
+import math
+import os
+import sys
+
+import numpy as np
+
+import kestrel
+
+SIZE, THRESHOLD = 256, 0.65  # BlazeFace's input; the cosine from which a face gets a name (main.c)
+TEMPLATE = np.array([[38.2946, 51.6963], [73.5318, 51.5014], [56.0252, 71.7366], [56.1396, 92.2848]], np.float32)
+f32 = np.float32
+
+
+def bilinear(plane, w, h, x, y):
+    """main.c's sample(): bilinear at (x, y), clamped to the plane, in float32 as the C code computes."""
+    x, y = np.minimum(np.maximum(x, f32(0)), f32(w - 1)), np.minimum(np.maximum(y, f32(0)), f32(h - 1))
+    x0, y0 = x.astype(np.uint32), y.astype(np.uint32)
+    x1, y1 = np.where(x0 + 1 < w, x0 + 1, x0), np.where(y0 + 1 < h, y0 + 1, y0)
+    fx, fy = x - x0.astype(f32), y - y0.astype(f32)
+    top = plane[y0, x0].astype(f32) * (f32(1) - fx) + plane[y0, x1].astype(f32) * fx
+    bottom = plane[y1, x0].astype(f32) * (f32(1) - fx) + plane[y1, x1].astype(f32) * fx
+    return top * (f32(1) - fy) + bottom * fy
+
+
+def align(det, img):
+    """The face warped onto ArcFace's 112x112 template (kestrel.detect.align_face when the library has it;
+    else main.c's least-squares similarity and bilinear warp, on the NV12 planes through NumPy views)."""
+    if hasattr(kestrel.detect, "align_face"):
+        return kestrel.detect.align_face(det, img)
+    kp, pm, qm = det["keypoints"][:4], [f32(0)] * 2, [f32(0)] * 2
+    for i in range(4):
+        for c in range(2):
+            pm[c] += kp[i][c] / f32(4)
+            qm[c] += TEMPLATE[i][c] / f32(4)
+    num_a = num_b = den = f32(0)
+    for i in range(4):
+        px, py, qx, qy = kp[i][0] - pm[0], kp[i][1] - pm[1], TEMPLATE[i][0] - qm[0], TEMPLATE[i][1] - qm[1]
+        num_a, num_b, den = num_a + (px * qx + py * qy), num_b + (px * qy - py * qx), den + (px * px + py * py)
+    if den < f32(1e-3):
+        return None
+    a, b = num_a / den, num_b / den
+    norm, tx, ty = a * a + b * b, qm[0] - (a * pm[0] - b * pm[1]), qm[1] - (b * pm[0] + a * pm[1])
+    if norm < f32(1e-8):
+        return None
+    v, u = np.mgrid[0:112, 0:112].astype(f32)
+    qx, qy = u - tx, v - ty
+    x, y = (a * qx + b * qy) / norm, (-b * qx + a * qy) / norm
+    out = kestrel.Image.alloc("nv12", 112, 112, stride_rule="vpc")
+    ys, uvs = np.asarray(img.plane(0)), np.asarray(img.plane(1))
+    np.asarray(out.plane(0))[:] = (bilinear(ys, img.width, img.height, x, y) + f32(0.5)).astype(np.uint8)
+    cw, ch = (img.width + 1) // 2, (img.height + 1) // 2
+    for c in range(2):
+        xs, yc = x[::2, ::2] / f32(2), y[::2, ::2] / f32(2)
+        np.asarray(out.plane(1))[:, :, c] = (bilinear(uvs[:, :, c], cw, ch, xs, yc) + f32(0.5)).astype(np.uint8)
+    return out
+
+
+class FaceSearch:
+    def __init__(self, detector, embedder):
+        self.ch = kestrel.Channel()
+        self.det, self.emb = kestrel.Model(detector), kestrel.Model(embedder)
+        self.det_ctx, self.emb_ctx = self.det.context(), self.emb.context()
+        if self.emb.batch_gears:
+            self.emb_ctx.set_batch(1)
+        self.anchors = kestrel.detect.anchors((SIZE, SIZE), [16, 32, 32, 32], min_scale=0.15625, max_scale=0.75,
+                                              fixed_anchor_size=True)
+        dim = self.emb_ctx.outputs[0].shape[-1]
+        self.repo, self.names = kestrel.Repository(dim, metric="cosine"), []
+
+    def close(self):
+        for obj in (self.repo, self.emb_ctx, self.det_ctx, self.emb, self.det, self.ch):
+            obj.close()
+
+    def faces(self, img):
+        """[(detection, embedding)] of one NV12 image, left to right."""
+        boxed, (left, top, right, bottom) = self.ch.letterbox(img, (SIZE, SIZE))
+        with boxed:
+            scores16, scores8, boxes16, boxes8 = self.det_ctx.run_images([boxed])
+        dets = kestrel.detect.decode([(scores16, boxes16), (scores8, boxes8)], self.anchors, score_threshold=0.75,
+                                     scales=[SIZE] * 4, num_keypoints=6)
+        dets = kestrel.detect.nms(dets, iou_threshold=0.3, max_detections=64)
+        paste_w, paste_h, src_w = f32(right - left + 1), f32(bottom - top + 1), f32(img.width & ~1)
+        t = kestrel.detect.letterbox_transform((SIZE, SIZE), (left, top, paste_w, paste_h),
+                                               (src_w, paste_h * src_w / paste_w))
+        dets = sorted(kestrel.detect.transform(t, dets), key=lambda d: (d["x0"], d["y0"]))
+        found = []
+        for d in dets:
+            face = align(d, img)
+            if face is not None:
+                with face:
+                    found.append((d, self.emb_ctx.run_images([face])[0][0].copy()))
+        return found
+
+    def enroll(self, name, photo, which):
+        with self.ch.decode_jpeg(photo) as img:
+            faces = self.faces(img)
+        if which is None:
+            which = max(range(len(faces)), key=lambda i: area(faces[i][0]), default=None)
+        if which is None or which >= len(faces):
+            sys.exit(f"face_search.py: {photo}: no face {which if which is not None else ''} (of {len(faces)})")
+        if name not in self.names:
+            self.names.append(name)
+        person = self.names.index(name)
+        self.repo.add(person // 1024, person % 1024, faces[which][1])
+        d = faces[which][0]
+        print(f"enrolled {name}: {photo} face {which} of {len(faces)} at {box(d)}")
+
+    def search(self, photo, out_dir):
+        with self.ch.decode_jpeg(photo) as img:
+            faces = self.faces(img)
+            print(f"{photo}: {len(faces)} face{'' if len(faces) == 1 else 's'}")
+            labels = []
+            for i, (d, embedding) in enumerate(faces):
+                hit = self.repo.search(embedding, k=1)
+                who = self.names[hit[0]["id0"] * 1024 + hit[0]["id1"]] if len(hit) else None
+                cos = hit[0]["distance"] if len(hit) else 0.0
+                named = who is not None and cos >= THRESHOLD
+                labels.append(f"{who} {cos:.2f}" if named else "unknown")
+                what = f"{who}, cosine {cos:.3f}" if named else (
+                    f"unknown (best {who}, cosine {cos:.3f})" if who else "unknown (nobody enrolled)")
+                print(f"  face {i} at {box(d)}: {what}")
+            if out_dir is not None:
+                self.annotate(img, faces, labels, photo, out_dir)
+
+    def annotate(self, img, faces, labels, photo, out_dir):
+        w, h = img.width & ~1, img.height & ~1
+        with kestrel.Image.alloc("nv12", w, h, stride_rule="jpege") as canvas:
+            np.asarray(canvas.plane(0))[:] = np.asarray(img.plane(0))[:h, :w]
+            np.asarray(canvas.plane(1))[:] = np.asarray(img.plane(1))[:h // 2, :w // 2]
+            scale = 2 if w >= 800 else 1
+            boxes = [(lround(d["x0"]), lround(d["y0"]), lround(d["x1"]) - lround(d["x0"]),
+                      lround(d["y1"]) - lround(d["y0"]), (220, 60, 30) if label == "unknown" else (0, 170, 60), label)
+                     for (d, _), label in zip(faces, labels)]
+            kestrel.osd.draw_boxes(canvas, boxes, thickness=scale + 1, text_scale=scale)
+            path = os.path.join(out_dir, os.path.splitext(os.path.basename(photo))[0] + "_annotated.jpg")
+            with open(path, "wb") as f:
+                f.write(self.ch.encode_jpeg(canvas, 90))
+            print(f"wrote {path} ({w}x{h})")
+
+
+def area(d):
+    return (d["x1"] - d["x0"]) * (d["y1"] - d["y0"])
+
+
+def box(d):
+    return f"({d['x0']:.0f}, {d['y0']:.0f}) {d['x1'] - d['x0']:.0f}x{d['y1'] - d['y0']:.0f}"
+
+
+def lround(v):  # C's lroundf: halves away from zero
+    return int(math.copysign(math.floor(abs(float(v)) + 0.5), v))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("detector"), ap.add_argument("embedder"), ap.add_argument("photos", nargs="*")
+    ap.add_argument("--enroll", action="append", default=[], metavar="NAME=PHOTO[:FACE]")
+    ap.add_argument("--out", help="write <stem>_annotated.jpg here")
+    args = ap.parse_intermixed_args()
+    app = FaceSearch(args.detector, args.embedder)
+    try:
+        for spec in args.enroll:
+            name, _, photo = spec.partition("=")
+            stem, _, face = photo.rpartition(":")
+            app.enroll(name, stem, int(face)) if face.isdigit() and stem else app.enroll(name, photo, None)
+        for photo in args.photos:
+            app.search(photo, args.out)
+    except kestrel.Error as e:
+        sys.exit(f"face_search.py: {e.message} ({e.status_name})")
+    finally:
+        app.close()
+
+
+if __name__ == "__main__":
+    main()
