@@ -82,7 +82,7 @@ inline std::string to_str(const py::handle& obj) {
 py::dtype numpy_dtype(kes_dtype dtype);
 kes_dtype kes_dtype_of(const py::dtype& dtype);  // throws InvalidArgument for dtypes Kestrel has not
 
-// A path (str, bytes or os.PathLike) as a UTF-8 std::string; false if `obj` is none of them.
+// A path (str or os.PathLike) as a UTF-8 std::string; false if `obj` is neither (bytes are data).
 bool as_path(const py::handle& obj, std::string* out);
 
 // Bytes of a buffer-protocol object (bytes, bytearray, memoryview, a contiguous NumPy array), kept

@@ -205,7 +205,8 @@ void register_detect(py::module_& parent) {
             }
             uint64_t total = 0;
             for (const auto& h : hs) total += h.count;
-            py::array an;
+            py::array an;  // default-constructed: an empty array, not a null handle
+            const bool has_anchors = !anchors.is_none();
             if (!anchors.is_none()) {
                 an = float_array(anchors, "anchors");
                 if (an.size() % 4 != 0) invalid("anchors must be [N, 4] (cx, cy, w, h)");
@@ -220,8 +221,8 @@ void register_detect(py::module_& parent) {
             size_t found = 0;
             call_nogil("kes_detect_decode", [&] {
                 return kes_detect_decode(
-                    &c, hs.data(), hs.size(), an ? static_cast<const kes_anchor*>(an.data()) : nullptr,
-                    an ? static_cast<size_t>(total) : 0, static_cast<kes_detection*>(out.mutable_data()),
+                    &c, hs.data(), hs.size(), has_anchors ? static_cast<const kes_anchor*>(an.data()) : nullptr,
+                    has_anchors ? static_cast<size_t>(total) : 0, static_cast<kes_detection*>(out.mutable_data()),
                     static_cast<size_t>(cap), &found);
             });
             return out[py::slice(0, static_cast<ssize_t>(std::min<uint64_t>(found, cap)), 1)].cast<py::array>();

@@ -1,6 +1,9 @@
 // kestrel.Model and kestrel.Context (kes_model, kes_model_context): load a .kom, describe it, run it on
 // NumPy arrays or DVPP images; kestrel.convert (kes-convert's converter).
+#include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 
 #include "image.hpp"
 
@@ -658,22 +661,28 @@ void register_engine(py::module_& m) {
             std::string src, dst;
             const bool to_file = as_path(output, &dst);
             if (!to_file && !output.is_none()) invalid("output must be a path or None");
-            if (as_path(model, &src)) {
-                if (to_file) {
-                    call_nogil("kes_convert_file",
-                               [&] { return kes_convert_file(src.c_str(), dst.c_str(), &o, &summary); });
-                    return py::object(summary_dict(summary));
-                }
-                py::bytes data = py::module_::import("pathlib").attr("Path")(src).attr("read_bytes")();
-                return py::module_::import("kestrel._kestrel")
-                    .attr("convert")(data, py::none(), input_shape, dynamic_batch, dynamic_image_size, insert_op_conf,
-                                     weight_type, board, freeze_input, input_format, format);
+            std::string file_bytes;
+            const bool from_file = as_path(model, &src);
+            if (from_file && to_file) {
+                call_nogil("kes_convert_file",
+                           [&] { return kes_convert_file(src.c_str(), dst.c_str(), &o, &summary); });
+                return py::object(summary_dict(summary));
             }
-            Bytes bytes(model, "the model");
+            std::unique_ptr<Bytes> held;
+            if (from_file) {
+                std::ifstream in(src, std::ios::binary);
+                if (!in) throw Error(KES_ERR_NOT_FOUND, "convert: cannot open " + src + ": " + std::strerror(errno));
+                file_bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+                if (in.bad()) throw Error(KES_ERR_IO, "convert: cannot read " + src);
+            } else {
+                held = std::make_unique<Bytes>(model, "the model");
+            }
+            const void* data = held ? held->data() : file_bytes.data();
+            const size_t data_size = held ? held->size() : file_bytes.size();
             void* kom = nullptr;
             size_t size = 0;
             call_nogil("kes_convert_memory",
-                       [&] { return kes_convert_memory(bytes.data(), bytes.size(), &o, &kom, &size, &summary); });
+                       [&] { return kes_convert_memory(data, data_size, &o, &kom, &size, &summary); });
             py::bytes result(static_cast<const char*>(kom), size);
             kes_convert_free(kom);
             if (to_file) {

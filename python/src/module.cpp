@@ -125,21 +125,18 @@ kes_dtype kes_dtype_of(const py::dtype& dtype) {
     invalid("dtype " + to_str(dtype) + " has no Kestrel tensor type");
 }
 
+// bytes are data (an encoded image, a model), never a path: paths are str or os.PathLike.
 bool as_path(const py::handle& obj, std::string* out) {
     if (obj.is_none()) return false;
     py::object path;
-    if (py::isinstance<py::str>(obj) || py::isinstance<py::bytes>(obj)) {
+    if (py::isinstance<py::str>(obj)) {
         path = py::reinterpret_borrow<py::object>(obj);
     } else if (py::hasattr(obj, "__fspath__")) {
         path = py::module_::import("os").attr("fspath")(obj);
     } else {
         return false;
     }
-    if (py::isinstance<py::bytes>(path)) {
-        *out = path.cast<std::string>();
-    } else {
-        *out = path.cast<std::string>();
-    }
+    *out = path.cast<std::string>();  // str, or the bytes a PathLike gives
     if (out->find('\0') != std::string::npos) invalid("a path must not contain NUL characters");
     return true;
 }
