@@ -24,7 +24,7 @@ import threading as _threading
 
 from . import _kestrel
 from ._kestrel import *  # noqa: F401,F403  (the C API; names listed in __all__)
-from ._kestrel import detect, osd  # noqa: F401  (sub-modules)
+from ._kestrel import aipp, detect, osd  # noqa: F401  (sub-modules)
 
 __all__ = [name for name in dir(_kestrel) if not name.startswith("_")] + ["trace", "default_channel"]
 
