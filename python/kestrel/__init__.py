@@ -25,6 +25,10 @@ import threading as _threading
 from . import _kestrel
 from ._kestrel import *  # noqa: F401,F403  (the C API; names listed in __all__)
 from ._kestrel import aipp, detect, osd  # noqa: F401  (sub-modules)
+import sys as _sys
+
+for _m in (aipp, detect, osd):  # so that `import kestrel.detect` works too
+    _sys.modules[__name__ + "." + _m.__name__.rsplit(".", 1)[-1]] = _m
 
 __all__ = [name for name in dir(_kestrel) if not name.startswith("_")] + ["trace", "default_channel"]
 
