@@ -17,12 +17,13 @@ JOBS=${KES_JOBS:-$(nproc)}
 
 HOST_PACKAGES=(g++ cmake ninja-build pkg-config googletest libbenchmark-dev libturbojpeg0-dev libpng-dev
   flatbuffers-compiler libflatbuffers-dev  # FlatBuffers is header-only: these serve the cross build too
-  libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libyuv-dev)
+  libavcodec-dev libavformat-dev libavutil-dev libswscale-dev libyuv-dev
+  pybind11-dev python3-dev python3-numpy)  # the kestrel Python module (python/)
 DEV_PACKAGES=(clang-format g++-aarch64-linux-gnu qemu-user-static)
 # What the tests make or compare their data with: ffmpeg (clips), libjpeg-turbo-progs and exiftool (JPEG
 # variants), the ONNX node tests, python3-faiss (opens fv's FAISS export), an RTSP camera (GStreamer),
 # node + npm come from ensure_npm (the real models and photos, ONNX Runtime for their reference outputs).
-TEST_PACKAGES=(ffmpeg libjpeg-turbo-progs libimage-exiftool-perl libonnx-testdata python3-onnx python3-numpy
+TEST_PACKAGES=(ffmpeg libjpeg-turbo-progs libimage-exiftool-perl libonnx-testdata python3-onnx python3-numpy python3-pytest
   python3-faiss libopencv-dev libgstrtspserver-1.0-dev gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly)
 # The emulated board's runtime: Debian arm64 multiarch packages (also where arm64 -dev packages go).
