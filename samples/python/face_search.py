@@ -22,18 +22,15 @@ f32 = np.float32
 
 def align(det, img):
     """The face warped onto ArcFace's 112x112 template (None: degenerate keypoints)."""
-    if hasattr(kestrel.detect, "align_face"):
-        try:
-            return kestrel.detect.align_face(det, img)
-        except kestrel.InvalidArgumentError:
-            return None
-    from align_numpy import align as align_numpy  # until the library has kes_detect_align_face
-    return align_numpy(det, img)
+    try:
+        return kestrel.detect.align_face(det, img)
+    except kestrel.InvalidArgumentError:
+        return None
 
 
 class FaceSearch:
-    def __init__(self, detector, embedder):
-        self.ch = kestrel.Channel()
+    def __init__(self, detector, embedder, detect_threshold):
+        self.ch, self.detect_threshold = kestrel.Channel(), detect_threshold
         self.det, self.emb = kestrel.Model(detector), kestrel.Model(embedder)
         self.det_ctx, self.emb_ctx = self.det.context(), self.emb.context()
         if self.emb.batch_gears:
@@ -52,7 +49,7 @@ class FaceSearch:
         boxed, (left, top, right, bottom) = self.ch.letterbox(img, (SIZE, SIZE))
         with boxed:
             scores16, scores8, boxes16, boxes8 = self.det_ctx.run_images([boxed])
-        dets = kestrel.detect.decode([(scores16, boxes16), (scores8, boxes8)], self.anchors, score_threshold=0.75,
+        dets = kestrel.detect.decode([(scores16, boxes16), (scores8, boxes8)], self.anchors, score_threshold=self.detect_threshold,
                                      scales=[SIZE] * 4, num_keypoints=6)
         dets = kestrel.detect.nms(dets, iou_threshold=0.3, max_detections=64)
         paste_w, paste_h, src_w = f32(right - left + 1), f32(bottom - top + 1), f32(img.width & ~1)
@@ -131,8 +128,9 @@ def main():
     ap.add_argument("detector"), ap.add_argument("embedder"), ap.add_argument("photos", nargs="*")
     ap.add_argument("--enroll", action="append", default=[], metavar="NAME=PHOTO[:FACE]")
     ap.add_argument("--out", help="write <stem>_annotated.jpg here")
+    ap.add_argument("--detect-threshold", type=float, default=0.65, help="BlazeFace score of a face (as face-search)")
     args = ap.parse_intermixed_args()
-    app = FaceSearch(args.detector, args.embedder)
+    app = FaceSearch(args.detector, args.embedder, args.detect_threshold)
     try:
         for spec in args.enroll:
             name, _, photo = spec.partition("=")
