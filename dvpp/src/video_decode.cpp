@@ -145,6 +145,11 @@ struct Deadline {
         expired = false;
     }
     void disarm() { at_ns = 0; }
+    // Whether the call ran out of time: the callback saw the deadline pass, or it has passed by now. The
+    // RTSP socket timeout (the same timeout_ms, started a moment later) can end a wait before the
+    // callback is polled again; FFmpeg then reports a probe failure ("Invalid data found"), not a
+    // timeout (seen under qemu on a loaded machine).
+    bool passed() const { return expired || (at_ns != 0 && steady_now_ns() >= at_ns); }
 };
 
 int interrupt_callback(void* opaque) {
@@ -783,15 +788,16 @@ int open_input(kes_vdec* v, FormatPtr* out) {
     }
     int ret = avformat_open_input(&raw, src, nullptr, &opts);  // frees raw on failure
     if (ret < 0) {
-        const kes_status st = v->deadline.expired ? KES_ERR_TIMEOUT : av_error_status(ret);
+        const bool late = v->deadline.passed();
+        const kes_status st = late ? KES_ERR_TIMEOUT : av_error_status(ret);
         fail(st == KES_ERR_INVALID_ARGUMENT ? KES_ERR_CORRUPT_DATA : st, "cannot open '%s': %s%s", src,
-             av_error_text(ret).c_str(), v->deadline.expired ? " (timeout_ms passed)" : "");
+             av_error_text(ret).c_str(), late ? " (timeout_ms passed)" : "");
     }
     out->reset(raw);
     if (v->network) v->deadline.arm(v->cfg.timeout_ms);
     ret = avformat_find_stream_info(raw, nullptr);
     if (ret < 0) {
-        const kes_status st = v->deadline.expired ? KES_ERR_TIMEOUT : KES_ERR_CORRUPT_DATA;
+        const kes_status st = v->deadline.passed() ? KES_ERR_TIMEOUT : KES_ERR_CORRUPT_DATA;
         fail(st, "'%s': cannot read the stream parameters: %s", src, av_error_text(ret).c_str());
     }
     v->deadline.disarm();
