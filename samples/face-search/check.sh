@@ -16,8 +16,8 @@
 #         the same port: face-search goes on when it is back (saying it was lost when a read had to give
 #         up meanwhile), reads all the frames it was asked for (more than the clip holds) and reports the
 #         reconnect.
-#   quick (face-search.RecognisesPeopleOnTheEmulatedBoard, aarch64 build; face-search.RecognisesPeopleOnTwoPhotos,
-#         host build, the CPU matrix's run): the tools under EMULATOR (board/emulate.sh, tools/x86_cpu.sh): the known pair across photos 1 and 3, no stranger in photo 6, the
+#   quick (face-search.RecognisesPeopleOnTheEmulatedBoard, aarch64 build): the cross-built tools under
+#         EMULATOR (board/emulate.sh): the known pair across photos 1 and 3, no stranger in photo 6, the
 #         annotated JPEG, and a 10-frame annotated MP4 (about a minute under qemu).
 # Needs engine/tests/models/fetch_models.sh first (./kestrel.sh test runs it), cjpeg, djpeg, jpegtran,
 # ffmpeg and ffprobe; exits 77 (skipped) when they are missing.
