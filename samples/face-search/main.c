@@ -70,9 +70,9 @@
 #include "kestrel/kestrel.h"
 
 #define DETECTOR_ANCHORS 896 /* BlazeFace 256: 16×16×2 + 8×8×6; BlazeFace 128: the same counts */
-#define MAX_DIM 1024  /* embedder output floats */
-#define MAX_FACES 64  /* per image */
-#define NAME_BYTES 64 /* names are 1..63 bytes */
+#define MAX_DIM 1024         /* embedder output floats */
+#define MAX_FACES 64         /* per image */
+#define NAME_BYTES 64        /* names are 1..63 bytes */
 #define PEOPLE_PER_ID0 (KES_FV_ID_MAX + 1)
 #define MAX_PEOPLE (PEOPLE_PER_ID0 * PEOPLE_PER_ID0)
 #define MAX_PAIR_FACES 512
