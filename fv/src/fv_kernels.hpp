@@ -31,7 +31,9 @@ struct I8Query {
 void quantize_query_i8(const float* query, size_t dim, std::vector<int8_t>& storage, I8Query& q);
 
 // The score of one vector from the two exact sums and its scale (double arithmetic, rounded once).
-inline float i8_score(int32_t hi_dot, int32_t lo_dot, double step, float scale) {
+// static: the ISA-flagged files use it too, and each must keep its own copy (an inline function is
+// shared, and at -O0 the linker may keep an AVX one for baseline callers; cmake/check_isa_objects.cmake).
+static inline float i8_score(int32_t hi_dot, int32_t lo_dot, double step, float scale) {
     return static_cast<float>((256.0 * hi_dot + lo_dot) * step * static_cast<double>(scale));
 }
 

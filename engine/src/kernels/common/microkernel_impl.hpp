@@ -22,6 +22,22 @@ namespace kes {
 namespace kernels {
 namespace impl {
 
+namespace {
+// min, max and -inf without the std ones: std::min<size_t> and friends are inline functions that every
+// file shares, and at -O0 a file compiled with ISA flags emits its own copy, which the linker may keep
+// for baseline callers (docs/ARCHITECTURE.md, "SIMD dispatch"; cmake/check_isa_objects.cmake fails
+// the Debug build on it). In an anonymous namespace each file keeps its own.
+template <class T>
+constexpr const T& lesser(const T& a, const T& b) {
+    return b < a ? b : a;
+}
+template <class T>
+constexpr const T& greater(const T& a, const T& b) {
+    return a < b ? b : a;
+}
+constexpr float kMinusInfinity = -__builtin_huge_valf();
+}  // namespace
+
 template <class V>
 inline typename V::reg clamp(typename V::reg x, typename V::reg lo, typename V::reg hi) {
     return V::min(V::max(x, lo), hi);
@@ -146,7 +162,7 @@ void dwconv(size_t pixels, size_t channels, size_t ks, const float* const* in, s
     constexpr size_t W = V::width, B = NB * W;
     const R lo = V::set1(cl.min), hi = V::set1(cl.max);
     for (size_t c0 = 0; c0 < channels; c0 += B) {
-        const size_t cn = std::min(B, channels - c0);
+        const size_t cn = lesser(B, channels - c0);
         const size_t bw = block_width<V>(cn);  // the block's packed width: B, or the last block's vectors
         const float* wt = w + bw;
         auto load_x = [&](const float* x, size_t at) {
@@ -255,12 +271,12 @@ void dwconv_s1_kw(size_t pixels, size_t channels, size_t kh, const float* const*
     constexpr size_t W = V::width, B = NB * W;
     const typename V::reg lo = V::set1(cl.min), hi = V::set1(cl.max);
     for (size_t c0 = 0; c0 < channels; c0 += B) {
-        const size_t cn = std::min(B, channels - c0), bw = block_width<V>(cn);
+        const size_t cn = lesser(B, channels - c0), bw = block_width<V>(cn);
         const float* block_rows[Microkernels::dwconv_s1_max_kh];
         for (size_t ky = 0; ky < kh; ++ky) block_rows[ky] = rows[ky] + c0;
         float* o = out + c0;
         for (size_t at = 0; at < cn; at += W) {
-            const size_t vn = std::min(W, cn - at);
+            const size_t vn = lesser(W, cn - at);
             const bool square = kh == static_cast<size_t>(KW);
             if (vn == W && square)
                 dw_s1_vector<V, KW, KW, true>(pixels, channels, at, vn, kh, block_rows, w, bw, o, lo, hi);
@@ -318,7 +334,7 @@ void vmul(size_t n, const float* a, const float* b, float* out, Clamp cl) {
 template <class V, class Op>
 inline void binary_rows(size_t rows, size_t m, const float* a, const float* b, float* out, Clamp cl, Op op) {
     constexpr size_t kPattern = 256;
-    size_t reps = m < 64 ? std::min<size_t>(kPattern / std::max<size_t>(m, 1), rows) : 1;
+    size_t reps = m < 64 ? lesser<size_t>(kPattern / greater<size_t>(m, 1), rows) : 1;
     float pattern[kPattern];
     if (reps > 1) {
         for (size_t k = 0; k < reps; ++k) std::memcpy(pattern + k * m, b, m * sizeof(float));
@@ -363,7 +379,7 @@ template <class V>
 void vaffine_rows(size_t rows, size_t m, const float* a, const float* s, const float* t, float* out) {
     using R = typename V::reg;
     constexpr size_t W = V::width, kPattern = 256;
-    size_t reps = m < 64 ? std::min<size_t>(kPattern / std::max<size_t>(m, 1), rows) : 1;
+    size_t reps = m < 64 ? lesser<size_t>(kPattern / greater<size_t>(m, 1), rows) : 1;
     float ps[kPattern], pt[kPattern];
     if (reps > 1) {
         for (size_t k = 0; k < reps; ++k) {
@@ -401,7 +417,7 @@ void vmax_taps(size_t channels, size_t ks, const float* const* in, float* out) {
     }
     for (; c < channels; ++c) {
         float m = in[0][c];
-        for (size_t t = 1; t < ks; ++t) m = std::max(m, in[t][c]);
+        for (size_t t = 1; t < ks; ++t) m = greater(m, in[t][c]);
         out[c] = m;
     }
 }
@@ -433,7 +449,7 @@ void vsum_rows(size_t rows, size_t m, size_t stride, const float* x, float* out,
     constexpr size_t W = V::width;
     const R d = V::set1(divisor);
     for (size_t c = 0; c < m; c += W) {
-        const size_t n = std::min(W, m - c);
+        const size_t n = lesser(W, m - c);
         R s = V::set1(0.0f);
         for (size_t r = 0; r < rows; ++r)
             s = V::add(s, n == W ? V::load(x + r * stride + c) : V::load_partial(x + r * stride + c, n));
@@ -450,8 +466,8 @@ void vmax_rows(size_t rows, size_t m, size_t stride, const float* x, float* out)
     using R = typename V::reg;
     constexpr size_t W = V::width;
     for (size_t c = 0; c < m; c += W) {
-        const size_t n = std::min(W, m - c);
-        R s = V::set1(-std::numeric_limits<float>::infinity());
+        const size_t n = lesser(W, m - c);
+        R s = V::set1(kMinusInfinity);
         // V::max(acc, v) keeps acc when v is NaN: fmax's rule.
         for (size_t r = 0; r < rows; ++r)
             s = V::max(s, n == W ? V::load(x + r * stride + c) : V::load_partial(x + r * stride + c, n));
@@ -566,10 +582,10 @@ void vsoftmax_rows(size_t rows, size_t m, const float* x, float* out) {
     constexpr size_t W = V::width;
     for (size_t row = 0; row < rows; ++row, x += m, out += m) {
         size_t i = 0;
-        R vmax = V::set1(-std::numeric_limits<float>::infinity());
+        R vmax = V::set1(kMinusInfinity);
         for (; i + W <= m; i += W) vmax = V::max(vmax, V::load(x + i));
         float mx = V::hmax(vmax);
-        for (; i < m; ++i) mx = std::max(mx, x[i]);
+        for (; i < m; ++i) mx = greater(mx, x[i]);
         const R vm = V::set1(mx);
         R vsum = V::set1(0.0f);
         for (i = 0; i + W <= m; i += W) {
