@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # bench/engine/qemu_count.sh — sourced by qemu_insns.sh and qemu_ort_insns.sh: the one way both count
 # aarch64 instructions. qemu logs every block it translates (in_asm) and every block it runs (exec,
 # nochain so that none is skipped) into a pipe that qemu_count.c reads, so the log (GBs for a large

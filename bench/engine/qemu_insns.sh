@@ -19,7 +19,7 @@ bench="$build/engine/kes-model-bench"
 [ -f "$model" ] || { echo "qemu_insns.sh: no such model '$model'" >&2; exit 2; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-# shellcheck source=qemu_count.sh
+# shellcheck source-path=SCRIPTDIR source=qemu_count.sh
 . "$root/bench/engine/qemu_count.sh"
 qemu_count_init "$work" || exit 1
 
