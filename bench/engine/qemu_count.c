@@ -39,14 +39,24 @@ static void put(uint64_t pc, uint32_t n) {
         cap *= 2;
         keys = calloc(cap, sizeof *keys);
         lens = calloc(cap, sizeof *lens);
-        if (!keys || !lens) { fprintf(stderr, "qemu_count: out of memory\n"); exit(1); }
+        if (!keys || !lens) {
+            fprintf(stderr, "qemu_count: out of memory\n");
+            exit(1);
+        }
         for (size_t i = 0; i < old_cap; ++i)
-            if (old_keys[i]) { size_t j = slot(old_keys[i]); keys[j] = old_keys[i]; lens[j] = old_lens[i]; }
+            if (old_keys[i]) {
+                size_t j = slot(old_keys[i]);
+                keys[j] = old_keys[i];
+                lens[j] = old_lens[i];
+            }
         free(old_keys);
         free(old_lens);
     }
     size_t i = slot(pc);
-    if (!keys[i]) { keys[i] = pc; ++used; }
+    if (!keys[i]) {
+        keys[i] = pc;
+        ++used;
+    }
     lens[i] = n;
 }
 
@@ -84,7 +94,10 @@ int main(int argc, char** argv) {
         return 2;
     }
     int fd = strcmp(argv[1], "-") == 0 ? 0 : open(argv[1], O_RDONLY);
-    if (fd < 0) { perror(argv[1]); return 1; }
+    if (fd < 0) {
+        perror(argv[1]);
+        return 1;
+    }
     keys = calloc(cap, sizeof *keys);
     lens = calloc(cap, sizeof *lens);
     /* qemu writes its log a line at a time (one write each). A reader that waits on a small pipe is
@@ -93,7 +106,10 @@ int main(int argc, char** argv) {
     fcntl(fd, F_SETPIPE_SZ, 1 << 20);
     enum { kBuf = 4 << 20 };
     char* buf = malloc(kBuf);
-    if (!keys || !lens || !buf) { fprintf(stderr, "qemu_count: out of memory\n"); return 1; }
+    if (!keys || !lens || !buf) {
+        fprintf(stderr, "qemu_count: out of memory\n");
+        return 1;
+    }
     size_t have = 0;
     for (;;) {
         ssize_t got = read(fd, buf + have, kBuf - have);
@@ -107,7 +123,10 @@ int main(int argc, char** argv) {
         size_t start = 0;
         for (char* nl; (nl = memchr(buf + start, '\n', have - start)) != NULL; start = (size_t)(nl - buf) + 1)
             parse(buf + start, (size_t)(nl - buf) - start);
-        if (start == 0 && have == kBuf) { fprintf(stderr, "qemu_count: a log line longer than 4 MiB\n"); return 1; }
+        if (start == 0 && have == kBuf) {
+            fprintf(stderr, "qemu_count: a log line longer than 4 MiB\n");
+            return 1;
+        }
         memmove(buf, buf + start, have - start);
         have -= start;
         if (got < (1 << 18)) {

@@ -53,7 +53,7 @@ std::vector<const Kernels*> kernels_available();
 // static: the ISA-flagged files use it too, and each must keep its own copy (an inline function is
 // shared, and at -O0 the linker may keep an AVX one for baseline callers; cmake/check_isa_objects.cmake).
 static inline bool iou_above(float x0, float y0, float x1, float y1, float area, const float box[4], float barea,
-                      float threshold) {
+                             float threshold) {
     const float lx = x0 > box[0] ? x0 : box[0], hx = x1 < box[2] ? x1 : box[2];
     const float ly = y0 > box[1] ? y0 : box[1], hy = y1 < box[3] ? y1 : box[3];
     float iw = hx - lx, ih = hy - ly;
