@@ -28,6 +28,7 @@
 #include "kestrel/convert.h"
 #include "kestrel/engine.h"
 #include "kestrel/tensor.h"
+#include "model_cache.hpp"
 #include "test_deps.hpp"
 
 namespace {
@@ -35,19 +36,8 @@ namespace {
 constexpr double kTolerance = 1.0 / 256;  // |Δ| ≤ kTolerance·max(1, max |ref|)
 constexpr double kMinCosine = 0.9999;
 
-std::string cache_dir() {
-    const char* env = std::getenv("KES_MODEL_CACHE");
-    if (env && *env) return env;
-    const char* home = std::getenv("HOME");
-    return std::string(home ? home : ".") + "/.cache/kestrel/models";
-}
-
-bool read_bytes(const std::string& path, std::vector<uint8_t>& out) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) return false;
-    out.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-    return true;
-}
+using kes_test::cache_dir;
+using kes_test::read_bytes;
 
 // A raw f32 or f16 file (by its extension) as floats.
 bool read_values(const std::string& path, std::vector<float>& out) {

@@ -31,6 +31,7 @@
 #include "kestrel/engine.h"
 #include "kestrel/memory.h"
 #include "kestrel/tensor.h"
+#include "model_cache.hpp"
 #include "test_deps.hpp"
 
 namespace {
@@ -41,19 +42,8 @@ constexpr bool kSlowBuild = true;  // sanitizers / -O0 / qemu: the reference ker
 constexpr bool kSlowBuild = false;
 #endif
 
-std::string cache_dir() {
-    const char* env = std::getenv("KES_MODEL_CACHE");
-    if (env && *env) return env;
-    const char* home = std::getenv("HOME");
-    return std::string(home ? home : ".") + "/.cache/kestrel/models";
-}
-
-bool read_bytes(const std::string& path, std::vector<uint8_t>& out) {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) return false;
-    out.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
-    return true;
-}
+using kes_test::cache_dir;
+using kes_test::read_bytes;
 
 bool read_floats(const std::string& path, std::vector<float>& out) {
     std::vector<uint8_t> b;

@@ -79,6 +79,9 @@ inline std::string to_str(const py::handle& obj) {
 }
 
 // kes_dtype <-> NumPy.
+// A float32, C-contiguous view of obj, or a copy when its dtype or layout differ; `what` names the
+// argument in the InvalidArgument error (None, or not floating point).
+py::array float32_array(const py::handle& obj, const char* what);
 py::dtype numpy_dtype(kes_dtype dtype);
 kes_dtype kes_dtype_of(const py::dtype& dtype);  // throws InvalidArgument for dtypes Kestrel has not
 

@@ -49,20 +49,6 @@ py::array detections_copy(const py::object& dets) {
     return np.attr("array")(a.attr("reshape")(-1), detection_dtype(), py::arg("copy") = true).cast<py::array>();
 }
 
-// A float32, C-contiguous view or copy of a head's scores or regressors.
-py::array float_array(const py::handle& obj, const char* what) {
-    if (obj.is_none()) invalid(std::string(what) + " is None");
-    py::module_ np = py::module_::import("numpy");
-    py::object a = np.attr("asarray")(obj);
-    const py::dtype have = a.attr("dtype").cast<py::dtype>();
-    if (!np.attr("can_cast")(have, py::dtype("float32"), "same_kind").cast<bool>())
-        invalid(std::string(what) + " must be floating point, got " + to_str(have));
-    py::list req;
-    req.append("C");
-    req.append("A");
-    return np.attr("require")(a, py::dtype("float32"), req).cast<py::array>();
-}
-
 template <class Enum>
 Enum choose(const std::string& value, std::initializer_list<std::pair<const char*, Enum>> options, const char* what) {
     std::string names;
@@ -189,7 +175,7 @@ void register_detect(py::module_& parent) {
                 if (!py::isinstance<py::sequence>(h) || (py::len(h) != 2 && py::len(h) != 3))
                     invalid("each head is (scores, boxes) or (scores, boxes, count)");
                 auto t = py::reinterpret_borrow<py::sequence>(h);
-                py::array s = float_array(t[0], "scores"), b = float_array(t[1], "boxes");
+                py::array s = float32_array(t[0], "scores"), b = float32_array(t[1], "boxes");
                 const uint64_t ns = static_cast<uint64_t>(s.size()), nb = static_cast<uint64_t>(b.size());
                 uint64_t count = py::len(h) == 3 ? t[2].cast<uint64_t>() : ns / sas;
                 const uint64_t need_s = count ? (count - 1) * sas + (num_classes - 1) * scs + 1 : 0;
@@ -208,7 +194,7 @@ void register_detect(py::module_& parent) {
             py::array an;  // default-constructed: an empty array, not a null handle
             const bool has_anchors = !anchors.is_none();
             if (!anchors.is_none()) {
-                an = float_array(anchors, "anchors");
+                an = float32_array(anchors, "anchors");
                 if (an.size() % 4 != 0) invalid("anchors must be [N, 4] (cx, cy, w, h)");
                 if (static_cast<uint64_t>(an.size() / 4) != total)
                     invalid("anchors has " + std::to_string(an.size() / 4) + " rows; the heads have " +

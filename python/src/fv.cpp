@@ -59,20 +59,6 @@ py::dtype result_dtype() {
     return dt.cast<py::dtype>();
 }
 
-// Float32, C-contiguous features or queries; finite values are the library's to check.
-py::array f32(const py::handle& obj, const char* what) {
-    if (obj.is_none()) invalid(std::string(what) + " is None");
-    py::module_ np = py::module_::import("numpy");
-    py::object a = np.attr("asarray")(obj);
-    const py::dtype have = a.attr("dtype").cast<py::dtype>();
-    if (!np.attr("can_cast")(have, py::dtype("float32"), "same_kind").cast<bool>())
-        invalid(std::string(what) + " must be floating point, got " + to_str(have));
-    py::list req;
-    req.append("C");
-    req.append("A");
-    return np.attr("require")(a, py::dtype("float32"), req).cast<py::array>();
-}
-
 kes_fv_range range_from(const py::object& obj) {
     if (obj.is_none()) return {0, KES_FV_ID_MAX, 0, KES_FV_ID_MAX};
     const auto v = obj.cast<std::vector<long long>>();
@@ -137,7 +123,7 @@ Features features_for(const kes_fv_config& c, const py::handle& obj) {
         if (f.array.size() % KES_FV_PQ36_BYTES) invalid("PQ36 features are whole 36-byte records");
         f.count = static_cast<uint64_t>(f.array.size()) / KES_FV_PQ36_BYTES;
     } else {
-        f.array = f32(obj, "features");
+        f.array = float32_array(obj, "features");
         if (f.array.ndim() > 2) invalid("features are [n, dim] or one [dim] vector");
         if (f.array.size() % c.dim) invalid("features must hold whole vectors of " + std::to_string(c.dim) + " floats");
         f.count = static_cast<uint64_t>(f.array.size()) / c.dim;
@@ -328,7 +314,7 @@ void register_fv(py::module_& m) {
             [](const Repository& r, const py::object& query, uint32_t k, const py::object& range,
                const py::object& threshold, uint32_t rerank) {
                 const kes_fv_search_params p = params_from(k, range, threshold, rerank);
-                py::array q = f32(query, "query");
+                py::array q = float32_array(query, "query");
                 auto lk = r.lock();
                 py::array out(result_dtype(), std::vector<ssize_t>{static_cast<ssize_t>(k)});
                 uint32_t found = 0;
@@ -346,7 +332,7 @@ void register_fv(py::module_& m) {
             [](const Repository& r, const py::object& queries, uint32_t k, const py::object& range,
                const py::object& threshold, uint32_t rerank) {
                 const kes_fv_search_params p = params_from(k, range, threshold, rerank);
-                py::array q = f32(queries, "queries");
+                py::array q = float32_array(queries, "queries");
                 auto lk = r.lock();
                 size_t per = 0;
                 check(kes_fv_repo_query_floats(r.handle(), &per), "kes_fv_repo_query_floats");

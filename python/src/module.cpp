@@ -99,6 +99,19 @@ void register_errors(py::module_& m) {
 
 // ---- shared helpers ------------------------------------------------------------------------------------
 
+py::array float32_array(const py::handle& obj, const char* what) {
+    if (obj.is_none()) invalid(std::string(what) + " is None");
+    py::module_ np = py::module_::import("numpy");
+    py::object a = np.attr("asarray")(obj);
+    const py::dtype have = a.attr("dtype").cast<py::dtype>();
+    if (!np.attr("can_cast")(have, py::dtype("float32"), "same_kind").cast<bool>())
+        invalid(std::string(what) + " must be floating point, got " + to_str(have));
+    py::list req;
+    req.append("C");
+    req.append("A");
+    return np.attr("require")(a, py::dtype("float32"), req).cast<py::array>();
+}
+
 py::dtype numpy_dtype(kes_dtype dtype) {
     switch (dtype) {
         case KES_F32: return py::dtype("float32");
