@@ -106,7 +106,7 @@ const Blaze& blaze(bool dense) {
     return dense ? many : sparse;
 }
 
-// samples/face-search/main.c decode_faces as it is today.
+// The face-search sample's own decode_faces, as it was before kestrel/detect.h.
 struct SampleFace {
     float score, cx, cy, w, h;
     float kp[6][2];

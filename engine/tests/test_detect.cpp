@@ -738,7 +738,8 @@ struct SampleFace {
     float kp[6][2];
 };
 
-// samples/face-search/main.c decode_faces, as it is today (paste = the letterbox ROI, inclusive).
+// The face-search sample's own decode_faces, as it was before kestrel/detect.h (paste = the letterbox ROI,
+// inclusive).
 size_t sample_decode_faces(const float* const out[4], int paste_left, int paste_top, float scale, SampleFace* faces) {
     const struct {
         int cells, per;

@@ -78,7 +78,7 @@ int main(int argc, char** argv) {
     }
 
     /* BlazeFace-256 ("back"): 16x16x2 + 8x8x6 anchors, sigmoid scores >= 0.75, boxes and 6 keypoints in
-     * input pixels (samples/face-search/main.c, detector_init). */
+     * input pixels (samples/face-search/blazeface.c, blazeface_init). */
     static const uint32_t strides[4] = {16, 32, 32, 32};
     kes_detect_anchor_config anchor_cfg;
     kes_detect_anchor_config_init(&anchor_cfg);
