@@ -91,7 +91,7 @@ foreach(sample kes-info jpeg-to-tensor face-search)
   if(TARGET ${sample})
     list(APPEND kes_samples ${sample})
     install(DIRECTORY ${PROJECT_SOURCE_DIR}/samples/${sample}/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kestrel/samples/${sample}
-            FILES_MATCHING PATTERN "*.c" PATTERN "*.h" PATTERN "*.cfg" PATTERN "README.md")
+            FILES_MATCHING PATTERN "*.c" PATTERN "*.h" PATTERN "*.cfg" PATTERN "README.md" PATTERN "fuzz" EXCLUDE)
   endif()
 endforeach()
 if(kes_samples)

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kestrel/kestrel.h"
+#include "kestrel/status.h"
 
 /* A failed Kestrel call: "face-search: WHAT: <kes_last_error()> (<status>)". */
 static inline int fail(const char* what) {

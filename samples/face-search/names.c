@@ -118,12 +118,7 @@ static int names_error(const char* path, unsigned line, const char* what) {
     return 1;
 }
 
-/* Nothing DB.names says is trusted until it matches the repository (face_db_load checks that). */
-static int names_load(face_db* db, const char* repo_path) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s.names", repo_path);
-    FILE* f = fopen(path, "r");
-    if (!f) return sys_fail(path);
+int face_db_read_names(face_db* db, FILE* f, const char* path) {
     char line[256];
     unsigned number = 0;
     int rc = 0;
@@ -166,6 +161,16 @@ static int names_load(face_db* db, const char* repo_path) {
         rc = 1;
     }
     if (!rc && number == 0) rc = names_error(path, 1, "empty file (no \"" NAMES_HEADER "\" line)");
+    return rc;
+}
+
+/* Nothing DB.names says is trusted until it matches the repository (face_db_load checks that). */
+static int names_load(face_db* db, const char* repo_path) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s.names", repo_path);
+    FILE* f = fopen(path, "r");
+    if (!f) return sys_fail(path);
+    const int rc = face_db_read_names(db, f, path);
     fclose(f);
     return rc;
 }

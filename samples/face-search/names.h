@@ -12,8 +12,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
-#include "kestrel/kestrel.h"
+#include "kestrel/fv.h"
 
 #define NAME_BYTES 64 /* names are 1..63 bytes */
 #define PEOPLE_PER_ID0 (KES_FV_ID_MAX + 1)
@@ -44,6 +45,12 @@ int face_db_search(const face_db* db, const float* embedding, int64_t* person, f
 
 /* Writes PATH and PATH.names (printing "saved ..."). Returns 0 or 1. */
 int face_db_save(const face_db* db, const char* path);
+
+/* Reads the people of a DB.names file from `file` (its header line, then "id0 id1 name" per person, each
+ * checked: consecutive ids, a valid name, no name twice) into db, which holds nobody yet; `path` names
+ * the file in messages. face_db_load calls it; the fuzz target (fuzz_names.c) feeds it any bytes.
+ * Returns 0, or 1 after printing "PATH line N: what is wrong". */
+int face_db_read_names(face_db* db, FILE* file, const char* path);
 
 /* Replaces the database with PATH and PATH.names, checked to be a pair made with an embedder of db->dim
  * floats (printing "loaded ..."). Returns 0 or 1. */
