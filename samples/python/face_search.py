@@ -16,7 +16,7 @@ import numpy as np
 
 import kestrel
 
-SIZE, THRESHOLD = 256, 0.65  # BlazeFace's input; the cosine from which a face gets a name (main.c)
+SIZE, THRESHOLD = 256, 0.65  # BlazeFace's input; the cosine from which a face gets a name (args.h)
 f32 = np.float32
 
 
