@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "dvpp_test_util.hpp"
+#include "kes/struct_size.hpp"
+#include "struct_size_check.hpp"
 
 using kes_test::Channel;
 using kes_test::Image;
@@ -351,6 +353,18 @@ TEST(Warp, BadInputIsRefusedByName) {
     EXPECT_EQ(kes_warp_matrix_invert(&nan, &m), KES_ERR_INVALID_ARGUMENT);
     const kes_warp_matrix tiny_scale{{1e-7f, 0, 0, 0, 1e-7f, 0}};  // det 1e-14
     EXPECT_EQ(kes_warp_matrix_invert(&tiny_scale, &m), KES_ERR_INVALID_ARGUMENT);
+}
+
+TEST(Warp, ConfigGrowsWithoutBreakingApps) {
+    Channel ch;
+    Source src(KES_PIXEL_NV12, 64, 48);
+    kes_warp_config cfg;
+    kes_warp_config_init(&cfg);
+    kes_test::expect_struct_growth(cfg, KES_STRUCT_SIZE_THROUGH(kes_warp_config, fill_b), [&](kes_warp_config* c) {
+        const kes_warp_matrix m{{1, 0, 0, 0, 1, 0}};
+        Image out;
+        return kes_warp_affine(ch.get(), &src.img, &m, 16, 16, c, nullptr, &out);
+    });
 }
 
 // Not a pass/fail check: the time a pose pipeline spends per frame (printed for the record).
