@@ -125,11 +125,11 @@ std::vector<uint8_t> box_blur(const kes_image_plane& p, uint32_t cn, uint32_t r)
             }
         }
     }
-    // (sum + area/2) / area as a multiply: sums stay below 2^27, so the double product is within 2^-25
-    // of the quotient, which the 1e-9 nudge lifts above an exact integer without passing the next one
-    // (fractions of a quotient are multiples of 1/area > 3e-6).
+    // (sum + area/2) / area as a multiply: the numerator a ≤ 256·area, so with M = ceil(2^46 / area)
+    // a·M < 2^55 fits, and its error a·(M − 2^46/area) / 2^46 < 256·area / 2^46 stays below 1/area (area
+    // < 2^18): the shift gives the exact floor.
     const uint32_t area = (2 * r + 1) * (2 * r + 1);
-    const double inv = 1.0 / area;
+    const uint64_t magic = ((uint64_t(1) << 46) + area - 1) / area;
     std::vector<uint8_t> blurred(n * h);
     std::vector<uint32_t> col(n, 0);
     auto sum_row = [&](int64_t y) { return &sums[size_t(std::min<int64_t>(std::max<int64_t>(y, 0), h - 1)) * n]; };
@@ -139,7 +139,7 @@ std::vector<uint8_t> box_blur(const kes_image_plane& p, uint32_t cn, uint32_t r)
     }
     for (uint32_t y = 0; y < h; ++y) {
         uint8_t* out = &blurred[size_t(y) * n];
-        for (size_t i = 0; i < n; ++i) out[i] = uint8_t(double(col[i] + area / 2) * inv + 1e-9);
+        for (size_t i = 0; i < n; ++i) out[i] = uint8_t((uint64_t(col[i] + area / 2) * magic) >> 46);
         const uint32_t* add = sum_row(int64_t(y) + r + 1);
         const uint32_t* sub = sum_row(int64_t(y) - r);
         for (size_t i = 0; i < n; ++i) col[i] += add[i] - sub[i];
@@ -147,24 +147,22 @@ std::vector<uint8_t> box_blur(const kes_image_plane& p, uint32_t cn, uint32_t r)
     return blurred;
 }
 
-// Where each plane's background sample comes from: a plane (image or blur) or one value per channel.
+// A plane of background samples: rows `stride` bytes apart (0 for a colour: one row serves every row).
 struct Background {
-    const uint8_t* data = nullptr;  // null: `value`
-    size_t stride = 0;
-    uint8_t value[2] = {0, 0};
+    const uint8_t* data;
+    size_t stride;
 };
 
 // out = m·frame + (1 − m)·background over one plane of cn channels (1 luma, 2 chroma pairs), each sample
-// `step` luma pixels wide. Per row the two mask rows are first blended vertically (mw values), so each
-// sample costs one horizontal step.
+// `step` luma pixels wide. Per row the two mask rows are first blended vertically (mw values), then each
+// sample's weight is looked up, and the blend itself runs over the row's bytes in one plain loop.
 void blend_plane(const kes_image_plane& p, uint32_t cn, uint32_t step, const Background& bg,
                  const std::vector<float>& mask, uint32_t mw, uint32_t mh, uint32_t frame_w, uint32_t frame_h) {
     const uint32_t w = p.row_bytes / cn;
+    const size_t n = size_t(w) * cn;
     const AxisTaps tx = axis_taps(w, step, frame_w, mw), ty = axis_taps(p.rows, step, frame_h, mh);
-    std::vector<float> mrow(mw);
+    std::vector<float> mrow(mw), weight(n);
     for (uint32_t y = 0; y < p.rows; ++y) {
-        uint8_t* row = p.data + size_t(y) * p.stride;
-        const uint8_t* bg_row = bg.data ? bg.data + size_t(y) * bg.stride : nullptr;
         const float* m0 = &mask[size_t(ty.i0[y]) * mw];
         const float* m1 = &mask[size_t(ty.i1[y]) * mw];
         const float wy = ty.w1[y];
@@ -172,11 +170,13 @@ void blend_plane(const kes_image_plane& p, uint32_t cn, uint32_t step, const Bac
         for (uint32_t x = 0; x < w; ++x) {
             const float left = mrow[tx.i0[x]];
             const float m = left + (mrow[tx.i1[x]] - left) * tx.w1[x];
-            uint8_t* s = row + size_t(x) * cn;
-            for (uint32_t c = 0; c < cn; ++c) {
-                const float b = bg_row ? bg_row[size_t(x) * cn + c] : bg.value[c];
-                s[c] = uint8_t(std::min(b + (float(s[c]) - b) * m + 0.5f, 255.0f));
-            }
+            for (uint32_t c = 0; c < cn; ++c) weight[size_t(x) * cn + c] = m;
+        }
+        uint8_t* row = p.data + size_t(y) * p.stride;
+        const uint8_t* back = bg.data + size_t(y) * bg.stride;
+        for (size_t i = 0; i < n; ++i) {
+            const float b = back[i];
+            row[i] = uint8_t(std::min(b + (float(row[i]) - b) * weight[i] + 0.5f, 255.0f));
         }
     }
 }
@@ -209,15 +209,20 @@ kes_status kes_osd_blend_mask(kes_image* frame, const kes_tensor* mask, const ke
         KES_REQUIRE(mode >= KES_OSD_BACKGROUND_BLUR && mode <= KES_OSD_BACKGROUND_IMAGE,
                     "config->background %lld is not a kes_osd_background", static_cast<long long>(mode));
         const bool vu = kes::enum_value(frame->format) == KES_PIXEL_NV21;
-        kes::osd::Background luma_bg, chroma_bg;
-        std::vector<uint8_t> blurred_luma, blurred_chroma;  // BLUR's scratch
+        kes::osd::Background luma_bg{nullptr, 0}, chroma_bg{nullptr, 0};
+        std::vector<uint8_t> scratch_luma, scratch_chroma;  // BLUR's blurred planes, COLOR's one row each
         if (mode == KES_OSD_BACKGROUND_BLUR) {
             KES_REQUIRE(cfg.blur_radius >= 1 && cfg.blur_radius <= KES_OSD_MAX_BLUR_RADIUS,
                         "config->blur_radius must be 1..%d (got %u)", KES_OSD_MAX_BLUR_RADIUS, cfg.blur_radius);
         } else if (mode == KES_OSD_BACKGROUND_COLOR) {
-            luma_bg.value[0] = cfg.color.y;
-            chroma_bg.value[0] = vu ? cfg.color.v : cfg.color.u;
-            chroma_bg.value[1] = vu ? cfg.color.u : cfg.color.v;
+            scratch_luma.assign(fp.y.row_bytes, cfg.color.y);
+            scratch_chroma.resize(fp.c.row_bytes);
+            for (size_t i = 0; i + 1 < scratch_chroma.size(); i += 2) {
+                scratch_chroma[i] = vu ? cfg.color.v : cfg.color.u;
+                scratch_chroma[i + 1] = vu ? cfg.color.u : cfg.color.v;
+            }
+            luma_bg = {scratch_luma.data(), 0};
+            chroma_bg = {scratch_chroma.data(), 0};
         } else {
             KES_REQUIRE(cfg.image != nullptr, "config->image is NULL with background KES_OSD_BACKGROUND_IMAGE");
             const kes::osd::Planes bp = kes::osd::planes_of(*cfg.image, "config->image");
@@ -226,16 +231,16 @@ kes_status kes_osd_blend_mask(kes_image* frame, const kes_tensor* mask, const ke
                         "config->image is %s %ux%u: it must match the frame, %s %ux%u",
                         kes_pixel_format_name(cfg.image->format), cfg.image->width, cfg.image->height,
                         kes_pixel_format_name(frame->format), frame->width, frame->height);
-            luma_bg = {bp.y.data, bp.y.stride, {0, 0}};
-            chroma_bg = {bp.c.data, bp.c.stride, {0, 0}};
+            luma_bg = {bp.y.data, bp.y.stride};
+            chroma_bg = {bp.c.data, bp.c.stride};
         }
         uint32_t mw = 0, mh = 0;
         const std::vector<float> weights = kes::osd::read_mask(*mask, cfg.invert != 0, &mw, &mh);
         if (mode == KES_OSD_BACKGROUND_BLUR) {
-            blurred_luma = kes::osd::box_blur(fp.y, 1, cfg.blur_radius);
-            blurred_chroma = kes::osd::box_blur(fp.c, 2, (cfg.blur_radius + 1) / 2);
-            luma_bg = {blurred_luma.data(), fp.y.row_bytes, {0, 0}};
-            chroma_bg = {blurred_chroma.data(), fp.c.row_bytes, {0, 0}};
+            scratch_luma = kes::osd::box_blur(fp.y, 1, cfg.blur_radius);
+            scratch_chroma = kes::osd::box_blur(fp.c, 2, (cfg.blur_radius + 1) / 2);
+            luma_bg = {scratch_luma.data(), fp.y.row_bytes};
+            chroma_bg = {scratch_chroma.data(), fp.c.row_bytes};
         }
         kes::osd::blend_plane(fp.y, 1, 1, luma_bg, weights, mw, mh, frame->width, frame->height);
         kes::osd::blend_plane(fp.c, 2, 2, chroma_bg, weights, mw, mh, frame->width, frame->height);

@@ -5,10 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -17,6 +17,13 @@
 #include "struct_size_check.hpp"
 
 namespace {
+
+// This thread's CPU time in ms: the machine may be shared, so wall time would measure the neighbours.
+double cpu_ms() {
+    timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
 
 constexpr uint8_t kSentinel = 0xA5;
 
@@ -283,12 +290,11 @@ TEST(OsdMask, TimesA1080pFrame) {
         kes_osd_mask_config cfg = mask_config(bg);
         double best = 1e9;
         for (int i = 0; i < 5; ++i) {
-            const auto t0 = std::chrono::steady_clock::now();
+            const double t0 = cpu_ms();
             ASSERT_EQ(kes_osd_blend_mask(&frame.img, &mask.t, &cfg), KES_OK) << kes_last_error();
-            best = std::min(best,
-                            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+            best = std::min(best, cpu_ms() - t0);
         }
-        std::printf("kes_osd_blend_mask 1920x1080 NV12, 256x144 mask, %s: %.2f ms (best of 5)\n",
+        std::printf("kes_osd_blend_mask 1920x1080 NV12, 256x144 mask, %s: %.2f ms CPU time (best of 5)\n",
                     bg == KES_OSD_BACKGROUND_BLUR ? "blur r=12" : "colour", best);
     }
 }

@@ -7,11 +7,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -23,6 +23,13 @@ using kes_test::Channel;
 using kes_test::Image;
 
 namespace {
+
+// This thread's CPU time in ms: the machine may be shared, so wall time would measure the neighbours.
+double cpu_ms() {
+    timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
 
 constexpr double kPi = 3.14159265358979323846;
 
@@ -375,12 +382,12 @@ TEST(Warp, TimesA256CropOfA1080pFrame) {
     double best = 1e9;
     for (int i = 0; i < 20; ++i) {
         Image out;
-        const auto t0 = std::chrono::steady_clock::now();
+        const double t0 = cpu_ms();
         ASSERT_EQ(kes_warp_affine(ch.get(), &src.img, &m, 256, 256, nullptr, nullptr, &out), KES_OK);
-        best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        best = std::min(best, cpu_ms() - t0);
     }
     RecordProperty("warp_256_ms", std::to_string(best));
-    std::printf("kes_warp_affine 1920x1080 NV12 -> 256x256 rotated: %.3f ms (best of 20)\n", best);
+    std::printf("kes_warp_affine 1920x1080 NV12 -> 256x256 rotated: %.3f ms CPU time (best of 20)\n", best);
 }
 
 }  // namespace
