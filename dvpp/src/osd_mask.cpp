@@ -101,20 +101,27 @@ AxisTaps axis_taps(uint32_t n, uint32_t step, uint32_t frame, uint32_t src) {
 }
 
 // A box blur of radius r over a plane of w × h samples of cn interleaved channels (edges clamped), into
-// a tight buffer: a horizontal pass of window sums over each row extended by its clamped edges, then a
-// vertical running sum whose mean is rounded.
+// a tight buffer: per row, window sums along the row (extended by its clamped edges); down the plane, a
+// running sum of 2r + 1 such rows. The row sums live in a ring of 2r + 2 rows (the window and the row
+// entering it), so the scratch beyond the output stays small whatever the frame.
 std::vector<uint8_t> box_blur(const kes_image_plane& p, uint32_t cn, uint32_t r) {
     const uint32_t w = p.row_bytes / cn, h = p.rows;
     const size_t n = size_t(w) * cn;
-    std::vector<uint32_t> sums(n * h);
+    const uint32_t slots = std::min(2 * r + 2, h);  // rows closer than this never share a slot
+    std::vector<uint32_t> ring(size_t(slots) * n);
+    std::vector<int64_t> held(slots, -1);
     std::vector<uint8_t> ext((size_t(w) + 2 * r + 1) * cn);
-    for (uint32_t y = 0; y < h; ++y) {
+    auto row_sums = [&](int64_t y) -> const uint32_t* {
+        y = std::min<int64_t>(std::max<int64_t>(y, 0), h - 1);
+        const size_t slot = size_t(y) % slots;
+        uint32_t* out = &ring[slot * n];
+        if (held[slot] == y) return out;
+        held[slot] = y;
         const uint8_t* row = p.data + size_t(y) * p.stride;
         for (int64_t x = -int64_t(r); x <= int64_t(w) + r; ++x) {
             const size_t from = size_t(std::min<int64_t>(std::max<int64_t>(x, 0), w - 1)) * cn;
-            std::memcpy(&ext[size_t(x + r) * cn], row + from, cn);
+            for (uint32_t c = 0; c < cn; ++c) ext[size_t(x + r) * cn + c] = row[from + c];
         }
-        uint32_t* out = &sums[size_t(y) * n];
         for (uint32_t c = 0; c < cn; ++c) {
             uint32_t s = 0;
             for (uint32_t x = 0; x <= 2 * r; ++x) s += ext[size_t(x) * cn + c];
@@ -124,7 +131,8 @@ std::vector<uint8_t> box_blur(const kes_image_plane& p, uint32_t cn, uint32_t r)
                 s -= ext[size_t(x) * cn + c];
             }
         }
-    }
+        return out;
+    };
     // (sum + area/2) / area as a multiply: the numerator a ≤ 256·area, so with M = ceil(2^46 / area)
     // a·M < 2^55 fits, and its error a·(M − 2^46/area) / 2^46 < 256·area / 2^46 stays below 1/area (area
     // < 2^18): the shift gives the exact floor.
@@ -132,16 +140,18 @@ std::vector<uint8_t> box_blur(const kes_image_plane& p, uint32_t cn, uint32_t r)
     const uint64_t magic = ((uint64_t(1) << 46) + area - 1) / area;
     std::vector<uint8_t> blurred(n * h);
     std::vector<uint32_t> col(n, 0);
-    auto sum_row = [&](int64_t y) { return &sums[size_t(std::min<int64_t>(std::max<int64_t>(y, 0), h - 1)) * n]; };
     for (int64_t y = -int64_t(r); y <= int64_t(r); ++y) {
-        const uint32_t* s = sum_row(y);
+        const uint32_t* s = row_sums(y);
         for (size_t i = 0; i < n; ++i) col[i] += s[i];
     }
     for (uint32_t y = 0; y < h; ++y) {
         uint8_t* out = &blurred[size_t(y) * n];
         for (size_t i = 0; i < n; ++i) out[i] = uint8_t((uint64_t(col[i] + area / 2) * magic) >> 46);
-        const uint32_t* add = sum_row(int64_t(y) + r + 1);
-        const uint32_t* sub = sum_row(int64_t(y) - r);
+        if (y + 1 == h) break;
+        // The leaving row was entered 2r + 1 rows ago and is still in the ring; the entering one, 2r + 1
+        // rows further down, lands in another slot, so both pointers stay valid.
+        const uint32_t* sub = row_sums(int64_t(y) - r);
+        const uint32_t* add = row_sums(int64_t(y) + r + 1);
         for (size_t i = 0; i < n; ++i) col[i] += add[i] - sub[i];
     }
     return blurred;

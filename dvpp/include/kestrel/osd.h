@@ -194,7 +194,7 @@ KES_API void kes_osd_mask_config_init(kes_osd_mask_config* config);
  * ((x + 0.5)·W/width − 0.5, (y + 0.5)·H/height − 0.5), a chroma pair at the centre of its 2×2 block.
  * BLUR: each background sample is the rounded mean of the (2r + 1)² samples around it in its plane,
  * coordinates clamped to the plane's edge, with r = blur_radius for luma and (blur_radius + 1) / 2 for
- * chroma; it allocates a scratch the size of the frame for the call.
+ * chroma; it allocates a blurred copy of the frame's planes (plus 2r + 2 rows of sums) for the call.
  * config NULL: defaults. Errors: those of the drawing calls for `frame` (osd.h's header); for the
  * mask KES_ERR_INVALID_ARGUMENT naming the problem (NULL, not valid, dtype neither F32 nor U8, a shape
  * not of the above form, a side of 0), KES_ERR_CORRUPT_DATA for a non-finite F32 value (naming the
