@@ -91,8 +91,8 @@ KES_API void kes_warp_config_init(kes_warp_config* config);
  * else kes_mem_alloc) with the strides the channel's board gives VPC output (kes_image_strides
  * KES_STRIDE_VPC). Each output pixel (i, j) is the input sampled bilinearly at matrix·(i + 0.5, j + 0.5)
  * (the taps are the four pixels whose centres surround that point; weights in single precision, the
- * point in double), rounded to nearest; chroma as described at the top. Identity (or an integer
- * translation, even for 4:2:0 chroma) copies pixels exactly: a crop.
+ * point in double), rounded to nearest; chroma as described at the top. The identity, or a
+ * translation by whole pixels (even ones for 4:2:0 chroma), copies pixels exactly: a crop.
  * Rules, each KES_ERR_INVALID_ARGUMENT naming it: the input within the board's VPC input size limits and
  * the output within its VPC output limits (vpc_min_width × vpc_min_height .. vpc_max_output_*; odd sizes
  * are allowed: this is not VPC hardware); every matrix entry finite and the matrix not singular (as
