@@ -235,12 +235,12 @@ kes_status kes_osd_blend_mask(kes_image* frame, const kes_tensor* mask, const ke
             chroma_bg = {scratch_chroma.data(), 0};
         } else {
             KES_REQUIRE(cfg.image != nullptr, "config->image is NULL with background KES_OSD_BACKGROUND_IMAGE");
-            const kes::osd::Planes bp = kes::osd::planes_of(*cfg.image, "config->image");
             KES_REQUIRE(kes::enum_value(cfg.image->format) == kes::enum_value(frame->format) &&
                             cfg.image->width == frame->width && cfg.image->height == frame->height,
                         "config->image is %s %ux%u: it must match the frame, %s %ux%u",
                         kes_pixel_format_name(cfg.image->format), cfg.image->width, cfg.image->height,
                         kes_pixel_format_name(frame->format), frame->width, frame->height);
+            const kes::osd::Planes bp = kes::osd::planes_of(*cfg.image, "config->image");
             luma_bg = {bp.y.data, bp.y.stride};
             chroma_bg = {bp.c.data, bp.c.stride};
         }

@@ -260,6 +260,11 @@ TEST(OsdMask, BadInputIsRefusedAndLeavesTheFrame) {
     Frame nv21(KES_PIXEL_NV21, 40, 30, 1);
     cfg.image = &nv21.img;
     refused(KES_ERR_INVALID_ARGUMENT, &mask.t, "must match the frame");
+    std::vector<uint8_t> rgb_bg(40 * 30 * 3);
+    kes_image rgb_bg_img;
+    ASSERT_EQ(kes_image_wrap(&rgb_bg_img, KES_PIXEL_RGB888, 40, 30, 0, 0, rgb_bg.data(), rgb_bg.size()), KES_OK);
+    cfg.image = &rgb_bg_img;
+    refused(KES_ERR_INVALID_ARGUMENT, &mask.t, "RGB888 40x30: it must match the frame, NV12 40x30");
     cfg = mask_config(KES_OSD_BACKGROUND_BLUR);
     const int bad_mode = 3;
     std::memcpy(&cfg.background, &bad_mode, sizeof bad_mode);
