@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "kes/error.hpp"
 #include "kes/math.hpp"
@@ -29,6 +30,18 @@ void check_matrix(const kes_warp_matrix& m, const char* what) {
     const double det = determinant(m);
     KES_REQUIRE(std::fabs(det) >= kMinDeterminant,
                 "%s is singular (determinant m[0]*m[4] - m[1]*m[3] = %g): it maps the output onto a line", what, det);
+}
+
+// Six doubles as a kes_warp_matrix, refusing an entry beyond float's range (converting it would be
+// undefined behaviour, and no image needs it).
+kes_warp_matrix to_matrix(const double (&v)[6], const char* what) {
+    kes_warp_matrix m;
+    for (int i = 0; i < 6; ++i) {
+        KES_REQUIRE(std::fabs(v[i]) <= double(std::numeric_limits<float>::max()),
+                    "%s m[%d] = %g does not fit in a float", what, i, v[i]);
+        m.m[i] = float(v[i]);
+    }
+    return m;
 }
 
 // The output → input map of one plane in sample indices. A plane sampled every `s` luma pixels (1 for
@@ -150,8 +163,8 @@ kes_status kes_warp_matrix_from_rect(float center_x, float center_y, float width
         const double a = c * sx, b = -s * sy, d = s * sx, e = c * sy;
         // The output's centre (out_width/2, out_height/2) lands on the rectangle's centre.
         const double hx = 0.5 * out_width, hy = 0.5 * out_height;
-        *out_matrix = kes_warp_matrix{{float(a), float(b), float(center_x - a * hx - b * hy), float(d), float(e),
-                                       float(center_y - d * hx - e * hy)}};
+        const double v[6] = {a, b, center_x - a * hx - b * hy, d, e, center_y - d * hx - e * hy};
+        *out_matrix = kes::vpc::to_matrix(v, "the rectangle's matrix");
         return KES_OK;
     });
 }
@@ -164,11 +177,8 @@ kes_status kes_warp_matrix_invert(const kes_warp_matrix* matrix, kes_warp_matrix
         const float* m = matrix->m;
         const double det = kes::vpc::determinant(*matrix);
         const double a = m[4] / det, b = -m[1] / det, d = -m[3] / det, e = m[0] / det;
-        const kes_warp_matrix inv{
-            {float(a), float(b), float(-(a * m[2] + b * m[5])), float(d), float(e), float(-(d * m[2] + e * m[5]))}};
-        for (float v : inv.m)
-            KES_REQUIRE(std::isfinite(v), "matrix is too close to singular: its inverse does not fit in float");
-        *out_inverse = inv;
+        const double v[6] = {a, b, -(a * m[2] + b * m[5]), d, e, -(d * m[2] + e * m[5])};
+        *out_inverse = kes::vpc::to_matrix(v, "matrix is too close to singular: its inverse's");
         return KES_OK;
     });
 }
@@ -179,8 +189,12 @@ kes_status kes_warp_matrix_apply(const kes_warp_matrix* matrix, float x, float y
         KES_REQUIRE_NOT_NULL(out_x);
         KES_REQUIRE_NOT_NULL(out_y);
         const float* m = matrix->m;
-        *out_x = float(double(m[0]) * x + double(m[1]) * y + m[2]);
-        *out_y = float(double(m[3]) * x + double(m[4]) * y + m[5]);
+        const double px = double(m[0]) * x + double(m[1]) * y + m[2], py = double(m[3]) * x + double(m[4]) * y + m[5];
+        const double limit = std::numeric_limits<float>::max();
+        KES_REQUIRE(std::fabs(px) <= limit && std::fabs(py) <= limit,
+                    "(%g, %g) maps to (%g, %g), beyond float's range (or not a number)", double(x), double(y), px, py);
+        *out_x = float(px);
+        *out_y = float(py);
         return KES_OK;
     });
 }

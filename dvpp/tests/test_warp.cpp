@@ -360,6 +360,16 @@ TEST(Warp, BadInputIsRefusedByName) {
     EXPECT_EQ(kes_warp_matrix_invert(&nan, &m), KES_ERR_INVALID_ARGUMENT);
     const kes_warp_matrix tiny_scale{{1e-7f, 0, 0, 0, 1e-7f, 0}};  // det 1e-14
     EXPECT_EQ(kes_warp_matrix_invert(&tiny_scale, &m), KES_ERR_INVALID_ARGUMENT);
+    // Results beyond float's range are refused, not converted (that would be undefined behaviour).
+    EXPECT_EQ(kes_warp_matrix_from_rect(3e38f, 0, 3e38f, 10, float(kPi), 1, 1, &m), KES_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::strstr(kes_last_error(), "does not fit in a float"), nullptr) << kes_last_error();
+    const kes_warp_matrix far_shift{{1e-5f, 0, 3e38f, 0, 1e-5f, 0}};
+    EXPECT_EQ(kes_warp_matrix_invert(&far_shift, &m), KES_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::strstr(kes_last_error(), "does not fit in a float"), nullptr) << kes_last_error();
+    const kes_warp_matrix huge{{3e38f, 0, 0, 0, 1, 0}};
+    float x = 0, y = 0;
+    EXPECT_EQ(kes_warp_matrix_apply(&huge, 10, 0, &x, &y), KES_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::strstr(kes_last_error(), "beyond float's range"), nullptr) << kes_last_error();
 }
 
 TEST(Warp, ConfigGrowsWithoutBreakingApps) {

@@ -134,6 +134,9 @@ TEST(DetectRoi, BadInputIsRefusedByName) {
     EXPECT_EQ(kes_detect_roi_from_detection(&c, &empty_box, &r), KES_ERR_INVALID_ARGUMENT);
     EXPECT_NE(std::strstr(kes_last_error(), "positive"), nullptr) << kes_last_error();
     kes_detect_roi_config p = pose_config();
+    kes_detection vast = detection(-3e38f, 0, 3e38f, 10, {});  // 6e38 wide: beyond float
+    EXPECT_EQ(kes_detect_roi_from_detection(nullptr, &vast, &r), KES_ERR_INVALID_ARGUMENT);
+    EXPECT_NE(std::strstr(kes_last_error(), "positive and finite"), nullptr) << kes_last_error();
     kes_detection same = detection(0, 0, 1, 1, {{300, 400}, {300, 400}});
     EXPECT_EQ(kes_detect_roi_from_detection(&p, &same, &r), KES_ERR_INVALID_ARGUMENT);
     c = hands_config();
@@ -225,6 +228,10 @@ TEST(DetectLandmarks, BadInputIsRefusedByName) {
     refused(KES_ERR_INVALID_ARGUMENT, nullptr, 15, 4, "capacity 4");
     const float nan_matrix[6] = {1, 0, kNaN, 0, 1, 0};
     refused(KES_ERR_INVALID_ARGUMENT, nan_matrix, 15, 5, "to_image[2]");
+    const float huge[6] = {3e38f, 0, 0, 0, 1, 0};  // 3e38 · 1 fits; landmark 0's x = 1 does, but ·10 would not
+    values[3] = 10;
+    refused(KES_ERR_CORRUPT_DATA, huge, 15, 5, "landmark 1 maps to (3e+39");
+    values[3] = 1;
     values[7] = kNaN;
     refused(KES_ERR_CORRUPT_DATA, nullptr, 15, 5, "landmark 2 value 1");
     values[7] = 1;

@@ -3,6 +3,7 @@
 // through the crop's matrix).
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "detect.hpp"
 #include "kes/error.hpp"
@@ -16,6 +17,11 @@ constexpr size_t kRoiConfigV1 = KES_STRUCT_SIZE_THROUGH(kes_detect_roi_config, s
 constexpr size_t kLandmarkConfigV1 = KES_STRUCT_SIZE_THROUGH(kes_detect_landmark_config, visibility_mode);
 constexpr uint32_t kMaxLandmarks = 4096;
 constexpr double kPi = 3.14159265358979323846;
+
+// |v| within float's range (a double beyond it would be undefined behaviour to convert; NaN fails too).
+bool fits_float(double v) {
+    return std::fabs(v) <= double(std::numeric_limits<float>::max());
+}
 
 // Into [−π, π), as MediaPipe's NormalizeRadians.
 double normalize_radians(double angle) {
@@ -74,12 +80,12 @@ kes_detect_rect roi_from_detection(const kes_detect_roi_config& c, const kes_det
     if (square == KES_DETECT_ROI_SQUARE_SHORT) w = h = std::fmin(w, h);
     w *= c.scale_x;
     h *= c.scale_y;
-    const kes_detect_rect r{float(cx), float(cy), float(w), float(h), float(rotation)};
-    KES_REQUIRE(std::isfinite(r.width) && std::isfinite(r.height) && r.width > 0 && r.height > 0 &&
-                    std::isfinite(r.cx) && std::isfinite(r.cy),
+    KES_REQUIRE(fits_float(w) && fits_float(h) && w > 0 && h > 0 && fits_float(cx) && fits_float(cy),
                 "the region is %g x %g at (%g, %g): its size must be positive and finite (a box with x1 <= x0 or "
                 "y1 <= y0, or equal alignment keypoints?)",
-                double(r.width), double(r.height), double(r.cx), double(r.cy));
+                w, h, cx, cy);
+    const kes_detect_rect r{float(cx), float(cy), float(w), float(h), float(rotation)};
+    KES_REQUIRE(r.width > 0 && r.height > 0, "the region %g x %g is too small for a float", w, h);
     return r;
 }
 
@@ -99,10 +105,14 @@ void landmarks_decode(const kes_detect_landmark_config& c, const float* values, 
                 KES_FAIL(KES_ERR_CORRUPT_DATA, "landmark %u value %u is %g: the model's output is not finite", i, k,
                          double(v[k]));
         const double x = v[0], y = v[1];
+        const double px = m ? m[0] * x + m[1] * y + m[2] : x, py = m ? m[3] * x + m[4] * y + m[5] : y;
+        const double pz = v[2] * z_scale;
+        if (!fits_float(px) || !fits_float(py) || !fits_float(pz))
+            KES_FAIL(KES_ERR_CORRUPT_DATA, "landmark %u maps to (%g, %g, %g), beyond float's range", i, px, py, pz);
         kes_landmark& l = out[i];
-        l.x = float(m ? m[0] * x + m[1] * y + m[2] : x);
-        l.y = float(m ? m[3] * x + m[4] * y + m[5] : y);
-        l.z = float(v[2] * z_scale);
+        l.x = float(px);
+        l.y = float(py);
+        l.z = float(pz);
         l.visibility = vpl > 3 ? activate(v[3], mode) : 1.0f;
         l.presence = vpl > 4 ? activate(v[4], mode) : 1.0f;
     }
