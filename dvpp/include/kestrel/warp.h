@@ -55,17 +55,18 @@ typedef struct kes_warp_matrix {
  *   R(θ) = [cos θ  −sin θ; sin θ  cos θ]
  * (MediaPipe's GetRotatedSubRectToRectTransformMatrix in pixels). A landmark model's output in model-input
  * pixels goes back to the image through this same matrix (kes_warp_matrix_apply). KES_ERR_INVALID_ARGUMENT
- * for a non-finite argument, a width or height ≤ 0, an output size of 0, or a NULL out_matrix. */
+ * for a non-finite argument, a width or height ≤ 0, an output size of 0, a NULL out_matrix, or an entry
+ * beyond float's range. */
 KES_API kes_status kes_warp_matrix_from_rect(float center_x, float center_y, float width, float height, float rotation,
                                              uint32_t out_width, uint32_t out_height, kes_warp_matrix* out_matrix);
 
 /* The inverse map (computed in double precision). KES_ERR_INVALID_ARGUMENT for a non-finite entry or a
  * singular matrix (|m[0]·m[4] − m[1]·m[3]| below 1e-12: it folds the plane onto a line), or an
- * inverse with a non-finite entry. */
+ * inverse with an entry beyond float's range. */
 KES_API kes_status kes_warp_matrix_invert(const kes_warp_matrix* matrix, kes_warp_matrix* out_inverse);
 
-/* (x, y) through the matrix: *out_x = m[0]·x + m[1]·y + m[2], *out_y likewise. Cannot fail when every
- * pointer is valid; KES_ERR_INVALID_ARGUMENT for a NULL one. */
+/* (x, y) through the matrix: *out_x = m[0]·x + m[1]·y + m[2], *out_y likewise (in double precision).
+ * KES_ERR_INVALID_ARGUMENT for a NULL pointer or a result beyond float's range. */
 KES_API kes_status kes_warp_matrix_apply(const kes_warp_matrix* matrix, float x, float y, float* out_x, float* out_y);
 
 /* What an output sample whose input point falls outside the input image reads. */

@@ -339,7 +339,7 @@ KES_API void kes_detect_landmark_config_init(kes_detect_landmark_config* config)
  * model-input pixels. With a square crop this is MediaPipe's LandmarkProjectionCalculator.
  * Errors: KES_ERR_INVALID_ARGUMENT for NULL pointers, a bad config, value_count or capacity below what
  * num_landmarks needs, or a non-finite matrix entry; KES_ERR_CORRUPT_DATA naming the landmark when a
- * model value is not finite (out is then unspecified). */
+ * model value is not finite or maps beyond float's range (out is then unspecified). */
 KES_API kes_status kes_detect_landmarks_decode(const kes_detect_landmark_config* config, const float* values,
                                                size_t value_count, const float* to_image, kes_landmark* out,
                                                size_t capacity);
