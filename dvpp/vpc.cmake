@@ -1,11 +1,13 @@
 # dvpp VPC unit (issue 3 §3): resize bit-exact with OpenCV 4.6, crop-and-paste, letterbox, batch crop,
-# colour conversion; JPEG encode from packed 4:2:2. Included by dvpp/CMakeLists.txt.
-list(APPEND dvpp_sources src/vpc_resize_avx2.cpp src/vpc_resize_neon.cpp src/vpc_paste.cpp src/vpc_color.cpp)
+# colour conversion; JPEG encode from packed 4:2:2; the affine warp (kestrel/warp.h: on the CPU, the VPC has
+# none). Included by dvpp/CMakeLists.txt.
+list(APPEND dvpp_sources src/vpc_resize_avx2.cpp src/vpc_resize_neon.cpp src/vpc_paste.cpp src/vpc_color.cpp
+     src/vpc_warp.cpp)
 # The AVX2 kernel table is offered only when kes_cpu_has(KES_CPU_AVX2) and is empty on aarch64; the NEON
 # table needs no flags on armv8-a and is empty on x86 (vpc_internal.hpp, docs/ARCHITECTURE.md).
 kes_add_simd_source(src/vpc_resize_avx2.cpp X86 -mavx2 -mfma)
 list(APPEND dvpp_test_sources tests/test_vpc_reference.cpp tests/test_vpc_paste.cpp tests/test_vpc_color.cpp
-     tests/test_vpc_simd.cpp)
+     tests/test_vpc_simd.cpp tests/test_warp.cpp)
 
 # The comparison with real cv::resize / cv::cvtColor: host builds with OpenCV only (Debian's
 # libopencv-dev ships headers and libraries without a CMake package for the imgproc part alone).

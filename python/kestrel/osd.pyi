@@ -1,5 +1,8 @@
-# kestrel.osd: boxes, lines and text drawn into NV12/NV21 images (kestrel/osd.h). Colours are (r, g, b[, a]).
+# kestrel.osd: boxes, lines, text and segmentation masks drawn into NV12/NV21 images (kestrel/osd.h). Colours
+# are (r, g, b[, a]).
 from typing import Sequence
+
+import numpy.typing as npt
 
 from . import Image
 
@@ -15,3 +18,5 @@ def text_size(text: str, scale: int = 1) -> tuple[int, int]: ...
 def draw_boxes(image: Image, boxes: Sequence[tuple[int, int, int, int, _Rgb] | tuple[int, int, int, int, _Rgb, str | None]],
                thickness: int = 2, text_scale: int = 1, text_color: _Rgb = (255, 255, 255),
                label_inside: bool = False) -> None: ...
+def blend_mask(image: Image, mask: npt.ArrayLike, background: str | _Rgb | Image = "blur", blur_radius: int = 12,
+               invert: bool = False) -> None: ...

@@ -1,6 +1,7 @@
-// kestrel.detect: anchors, box decoding, NMS, the letterbox transform and face alignment (kestrel/detect.h)
-// over NumPy arrays. Detections are a structured array laid out as kes_detection (DETECTION_DTYPE), so
-// they go to C and back without conversion.
+// kestrel.detect: anchors, box decoding, NMS, the letterbox transform, face alignment, rotated regions and
+// landmark decoding (kestrel/detect.h) over NumPy arrays. Detections are a structured array laid out as
+// kes_detection (DETECTION_DTYPE), so they go to C and back without conversion.
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstring>
@@ -278,6 +279,75 @@ void register_detect(py::module_& parent) {
         },
         py::arg("transform"), py::arg("detections"),
         "Applies a transform (letterbox_transform's) to corners and keypoints; returns a new array.");
+
+    m.def(
+        "roi_from_detection",
+        [](const py::object& det, const std::string& size_from, bool rotate, uint32_t start_keypoint,
+           uint32_t end_keypoint, float target_angle, std::pair<float, float> scale, std::pair<float, float> shift,
+           const std::string& square) {
+            py::array a = detections_copy(det);
+            if (a.size() != 1) invalid("roi_from_detection takes one detection");
+            kes_detect_roi_config c;
+            kes_detect_roi_config_init(&c);
+            c.size_from = choose<kes_detect_roi_size>(
+                size_from, {{"box", KES_DETECT_ROI_SIZE_BOX}, {"keypoints", KES_DETECT_ROI_SIZE_KEYPOINTS}},
+                "size_from");
+            c.rotate = rotate;
+            c.start_keypoint = start_keypoint;
+            c.end_keypoint = end_keypoint;
+            c.target_angle = target_angle;
+            c.scale_x = scale.first;
+            c.scale_y = scale.second;
+            c.shift_x = shift.first;
+            c.shift_y = shift.second;
+            c.square = choose<kes_detect_roi_square>(square,
+                                                     {{"none", KES_DETECT_ROI_SQUARE_NONE},
+                                                      {"long", KES_DETECT_ROI_SQUARE_LONG},
+                                                      {"short", KES_DETECT_ROI_SQUARE_SHORT}},
+                                                     "square");
+            kes_detect_rect r;
+            check(kes_detect_roi_from_detection(&c, static_cast<const kes_detection*>(a.data()), &r),
+                  "kes_detect_roi_from_detection");
+            return py::make_tuple(r.cx, r.cy, r.width, r.height, r.rotation);
+        },
+        py::arg("detection"), py::kw_only(), py::arg("size_from") = "box", py::arg("rotate") = false,
+        py::arg("start_keypoint") = 0, py::arg("end_keypoint") = 1, py::arg("target_angle") = 0.0f,
+        py::arg("scale") = std::make_pair(1.0f, 1.0f), py::arg("shift") = std::make_pair(0.0f, 0.0f),
+        py::arg("square") = "none",
+        "(cx, cy, width, height, rotation) of the rotated region a landmark model crops for one detection in "
+        "source pixels (MediaPipe's DetectionsToRects + RectTransformation). Hands: rotate=True, end_keypoint=2, "
+        "target_angle=pi/2, scale=(2.6, 2.6), shift=(0, -0.5), square='long'.");
+    m.def(
+        "landmarks_decode",
+        [](const py::object& values, uint32_t num_landmarks, uint32_t values_per_landmark, const py::object& to_image,
+           const std::string& visibility) {
+            py::array v = float32_array(values, "values");
+            kes_detect_landmark_config c;
+            kes_detect_landmark_config_init(&c);
+            c.num_landmarks = num_landmarks;
+            c.values_per_landmark = values_per_landmark;
+            c.visibility_mode = choose<kes_detect_score_mode>(
+                visibility, {{"sigmoid", KES_DETECT_SCORE_SIGMOID}, {"raw", KES_DETECT_SCORE_RAW}}, "visibility");
+            float matrix[6];
+            const bool has_matrix = !to_image.is_none();
+            if (has_matrix) {
+                const auto mv = to_image.cast<std::vector<float>>();
+                if (mv.size() != 6) invalid("to_image is a warp matrix: six numbers");
+                std::copy(mv.begin(), mv.end(), matrix);
+            }
+            py::array_t<float> out({static_cast<py::ssize_t>(num_landmarks), py::ssize_t(5)});
+            static_assert(sizeof(kes_landmark) == 5 * sizeof(float), "kes_landmark is five floats");
+            check(kes_detect_landmarks_decode(&c, static_cast<const float*>(v.data()), static_cast<size_t>(v.size()),
+                                              has_matrix ? matrix : nullptr,
+                                              reinterpret_cast<kes_landmark*>(out.mutable_data()), num_landmarks),
+                  "kes_detect_landmarks_decode");
+            return out;
+        },
+        py::arg("values"), py::arg("num_landmarks"), py::kw_only(), py::arg("values_per_landmark") = 3,
+        py::arg("to_image") = py::none(), py::arg("visibility") = "sigmoid",
+        "A landmark model's output (x, y, z[, visibility[, presence]] per landmark, model-input pixels) as an "
+        "[num_landmarks, 5] float32 array of x, y, z, visibility, presence in source pixels, through to_image "
+        "(the crop's warp matrix; None keeps model-input pixels).");
 
 #ifdef KES_DETECT_ALIGN_SIZE
     m.attr("ALIGN_SIZE") = KES_DETECT_ALIGN_SIZE;

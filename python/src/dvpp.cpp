@@ -1,4 +1,5 @@
-// kestrel.Channel (a kes_dvpp_channel: JPEG/PNG decode, JPEG encode, VPC) and the OSD drawing calls.
+// kestrel.Channel (a kes_dvpp_channel: JPEG/PNG decode, JPEG encode, VPC, the affine warp), the warp matrices
+// and the OSD drawing calls.
 #include <cstring>
 
 #include "image.hpp"
@@ -114,6 +115,20 @@ Image decode(const Channel& ch, const py::object& source, FromMemory from_memory
         call_nogil("decode", [&] { return from_memory(ch.handle(), bytes.data(), bytes.size(), &out); });
     }
     return Image::adopt(out);
+}
+
+// A kes_warp_matrix from a sequence of six numbers (m[0..5], output -> input).
+kes_warp_matrix warp_matrix_from(const py::handle& obj) {
+    if (!py::isinstance<py::sequence>(obj) || py::len(obj) != 6)
+        invalid("a warp matrix is six numbers (m0 .. m5: x_in = m0*x + m1*y + m2, y_in = m3*x + m4*y + m5)");
+    auto seq = py::reinterpret_borrow<py::sequence>(obj);
+    kes_warp_matrix m;
+    for (size_t i = 0; i < 6; ++i) m.m[i] = seq[i].cast<float>();
+    return m;
+}
+
+py::tuple warp_matrix_tuple(const kes_warp_matrix& m) {
+    return py::make_tuple(m.m[0], m.m[1], m.m[2], m.m[3], m.m[4], m.m[5]);
 }
 
 kes_osd_color color_from(const py::handle& obj) {
@@ -396,10 +411,74 @@ void register_dvpp(py::module_& m) {
                 return Image::adopt(out);
             },
             py::arg("image"), py::arg("format"), py::arg("matrix") = "bt601_wide",
-            "Colour conversion NV12/NV21/I420 <-> RGB888/BGR888, between the 4:2:0 layouts and to YUV400.");
+            "Colour conversion NV12/NV21/I420 <-> RGB888/BGR888, between the 4:2:0 layouts and to YUV400.")
+        .def(
+            "warp_affine",
+            [](const Channel& c, Image& image, const py::object& matrix, const py::object& size,
+               const std::string& border, const py::object& fill) {
+                kes_warp_config cfg;
+                kes_warp_config_init(&cfg);
+                if (border == "constant")
+                    cfg.border = KES_WARP_BORDER_CONSTANT;
+                else if (border == "replicate")
+                    cfg.border = KES_WARP_BORDER_REPLICATE;
+                else
+                    invalid("border must be 'constant' or 'replicate', got '" + border + "'");
+                if (!fill.is_none()) {
+                    const auto t = fill.cast<std::vector<int>>();
+                    if (t.size() != 3) invalid("fill is three samples: (y, u, v) or (r, g, b)");
+                    for (int v : t)
+                        if (v < 0 || v > 255) invalid("fill samples must be 0..255");
+                    // Only the set the image's format uses is read (warp.h).
+                    cfg.fill_y = cfg.fill_r = static_cast<uint8_t>(t[0]);
+                    cfg.fill_u = cfg.fill_g = static_cast<uint8_t>(t[1]);
+                    cfg.fill_v = cfg.fill_b = static_cast<uint8_t>(t[2]);
+                }
+                const kes_warp_matrix warp = warp_matrix_from(matrix);
+                const auto [w, h] = size_from(size);
+                auto keep = image.get();
+                const kes_image in = keep->image;
+                kes_image out{};
+                auto lk = c.lock();
+                call_nogil("kes_warp_affine", [&, w = w, h = h] {
+                    return kes_warp_affine(c.handle(), &in, &warp, w, h, &cfg, nullptr, &out);
+                });
+                return Image::adopt(out);
+            },
+            py::arg("image"), py::arg("matrix"), py::arg("size"), py::arg("border") = "constant",
+            py::arg("fill") = py::none(),
+            "Affine warp (kestrel/warp.h, on the CPU) of an NV12/NV21/RGB888/BGR888 image into a new size=(width, "
+            "height) image: output pixel (i, j) samples the input bilinearly at matrix * (i + 0.5, j + 0.5). "
+            "border 'constant' (fill (y, u, v) or (r, g, b), default black) or 'replicate'.");
+
+    m.def(
+        "warp_matrix_from_rect",
+        [](const py::object& center, const py::object& size, float rotation, const py::object& out_size) {
+            const auto c = center.cast<std::pair<float, float>>();
+            const auto s = size.cast<std::pair<float, float>>();
+            const auto [ow, oh] = size_from(out_size);
+            kes_warp_matrix mx;
+            check(kes_warp_matrix_from_rect(c.first, c.second, s.first, s.second, rotation, ow, oh, &mx),
+                  "kes_warp_matrix_from_rect");
+            return warp_matrix_tuple(mx);
+        },
+        py::arg("center"), py::arg("size"), py::arg("rotation"), py::arg("out_size"),
+        "The warp matrix (6 numbers) mapping an out_size=(width, height) output onto the rectangle of `size` "
+        "centred at `center`, rotated by `rotation` radians clockwise (MediaPipe's rect): the crop's matrix, and "
+        "the map of a landmark model's output back to the image.");
+    m.def(
+        "warp_matrix_invert",
+        [](const py::object& matrix) {
+            const kes_warp_matrix mx = warp_matrix_from(matrix);
+            kes_warp_matrix inv;
+            check(kes_warp_matrix_invert(&mx, &inv), "kes_warp_matrix_invert");
+            return warp_matrix_tuple(inv);
+        },
+        py::arg("matrix"), "The inverse warp matrix (input pixels -> output pixels).");
 
     // ---- OSD ----------------------------------------------------------------------------------------
-    py::module_ osd = m.def_submodule("osd", "Boxes, lines and text drawn into NV12/NV21 images (kestrel/osd.h).");
+    py::module_ osd = m.def_submodule(
+        "osd", "Boxes, lines, text and segmentation masks drawn into NV12/NV21 images (kestrel/osd.h).");
     osd.def(
         "color",
         [](const py::object& rgb) {
@@ -487,6 +566,45 @@ void register_dvpp(py::module_& m) {
         py::arg("text_color") = py::make_tuple(255, 255, 255), py::arg("label_inside") = false,
         "Labelled boxes [(x, y, width, height, (r, g, b), 'label'), ...] drawn in one call (checked first: all "
         "or nothing).");
+    osd.def(
+        "blend_mask",
+        [](Image& image, const py::object& mask, const py::object& background, uint32_t blur_radius, bool invert) {
+            py::module_ np = py::module_::import("numpy");
+            py::object a = np.attr("squeeze")(np.attr("asarray")(mask));
+            if (a.attr("ndim").cast<int>() != 2) invalid("mask must be (height, width) once its 1-sized axes go");
+            const bool u8 = a.attr("dtype").cast<py::dtype>().equal(py::dtype("uint8"));
+            py::array arr = u8 ? np.attr("ascontiguousarray")(a).cast<py::array>() : float32_array(a, "mask");
+            const int64_t shape[2] = {arr.shape(0), arr.shape(1)};
+            kes_tensor t;
+            check(kes_tensor_wrap(&t, u8 ? KES_U8 : KES_F32, KES_LAYOUT_ND, 2, shape, arr.mutable_data(),
+                                  static_cast<size_t>(arr.nbytes())),
+                  "kes_tensor_wrap");
+            kes_osd_mask_config cfg;
+            kes_osd_mask_config_init(&cfg);
+            cfg.blur_radius = blur_radius;
+            cfg.invert = invert;
+            std::shared_ptr<ImageData> keep_bg;
+            kes_image bg_img{};
+            if (py::isinstance<Image>(background)) {
+                keep_bg = background.cast<Image&>().get();
+                bg_img = keep_bg->image;
+                cfg.background = KES_OSD_BACKGROUND_IMAGE;
+                cfg.image = &bg_img;
+            } else if (py::isinstance<py::str>(background)) {
+                if (background.cast<std::string>() != "blur")
+                    invalid("background is 'blur', a colour (r, g, b) or an Image");
+                cfg.background = KES_OSD_BACKGROUND_BLUR;
+            } else {
+                cfg.background = KES_OSD_BACKGROUND_COLOR;
+                cfg.color = color_from(background);
+            }
+            draw(image, "kes_osd_blend_mask", [&](kes_image* img) { return kes_osd_blend_mask(img, &t, &cfg); });
+        },
+        py::arg("image"), py::arg("mask"), py::arg("background") = "blur", py::arg("blur_radius") = 12,
+        py::arg("invert") = false,
+        "Blends an NV12/NV21 image (in place) with a background through a segmentation mask (float weights, or "
+        "uint8 with 255 = 1) covering the whole image: out = m * image + (1 - m) * background, background 'blur', "
+        "a colour (r, g, b) or an Image of the same format and size.");
 }
 
 }  // namespace kespy

@@ -90,3 +90,27 @@ def test_nms_and_transform_errors():
         detect.transform((1, 1), bad)
     with pytest.raises(kestrel.InvalidArgumentError):
         detect.nms(None)
+
+
+def test_roi_from_detection_and_landmarks_decode():
+    d = np.zeros(1, detect.DETECTION_DTYPE)
+    d["x0"], d["y0"], d["x1"], d["y1"] = 60, 80, 140, 220
+    d["num_keypoints"] = 3
+    d["keypoints"][0, :3] = [(100, 200), (0, 0), (200, 200)]  # fingers to the right
+    rect = detect.roi_from_detection(d, rotate=True, end_keypoint=2, target_angle=np.pi / 2, scale=(2.6, 2.6),
+                                     shift=(0, -0.5), square="long")
+    assert np.allclose(rect, (170, 150, 364, 364, np.pi / 2), atol=1e-3)
+    assert np.allclose(detect.roi_from_detection(d), (100, 150, 80, 140, 0))
+    with pytest.raises(kestrel.InvalidArgumentError, match="square"):
+        detect.roi_from_detection(d, square="round")
+    m = kestrel.warp_matrix_from_rect(rect[:2], rect[2:4], rect[4], (224, 224))
+    values = np.array([[112, 112, 8, 0, 2], [0, 0, 0, 0, 0]], np.float32)
+    lm = detect.landmarks_decode(values, 2, values_per_landmark=5, to_image=m)
+    assert lm.shape == (2, 5) and lm.dtype == np.float32
+    assert np.allclose(lm[0, :3], (170, 150, 8 * 364 / 224), atol=1e-3)
+    assert np.allclose(lm[0, 3:], (0.5, 1 / (1 + np.exp(-2))))
+    assert np.allclose(lm[1, :2], (170 + 182, 150 - 182), atol=1e-3)  # the crop's top-left, turned clockwise
+    with pytest.raises(kestrel.InvalidArgumentError, match="value_count"):
+        detect.landmarks_decode(values, 3, values_per_landmark=5)
+    with pytest.raises(kestrel.CorruptDataError):
+        detect.landmarks_decode(np.array([np.nan, 0, 0], np.float32), 1)

@@ -173,3 +173,57 @@ def test_default_channel_is_per_thread():
     t.start()
     t.join()
     assert other[0] is not mine
+
+
+def test_warp_affine_crops_and_turns(channel):
+    with gradient_nv12(64, 48) as img:
+        # A whole-pixel translation is a crop.
+        with channel.warp_affine(img, (1, 0, 10, 0, 1, 6), (20, 12)) as out:
+            assert (out.width, out.height) == (20, 12)
+            assert np.array_equal(np.asarray(out.plane(0)), np.asarray(img.plane(0))[6:18, 10:30])
+            assert np.array_equal(np.asarray(out.plane(1)), np.asarray(img.plane(1))[3:9, 5:15])
+        # A quarter turn clockwise of the 16x16 square centred at (32, 24): output (i, j) is input (39 - j, 16 + i).
+        m = kestrel.warp_matrix_from_rect((32, 24), (16, 16), np.pi / 2, (16, 16))
+        with channel.warp_affine(img, m, (16, 16)) as out:
+            src = np.asarray(img.plane(0))
+            assert np.array_equal(np.asarray(out.plane(0)), src[16:32, 24:40][:, ::-1].T)
+        inv = kestrel.warp_matrix_invert(m)
+        def full(t):
+            return np.array([t[:3], t[3:], (0, 0, 1)])
+        assert np.allclose(full(inv) @ full(m), np.eye(3), atol=1e-5)
+        # Outside the image: the fill, or the edge.
+        with channel.warp_affine(img, (1, 0, 500, 0, 1, 0), (16, 16), fill=(9, 20, 30)) as out:
+            assert (np.asarray(out.plane(0)) == 9).all()
+            assert (np.asarray(out.plane(1)) == (20, 30)).all()
+        with channel.warp_affine(img, (1, 0, 500, 0, 1, 0), (16, 16), border="replicate") as out:
+            assert (np.asarray(out.plane(0))[0] == np.asarray(img.plane(0))[0, -1]).all()
+        with pytest.raises(kestrel.InvalidArgumentError, match="singular"):
+            channel.warp_affine(img, (1, 2, 0, 2, 4, 0), (16, 16))
+        with pytest.raises(kestrel.InvalidArgumentError, match="six numbers"):
+            channel.warp_affine(img, (1, 0, 0), (16, 16))
+        with pytest.raises(kestrel.InvalidArgumentError, match="border"):
+            channel.warp_affine(img, (1, 0, 0, 0, 1, 0), (16, 16), border="wrap")
+
+
+def test_osd_blend_mask_backgrounds():
+    with gradient_nv12(64, 48) as img:
+        ones = np.ones((1, 24, 32, 1), np.float32)  # MediaPipe's [1, H, W, 1]
+        before = np.asarray(img.plane(0)).copy()
+        kestrel.osd.blend_mask(img, ones)
+        assert np.array_equal(np.asarray(img.plane(0)), before)
+        # Left half person (kept), right half background (red): the mask is upsampled over the whole frame.
+        mask = np.zeros((24, 32), np.uint8)
+        mask[:, :16] = 255
+        kestrel.osd.blend_mask(img, mask, background=(255, 0, 0))
+        y = np.asarray(img.plane(0))
+        assert np.array_equal(y[:, :31], before[:, :31])
+        assert (y[:, 33:] == kestrel.osd.color((255, 0, 0))[0]).all()
+        with gradient_nv12(64, 48) as other:
+            kestrel.osd.blend_mask(img, np.zeros((24, 32), np.float32), background=other)
+            assert np.array_equal(np.asarray(img.plane(0)), np.asarray(other.plane(0)))
+        with pytest.raises(kestrel.CorruptDataError):
+            kestrel.osd.blend_mask(img, np.full((4, 4), np.nan, np.float32))
+        with pytest.raises(kestrel.InvalidArgumentError, match="height, width"):
+            kestrel.osd.blend_mask(img, np.zeros((2, 4, 4), np.float32))
+        with pytest.raises(kestrel.InvalidArgumentError, match="blur_radius"):
+            kestrel.osd.blend_mask(img, ones, blur_radius=0)

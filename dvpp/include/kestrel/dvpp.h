@@ -6,7 +6,8 @@
  * output formats per source, the same strides (kes_image_strides with KES_STRIDE_JPEGD / KES_STRIDE_PNGD),
  * the same size limits, the same refusals. VPC: crop/resize, crop-and-paste, letterbox and batch crop on
  * NV12/NV21, colour conversion NV12/NV21/I420 ↔ RGB888/BGR888 (BT.601/BT.709, full/narrow range), between
- * the 4:2:0 layouts and to YUV400. Video (VDEC/VENC) is in kestrel/dvpp_video.h.
+ * the 4:2:0 layouts and to YUV400. Video (VDEC/VENC) is in kestrel/dvpp_video.h; the affine warp (rotated
+ * crops, which the VPC cannot do: the CPU) in kestrel/warp.h; drawing and mask blending in kestrel/osd.h.
  *
  * Channels: like acldvppCreateChannel, every call goes through a kes_dvpp_channel. A channel captures
  * the board profile when it is created (kes_board_set later does not change it), owns its decoder and

@@ -1,4 +1,5 @@
-/* kestrel/osd.h — on-screen display: boxes, lines and text drawn into NV12/NV21 images on the CPU.
+/* kestrel/osd.h — on-screen display: boxes, lines, text and segmentation masks drawn into NV12/NV21 images
+ * on the CPU.
  *
  * What a face-search or detection app draws before it encodes a frame (kes_jpeg_encode, kes_venc):
  * a box per result with a label such as "alice 0.93". The pixels land directly in the image's planes,
@@ -47,10 +48,12 @@
  * KES_ERR_INVALID_ARGUMENT before anything is touched: copy it to host memory first (kes_mem_copy).
  * A buffer the caller wrapped (kes_image_wrap) is taken to be host memory: that one cannot be asked.
  *
- * Thread-safety: every function is reentrant and touches only the image passed in (the font is a
- * constant table). Drawing into different images from different threads is safe; two threads drawing
+ * Thread-safety: every function is reentrant and writes only the image passed in (the font is a
+ * constant table; kes_osd_blend_mask also reads its mask and background image, which no other thread
+ * may write meanwhile). Drawing into different images from different threads is safe; two threads drawing
  * into, or one drawing while another reads or encodes, the same image is the caller's to serialise.
- * Ownership: the caller owns the image, the text and the box array; nothing is kept after a call.
+ * Ownership: the caller owns the image, the text, the box array, the mask and the background; nothing is
+ * kept after a call.
  */
 #ifndef KESTREL_OSD_H
 #define KESTREL_OSD_H
@@ -58,6 +61,7 @@
 #include "kestrel/dvpp.h"
 #include "kestrel/image.h"
 #include "kestrel/status.h"
+#include "kestrel/tensor.h"
 
 KES_BEGIN_DECLS
 
@@ -150,6 +154,54 @@ KES_API void kes_osd_box_style_init(kes_osd_box_style* style);
  * the offending boxes[i] and the image is untouched. */
 KES_API kes_status kes_osd_draw_boxes(kes_image* image, const kes_osd_box* boxes, uint32_t count,
                                       const kes_osd_box_style* style);
+
+/* ---- segmentation masks ---------------------------------------------------------------------------- */
+
+/* A segmentation model (MediaPipe's selfie segmentation: a 256×256 or 256×144 map of person
+ * probabilities) gives a mask at its own resolution; kes_osd_blend_mask lays it over the whole frame and
+ * replaces what the mask calls background: blurred (a video call's background blur), a solid colour, or
+ * another image (a virtual background). */
+
+#define KES_OSD_MAX_BLUR_RADIUS 255
+
+typedef enum kes_osd_background {
+    KES_OSD_BACKGROUND_BLUR = 0,  /* the frame itself, box-blurred */
+    KES_OSD_BACKGROUND_COLOR = 1, /* a solid colour */
+    KES_OSD_BACKGROUND_IMAGE = 2  /* another NV12/NV21 image of the frame's format and size */
+} kes_osd_background;
+
+typedef struct kes_osd_mask_config {
+    uint32_t struct_size;          /* sizeof(kes_osd_mask_config) (_init sets it) */
+    kes_osd_background background; /* default BLUR */
+    uint32_t blur_radius;          /* BLUR: the box's radius in luma pixels, 1..KES_OSD_MAX_BLUR_RADIUS;
+                                      default 12 */
+    kes_osd_color color;           /* COLOR: the background (its alpha is ignored); default black */
+    const kes_image* image;        /* IMAGE: the background (the caller's; read only); default NULL */
+    int32_t invert;                /* non-zero: the mask gives the background's weight instead of the
+                                      foreground's; default 0 */
+} kes_osd_mask_config;
+
+KES_API void kes_osd_mask_config_init(kes_osd_mask_config* config);
+
+/* Blends `frame` (NV12/NV21, in place) with the configured background through `mask`:
+ *   out = m·frame + (1 − m)·background, rounded to nearest, per luma and chroma sample,
+ * where m is the mask's foreground weight (1 − it with invert) at that sample, clamped to [0, 1].
+ * The mask: a kes_tensor of F32 (weights) or U8 (255 = 1) with the map's height H and width W as
+ * shape[ndim − 3], shape[ndim − 2] for NHWC (the last dimension 1, MediaPipe's [1, H, W, 1]) or as the
+ * last two dimensions otherwise ([1, 1, H, W], [H, W]), every other dimension 1; any strides. It
+ * covers the whole frame (the model's input was the whole frame resized) and is upsampled bilinearly as
+ * kes_vpc_crop_resize resizes (half-pixel centres, edges clamped): a luma pixel (x, y) reads the mask at
+ * ((x + 0.5)·W/width − 0.5, (y + 0.5)·H/height − 0.5), a chroma pair at the centre of its 2×2 block.
+ * BLUR: each background sample is the rounded mean of the (2r + 1)² samples around it in its plane,
+ * coordinates clamped to the plane's edge, with r = blur_radius for luma and (blur_radius + 1) / 2 for
+ * chroma; it allocates a blurred copy of the frame's planes (plus 2r + 2 rows of sums) for the call.
+ * config NULL: defaults. Errors: those of the drawing calls for `frame` (osd.h's header); for the
+ * mask KES_ERR_INVALID_ARGUMENT naming the problem (NULL, not valid, dtype neither F32 nor U8, a shape
+ * not of the above form, a side of 0), KES_ERR_CORRUPT_DATA for a non-finite F32 value (naming the
+ * element); for the config KES_ERR_INVALID_ARGUMENT (unknown background, radius out of range, IMAGE
+ * without an image or with one whose format or size differs from the frame's or which the CPU cannot
+ * read). The frame is untouched when the call fails. */
+KES_API kes_status kes_osd_blend_mask(kes_image* frame, const kes_tensor* mask, const kes_osd_mask_config* config);
 
 KES_END_DECLS
 

@@ -9,6 +9,8 @@
  *                                 in place, optionally per class
  *   kes_detect_transform_apply    model-input coordinates → source-image pixels (letterbox undone)
  *   kes_detect_align_face         a face's keypoints → the aligned 112×112 crop face embedders expect
+ *   kes_detect_roi_from_detection a detection → the rotated rectangle a landmark model crops (pose, hands)
+ *   kes_detect_landmarks_decode   a landmark model's output → landmarks in source pixels
  *
  * Coordinates. Anchors from kes_detect_anchors_generate are normalised to the model input ([0, 1] across
  * its width and height, MediaPipe's and TF SSD's convention). Decoding adds regressor / scale · anchor
@@ -240,6 +242,107 @@ KES_API kes_status kes_detect_transform_letterbox(float input_width, float input
 /* Applies the transform to dets[0 .. count) (corners and their num_keypoints keypoints); a negative
  * scale swaps the corners so that x0 ≤ x1 still holds for boxes that had it. */
 KES_API kes_status kes_detect_transform_apply(const kes_detect_transform* transform, kes_detection* dets, size_t count);
+
+/* ---- rotated regions and landmarks (MediaPipe's pose and hand pipelines) ---------------------------- */
+
+/* The second stage of a two-stage pipeline: the detector finds the object (pose detection, palm
+ * detection), a rotated rectangle around it is cropped at the landmark model's input size, the landmark
+ * model runs on the crop, and its landmarks go back to the image through the crop's own matrix:
+ *
+ *   detection (source pixels) ──kes_detect_roi_from_detection──► kes_detect_rect
+ *   rect ──kes_warp_matrix_from_rect (kestrel/warp.h, dvpp)──► 2×3 matrix, model input → source pixels
+ *   source image + matrix ──kes_warp_affine──► crop ──► landmark model ──► landmark tensor
+ *   landmark tensor + matrix ──kes_detect_landmarks_decode──► landmarks in source pixels
+ *
+ * The matrix is six floats, m[0..5]: x' = m[0]·x + m[1]·y + m[2], y' = m[3]·x + m[4]·y + m[5] (the
+ * layout of kes_warp_matrix.m). Coordinates are continuous pixels (pixel i spans [i, i + 1)), as for
+ * kes_detection. */
+
+/* A rotated rectangle in source pixels: centre, size along its own axes, and rotation in radians,
+ * clockwise on the image (whose y axis points down), in [−π, π): MediaPipe's Rect. */
+typedef struct kes_detect_rect {
+    float cx, cy, width, height, rotation;
+} kes_detect_rect;
+
+/* Where the rectangle's centre and size come from. */
+typedef enum kes_detect_roi_size {
+    KES_DETECT_ROI_SIZE_BOX = 0,      /* the detection's box: its centre and size (DetectionsToRects) */
+    KES_DETECT_ROI_SIZE_KEYPOINTS = 1 /* centre at start_keypoint, a square of side 2·|end − start|
+                                         (AlignmentPointsRects: pose detection's hip centre and the point
+                                         on the circle around the body) */
+} kes_detect_roi_size;
+
+typedef enum kes_detect_roi_square {
+    KES_DETECT_ROI_SQUARE_NONE = 0,
+    KES_DETECT_ROI_SQUARE_LONG = 1, /* both sides become the longer one (square_long) */
+    KES_DETECT_ROI_SQUARE_SHORT = 2 /* both sides become the shorter one (square_short) */
+} kes_detect_roi_square;
+
+/* MediaPipe's DetectionsToRectsCalculator (or AlignmentPointsRectsCalculator) followed by its
+ * RectTransformationCalculator, field for field, in pixels. MediaPipe's values:
+ *   pose (pose_detection_to_roi): size_from KEYPOINTS, rotate 1, start 0, end 1, target_angle π/2,
+ *     scale 1.25 × 1.25, shift 0, square LONG;
+ *   hands (palm_detection_detection_to_roi): size_from BOX, rotate 1, start 0 (wrist), end 2 (middle
+ *     finger's base), target_angle π/2, scale 2.6 × 2.6, shift_y −0.5, square LONG. */
+typedef struct kes_detect_roi_config {
+    uint32_t struct_size;          /* sizeof(kes_detect_roi_config) (_init sets it) */
+    kes_detect_roi_size size_from; /* default BOX */
+    int32_t rotate;                /* non-zero: rotation from the keypoints below; 0 (default): 0 */
+    uint32_t start_keypoint;       /* rotation_vector_start_keypoint_index; default 0 */
+    uint32_t end_keypoint;         /* rotation_vector_end_keypoint_index; default 1 */
+    float target_angle;            /* radians, rotation_vector_target_angle; default 0 */
+    float scale_x, scale_y;        /* the final size's factors; default 1 */
+    float shift_x, shift_y;        /* the centre's shift, in the rectangle's sizes along its own
+                                      (rotated) axes, before squaring; default 0 */
+    kes_detect_roi_square square;  /* default NONE */
+} kes_detect_roi_config;
+
+KES_API void kes_detect_roi_config_init(kes_detect_roi_config* config);
+
+/* The rectangle to crop for `detection` (in source pixels: after kes_detect_transform_apply):
+ *   rotation = normalise(target_angle − atan2(−(y_end − y_start), x_end − x_start)) into [−π, π)
+ *              (rotate ≠ 0; else 0), with the start and end keypoints;
+ *   centre, size from size_from; then centre += R(rotation)·(shift_x·width, shift_y·height);
+ *   square: width = height = max (or min) of the two; width ·= scale_x, height ·= scale_y.
+ * config NULL: defaults (the box itself). KES_ERR_INVALID_ARGUMENT for NULL pointers, a bad config
+ * (unknown enum, non-finite or non-positive scale, non-finite shift or angle), a keypoint index the
+ * detection does not have (num_keypoints), non-finite coordinates, or a resulting size that is not
+ * positive and finite (a box with x1 ≤ x0, two equal alignment keypoints). */
+KES_API kes_status kes_detect_roi_from_detection(const kes_detect_roi_config* config, const kes_detection* detection,
+                                                 kes_detect_rect* out_rect);
+
+/* One landmark in source pixels. */
+typedef struct kes_landmark {
+    float x, y;       /* source pixels */
+    float z;          /* depth, scaled as x: the model's value times the crop's pixel size in source pixels */
+    float visibility; /* after the configured activation; 1 when the tensor has no visibility value */
+    float presence;   /* likewise, 1 when the tensor has none */
+} kes_landmark;
+
+typedef struct kes_detect_landmark_config {
+    uint32_t struct_size;                  /* sizeof(kes_detect_landmark_config) (_init sets it) */
+    uint32_t num_landmarks;                /* landmarks to decode (1..4096): 33 pose (39 with the auxiliary
+                                              ones), 21 hand; default 0, which the call refuses: set it */
+    uint32_t values_per_landmark;          /* 3..5: x, y, z[, visibility[, presence]] (pose: 5, hand: 3);
+                                              default 3 */
+    kes_detect_score_mode visibility_mode; /* SIGMOID (default: logits, MediaPipe's pose) or RAW */
+} kes_detect_landmark_config;
+
+KES_API void kes_detect_landmark_config_init(kes_detect_landmark_config* config);
+
+/* Decodes a landmark model's output, values[0 .. value_count) laid out landmark after landmark
+ * (x, y, z, ... in the model input's pixels, MediaPipe's TensorsToLandmarks layout; value_count may exceed
+ * num_landmarks · values_per_landmark, the rest is ignored), into out[0 .. num_landmarks):
+ *   (x, y) = to_image·(x, y); z = z · |(to_image[0], to_image[3])|; visibility, presence through the
+ *   activation.
+ * to_image is the crop's matrix (kes_warp_matrix.m of the warp that made the model's input); NULL keeps
+ * model-input pixels. With a square crop this is MediaPipe's LandmarkProjectionCalculator.
+ * Errors: KES_ERR_INVALID_ARGUMENT for NULL pointers, a bad config, value_count or capacity below what
+ * num_landmarks needs, or a non-finite matrix entry; KES_ERR_CORRUPT_DATA naming the landmark when a
+ * model value is not finite or maps beyond float's range (out is then unspecified). */
+KES_API kes_status kes_detect_landmarks_decode(const kes_detect_landmark_config* config, const float* values,
+                                               size_t value_count, const float* to_image, kes_landmark* out,
+                                               size_t capacity);
 
 /* ---- face alignment -------------------------------------------------------------------------------- */
 

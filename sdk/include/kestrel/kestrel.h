@@ -13,6 +13,7 @@
 #include "kestrel/dvpp.h"
 #include "kestrel/dvpp_video.h"
 #include "kestrel/osd.h"
+#include "kestrel/warp.h"
 #endif
 #if KES_HAVE_AIPP
 #include "kestrel/aipp.h"
