@@ -3,12 +3,16 @@
 # per-ISA microkernel tables of src/kernels/{common,x86,arm}/, chosen by src/kernels/select.cpp) and
 # their tests. Included by engine/CMakeLists.txt; appends to engine_sources / engine_test_sources.
 list(APPEND engine_sources
+  src/ops/geometry.cpp
+  src/ops/dtype_codes.cpp
   src/kernels/ref/op_util.cpp
   src/kernels/ref/elementwise.cpp
   src/kernels/ref/nn.cpp
   src/kernels/ref/shape.cpp
   src/kernels/ref/reduce.cpp
   src/kernels/ref/misc.cpp
+  src/kernels/ref/resize.cpp
+  src/kernels/ref/quant.cpp
   src/kernels/ref/rnn.cpp
   src/kernels/ref/sampling.cpp
   src/kernels/ref/nms.cpp
