@@ -5,6 +5,7 @@
 list(APPEND engine_sources
   src/ops/geometry.cpp
   src/ops/dtype_codes.cpp
+  src/ops/quant.cpp
   src/kernels/ref/op_util.cpp
   src/kernels/ref/elementwise.cpp
   src/kernels/ref/nn.cpp
@@ -47,6 +48,7 @@ set(engine_ops_test_sources
   tests/test_ops_rnn.cpp
   tests/test_ops_sampling.cpp
   tests/test_ops_nms.cpp
+  tests/test_ops_quant.cpp
   tests/test_kernels_fast.cpp
   tests/test_fusion_dwpw.cpp)
 
