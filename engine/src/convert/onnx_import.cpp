@@ -697,8 +697,14 @@ private:
     // Nodes come in import_order(), so the producers of the inputs are known here.
     void convert_node(const OnnxNode& n, size_t index) {
         const std::string node_name = unique_node_name(n.name.empty() ? n.op + "_" + std::to_string(index) : n.name);
-        if (!n.domain.empty() && n.domain != "ai.onnx")
-            unsupported(n, node_name, "domain '" + n.domain + "' is not supported (only the default ONNX domain)");
+        // com.microsoft: the quantized contrib ops ONNX Runtime's quantizer writes (QOperator format).
+        static const std::set<std::string> microsoft_ops = {"QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool",
+                                                            "QLinearConcat"};
+        if (!n.domain.empty() && n.domain != "ai.onnx" && !(n.domain == "com.microsoft" && microsoft_ops.count(n.op)))
+            unsupported(n, node_name,
+                        "domain '" + n.domain +
+                            "' is not supported (only the default ONNX domain, and com.microsoft's QLinearAdd, "
+                            "QLinearMul, QLinearGlobalAveragePool and QLinearConcat)");
         if (n.op.empty()) fail(KES_ERR_CORRUPT_DATA, "onnx: node '%s' has no op_type", node_name.c_str());
 
         std::vector<int32_t> inputs;
