@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "convert/convert.hpp"
+#include "convert/fusion.hpp"
 #include "kestrel/convert.h"
 #include "kestrel/engine.h"
 #include "model_cache.hpp"
@@ -257,5 +258,87 @@ TEST(QuantModels, BlazeFace128QdqMatchesOnnxRuntime) {
                   << "; vs the float model cosine " << f.cosine << ", max |Δ| " << f.max_abs << "\n";
         EXPECT_GT(c.output_scales[k], 0.0f) << "output " << k << " is a DequantizeLinear's";
         EXPECT_LE(r.max_lsb, 1.0 + 1e-3) << "output " << k;
+    }
+}
+
+namespace {
+
+// x (f32 [1,2,4,4]) → QuantizeLinear → DequantizeLinear → Conv (3×3, int8 weight behind a
+// DequantizeLinear, `bias` as given) → QuantizeLinear → DequantizeLinear → y, as convert.cpp sees it
+// before fuse_qdq; returns the op counts after fuse_qdq and the second folding.
+enum class Bias { None, Int32, Int32WrongScale, Float };
+
+std::map<std::string, int> fuse_conv_group(Bias bias, bool per_channel_activation = false) {
+    using namespace kes::ir;
+    Graph g;
+    const int32_t x = g.add_activation("x", KES_F32, {1, 2, 4, 4}, true);
+    g.inputs = {x};
+    const float xs = 0.02f, ws = 0.01f;
+    const uint8_t zero_u8 = 128;
+    const int8_t zero_i8 = 0;
+    const int32_t sx =
+        per_channel_activation ? g.add_constant_f32("sx", {2}, {xs, xs}) : g.add_constant_f32("sx", {}, {xs});
+    const uint8_t zx_pc[2] = {128, 128};
+    const int32_t zx =
+        per_channel_activation ? g.add_constant("zx", KES_U8, {2}, zx_pc) : g.add_constant("zx", KES_U8, {}, &zero_u8);
+    const int32_t xq = g.add_activation("xq", KES_U8), xd = g.add_activation("xd");
+    g.add_node("QuantizeLinear", {x, sx, zx}, {xq});
+    g.add_node("DequantizeLinear", {xq, sx, zx}, {xd});
+    std::vector<int8_t> w(3 * 2 * 3 * 3);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int8_t>(static_cast<int>(i * 37 % 255) - 127);
+    const int32_t wq = g.add_constant("wq", KES_I8, {3, 2, 3, 3}, w.data());
+    const int32_t sw = g.add_constant_f32("sw", {}, {ws}), zw = g.add_constant("zw", KES_I8, {}, &zero_i8);
+    const int32_t wd = g.add_activation("wd");
+    g.add_node("DequantizeLinear", {wq, sw, zw}, {wd});
+    std::vector<int32_t> conv_inputs = {xd, wd};
+    if (bias == Bias::Float) {
+        conv_inputs.push_back(g.add_constant_f32("b", {3}, {0.1f, -0.2f, 0.3f}));
+    } else if (bias != Bias::None) {
+        const int32_t b[3] = {5, -7, 100};
+        const int32_t bq = g.add_constant("bq", KES_I32, {3}, b);
+        const float bs = xs * ws * (bias == Bias::Int32WrongScale ? 2.0f : 1.0f);
+        const int32_t zero_i32 = 0;
+        const int32_t bsc = g.add_constant_f32("bs", {}, {bs}), bz = g.add_constant("bz", KES_I32, {}, &zero_i32);
+        const int32_t bd = g.add_activation("bd");
+        g.add_node("DequantizeLinear", {bq, bsc, bz}, {bd});
+        conv_inputs.push_back(bd);
+    }
+    const int32_t c = g.add_activation("c"), cq = g.add_activation("cq", KES_U8), y = g.add_activation("y");
+    g.add_node("Conv", conv_inputs, {c}).attrs.set_ints("pads", {1, 1, 1, 1});
+    const int32_t sy = g.add_constant_f32("sy", {}, {0.05f}), zy = g.add_constant("zy", KES_U8, {}, &zero_u8);
+    g.add_node("QuantizeLinear", {c, sy, zy}, {cq});
+    g.add_node("DequantizeLinear", {cq, sy, zy}, {y});
+    g.outputs = {y};
+    fold_constants(g, size_t{64} << 20, /*keep_quantized=*/true);
+    infer_shapes(g);
+    fuse_qdq(g);
+    fold_constants(g);
+    remove_dead_nodes(g);
+    std::map<std::string, int> ops;
+    for (const Node& n : g.nodes) ++ops[n.op];
+    return ops;
+}
+
+}  // namespace
+
+TEST(QuantModels, QdqConvFusesWithoutABiasOrWithTheQuantizersInt32Bias) {
+    for (Bias b : {Bias::None, Bias::Int32}) {
+        std::map<std::string, int> ops = fuse_conv_group(b);
+        EXPECT_EQ(ops["QLinearConv"], 1);
+        EXPECT_EQ(ops["Conv"], 0);
+        EXPECT_EQ(ops["QuantizeLinear"], 1);    // the input's
+        EXPECT_EQ(ops["DequantizeLinear"], 1);  // the output's
+    }
+}
+
+TEST(QuantModels, QdqConvItCannotTakeStaysAFloatConvBetweenItsQdqNodes) {
+    // A float bias, a bias of another scale than x_scale · w_scale, a per-channel activation.
+    for (const auto& [bias, per_channel] :
+         {std::pair<Bias, bool>{Bias::Float, false}, {Bias::Int32WrongScale, false}, {Bias::None, true}}) {
+        std::map<std::string, int> ops = fuse_conv_group(bias, per_channel);
+        EXPECT_EQ(ops["QLinearConv"], 0);
+        EXPECT_EQ(ops["Conv"], 1);
+        EXPECT_EQ(ops["QuantizeLinear"], 2);    // the input's and the Conv output's
+        EXPECT_EQ(ops["DequantizeLinear"], 2);  // before the Conv and the output's (the weight's folded)
     }
 }
