@@ -206,6 +206,19 @@ IntConvGeom int_conv_geometry(const NodeDesc& node, const TensorDesc& x, const T
     return g;
 }
 
+// The kernel taps [first, last) of one axis whose input position o·stride − pad + k·dilation is inside.
+struct TapRange {
+    int64_t first = 0, last = 0;
+};
+inline TapRange taps_inside(const Window& w, int64_t o) {
+    const int64_t start = o * w.stride - w.pad_begin;  // input position of tap 0
+    TapRange r;
+    r.first = start >= 0 ? 0 : (-start + w.dilation - 1) / w.dilation;
+    r.last = start >= w.in ? 0 : std::min(w.kernel, (w.in - start + w.dilation - 1) / w.dilation);
+    r.first = std::min(r.first, r.last);
+    return r;
+}
+
 // emit(output index, output channel, Σ (x - zx)(w - zw(oc)) + bias(oc)) for every output element.
 template <class X, class W, class ZW, class Emit>
 void int_conv_run(const IntConvGeom& g, const X* x, int32_t zx, const W* w, ZW&& zw, const int32_t* bias, Emit&& emit) {
@@ -217,25 +230,27 @@ void int_conv_run(const IntConvGeom& g, const X* x, int32_t zx, const W* w, ZW&&
             const int64_t c0 = (oc / mpg) * cpg;
             const int32_t z = zw(oc);
             const W* wo = w + oc * cpg * kh_n * kw_n;
-            for (int64_t oy = 0; oy < g.oh; ++oy)
+            for (int64_t oy = 0; oy < g.oh; ++oy) {
+                const TapRange ry = taps_inside(g.wh, oy);
+                const int64_t y0 = oy * g.wh.stride - g.wh.pad_begin;
                 for (int64_t ox = 0; ox < g.ow; ++ox, ++o) {
+                    const TapRange rx = taps_inside(g.ww, ox);
+                    const int64_t x0 = ox * g.ww.stride - g.ww.pad_begin;
                     int64_t acc = bias ? bias[oc] : 0;
                     for (int64_t c = 0; c < cpg; ++c) {
                         const X* xc = x + ((n * g.c + c0 + c) * g.ih) * g.iw;
                         const W* wc = wo + c * kh_n * kw_n;
-                        for (int64_t ky = 0; ky < kh_n; ++ky) {
-                            const int64_t iy = oy * g.wh.stride - g.wh.pad_begin + ky * g.wh.dilation;
-                            if (iy < 0 || iy >= g.ih) continue;
-                            for (int64_t kx = 0; kx < kw_n; ++kx) {
-                                const int64_t ix = ox * g.ww.stride - g.ww.pad_begin + kx * g.ww.dilation;
-                                if (ix < 0 || ix >= g.iw) continue;
-                                acc += static_cast<int64_t>(static_cast<int32_t>(xc[iy * g.iw + ix]) - zx) *
-                                       (static_cast<int32_t>(wc[ky * kw_n + kx]) - z);
-                            }
+                        for (int64_t ky = ry.first; ky < ry.last; ++ky) {
+                            const X* xr = xc + (y0 + ky * g.wh.dilation) * g.iw + x0;
+                            const W* wr = wc + ky * kw_n;
+                            for (int64_t kx = rx.first; kx < rx.last; ++kx)  // each product fits int32
+                                acc += (static_cast<int32_t>(xr[kx * g.ww.dilation]) - zx) *
+                                       (static_cast<int32_t>(wr[kx]) - z);
                         }
                     }
                     emit(o, oc, wrap_i32(acc));
                 }
+            }
         }
 }
 
