@@ -88,12 +88,16 @@ std::vector<std::vector<float>> run_model(const std::vector<uint8_t>& onnx, std:
 struct Converted {
     std::map<std::string, int> ops;
     std::vector<float> output_scales;
+    std::vector<std::string> unquantified;  // u8/i8 activations without a scale and zero point
 };
 
 Converted inspect(const std::vector<uint8_t>& onnx) {
     const kes::ir::Graph g = kes::convert::build_graph(onnx.data(), onnx.size(), kes::convert::Options{});
     Converted c;
     for (const kes::ir::Node& n : g.nodes) ++c.ops[n.op];
+    for (const kes::ir::Tensor& t : g.tensors)
+        if (!t.is_const && (t.dtype == KES_U8 || t.dtype == KES_I8) && t.quant.empty())
+            c.unquantified.push_back(t.name);
     for (int32_t o : g.outputs) {
         float scale = 0.0f;
         const int32_t p = g.producer(o);
@@ -179,6 +183,8 @@ int count(const Converted& c, const char* op) {
 // Every QDQ group of the conv net becomes its quantized op; only the Sigmoid (no quantized form) stays
 // in f32 between its DequantizeLinear and QuantizeLinear.
 void expect_quantized_cnn(const Converted& c) {
+    // Every quantized activation carries its scale and zero point into the .kom (an NPU needs them).
+    EXPECT_TRUE(c.unquantified.empty()) << c.unquantified.size() << " u8/i8 activations, e.g. " << c.unquantified[0];
     EXPECT_EQ(count(c, "QLinearConv"), 3);
     EXPECT_EQ(count(c, "QLinearMatMul"), 2);  // the Gemm and the MatMul
     EXPECT_EQ(count(c, "QLinearAdd"), 1);
@@ -244,6 +250,7 @@ TEST(QuantModels, BlazeFace128QdqMatchesOnnxRuntime) {
     EXPECT_EQ(count(c, "QLinearConv"), 37);
     EXPECT_EQ(count(c, "QLinearAdd"), 16);
     for (const char* op : {"Conv", "Add", "Relu", "Concat"}) EXPECT_EQ(count(c, op), 0) << op << " stayed a float op";
+    EXPECT_TRUE(c.unquantified.empty()) << c.unquantified.size() << " u8/i8 activations, e.g. " << c.unquantified[0];
     EXPECT_EQ(count(c, "QuantizeLinear"), 1);    // the input
     EXPECT_EQ(count(c, "DequantizeLinear"), 4);  // the outputs
     const std::vector<std::vector<float>> outs = run_model(onnx, in);

@@ -360,6 +360,9 @@ struct Pass {
         if (tensor_at(g, x.q).shape.empty()) return;
         const std::string mid_name = tensor_at(g, n.outputs[0]).name + "_quantized";
         fused.outputs = {g.add_activation(mid_name, dtype)};
+        Quant& mid_quant = g.tensors[static_cast<size_t>(fused.outputs[0])].quant;  // the input's quantization
+        mid_quant.scale = {scalar_f32(g, x.scale)};
+        mid_quant.zero_point = {zero_point_value(g, x.zero_point)};
         Node requant;
         requant.op = "QLinearConcat";
         requant.name = qn.name;
