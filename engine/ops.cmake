@@ -35,6 +35,9 @@ list(APPEND engine_sources
 # FMA, as aarch64's), one tile instance would fuse it and another not, and tiles of different heights
 # or forms (pointer list, strided) would give different bytes for the same rows.
 set_source_files_properties(src/kernels/common/microkernels.cpp PROPERTIES COMPILE_OPTIONS -ffp-contract=off)
+# The quantized reference kernels round f32 results to integers (QLinearAdd's a_s·a + b_s·b): an FMA
+# where the baseline ISA has one (aarch64) would round differently from x86 and from ONNX Runtime.
+set_source_files_properties(src/kernels/ref/quant.cpp PROPERTIES COMPILE_OPTIONS -ffp-contract=off)
 kes_add_simd_source(src/kernels/x86/microkernels_avx2.cpp X86 -mavx2 -mfma)
 kes_add_simd_source(src/kernels/x86/microkernels_avx512.cpp X86 -mavx512f -mavx2 -mfma)
 
