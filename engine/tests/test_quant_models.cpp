@@ -5,7 +5,7 @@
 // QuantizeLinear), run, and compared with ONNX Runtime (make_quant_reference.cjs, graph optimisations on:
 // its integer kernels) in steps of the output's quantization scale (LSB):
 //   - QDQ conv nets, u8/i8 activations × u8/i8 weights, symmetric and asymmetric, per tensor and per
-//     channel (cnn_*), and a QOperator form (qop_u8: QLinear* ops, com.microsoft's included);
+//     channel (cnn_*), and a QOperator form (qop_u8: QLinear* ops and QGemm, com.microsoft's included);
 //   - quantize_dynamic's form (dynamic: DynamicQuantizeLinear, ConvInteger, MatMulInteger), a float output;
 //   - MediaPipe BlazeFace 128 quantized to QDQ, from the model cache (skipped, saying why, until
 //     fetch_models.sh made it), also against the float model (cosine, largest error).
@@ -220,7 +220,8 @@ TEST(QuantModels, QdqS8AsymmetricPerTensorStaysQuantizedAndMatchesOnnxRuntime) {
 TEST(QuantModels, QOperatorModelWithContribOpsMatchesOnnxRuntime) {
     const Converted c = check_model(fixtures(), "qop_u8", "cnn_input.f32", 1);
     EXPECT_EQ(count(c, "QLinearConv"), 3);
-    EXPECT_EQ(count(c, "QLinearMatMul"), 2);
+    EXPECT_EQ(count(c, "QLinearMatMul"), 2);  // the MatMul's and com.microsoft's QGemm (transB, bias)
+    EXPECT_EQ(count(c, "Transpose"), 0);      // QGemm's transB, folded into its constant weight
     EXPECT_EQ(count(c, "QLinearAdd"), 1);
     EXPECT_EQ(count(c, "QLinearMul"), 1);
     EXPECT_EQ(count(c, "QLinearConcat"), 1);

@@ -27,7 +27,7 @@
  * Quantized ONNX models (uint8/int8, as ONNX Runtime's quantize_static writes them in QDQ or QOperator
  * form, or quantize_dynamic) stay quantized: DequantizeLinear → Conv/MatMul/Gemm/Add/Mul/Concat/
  * GlobalAveragePool → QuantizeLinear groups become integer ops (QLinearConv, QLinearMatMul, ...; the
- * com.microsoft QLinearAdd, QLinearMul, QLinearGlobalAveragePool and QLinearConcat are read too), and the
+ * com.microsoft QLinearAdd, QLinearMul, QLinearGlobalAveragePool, QLinearConcat and QGemm are read too), and the
  * model's float inputs and outputs keep their QuantizeLinear / DequantizeLinear. A group with no
  * quantized form is computed in f32 between its DequantizeLinear and QuantizeLinear; the converter logs
  * which (KES_LOG_LEVEL=info). Results match ONNX Runtime's exact integer kernels bit for bit, QLinearAdd

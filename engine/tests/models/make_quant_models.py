@@ -11,7 +11,7 @@ by ONNX Runtime itself (make_quant_reference.cjs runs the float model with every
     Conv/Gemm/MatMul is not quantized on its own: its output is (the quantizer's fusion).
   - QOperator (quantize_static, QuantFormat.QOperator): the same layers as QuantizeLinear,
     QLinearConv, QLinearMatMul (ONNX) and QLinearAdd, QLinearMul, QLinearGlobalAveragePool,
-    QLinearConcat (com.microsoft) on u8 tensors, DequantizeLinear at the end.
+    QLinearConcat, QGemm (com.microsoft) on u8 tensors, DequantizeLinear at the end.
   - dynamic (quantize_dynamic): DynamicQuantizeLinear on the activation, ConvInteger / MatMulInteger with
     constant quantized weights, Cast to float, Mul by x_scale * w_scale, Add the float bias.
 Activations: uint8 asymmetric (range [min(0, lo), max(0, hi)] over 255 steps), int8 symmetric
@@ -279,9 +279,8 @@ def qoperator_model(float_model, params, rng_weights):
         s, z = params[t]
         return [const(t + "_s", np.array(s, np.float32)), const(t + "_z", np.array(z, np.uint8))]
 
-    def weight(name, axis=0, transpose=False):
-        w = inits[name].T if transpose else inits[name]
-        q, s, z = quantize_weight(w, UINT8, False, axis)
+    def weight(name, axis=0):
+        q, s, z = quantize_weight(inits[name], UINT8, False, axis)
         return [const(name + "_q", q), const(name + "_s", np.array(s, np.float32)), const(name + "_z", z)], s
 
     def bias(name, x, ws):
@@ -292,7 +291,7 @@ def qoperator_model(float_model, params, rng_weights):
     w1, s1 = weight("w1")
     w2, s2 = weight("w2")
     w3, _ = weight("w3")
-    wg, sg = weight("wg", transpose=True)
+    wg, sg = weight("wg")
     wm, _ = weight("wm")
     nodes = [
         helper.make_node("QuantizeLinear", ["x"] + act("x"), ["xq"]),
@@ -312,7 +311,8 @@ def qoperator_model(float_model, params, rng_weights):
         helper.make_node("QLinearGlobalAveragePool", ["m1q"] + act("m1") + act("gap"), ["gapq"], domain=ms,
                          channels_last=0),
         helper.make_node("Reshape", ["gapq", const("flat_shape", np.array([1, 16], np.int64))], ["flatq"]),
-        helper.make_node("QLinearMatMul", ["flatq"] + act("gap") + wg + act("logits"), ["logitsq"]),
+        helper.make_node("QGemm", ["flatq"] + act("gap") + wg + [bias("bg", "gap", sg)] + act("logits"), ["logitsq"],
+                         transB=1, domain=ms),
         helper.make_node("DequantizeLinear", ["logitsq"] + act("logits"), ["logits"]),
         helper.make_node("QLinearMatMul", ["flatq"] + act("gap") + wm + act("embed"), ["embedq"]),
         helper.make_node("DequantizeLinear", ["embedq"] + act("embed"), ["embed"]),
