@@ -4,6 +4,7 @@
 list(APPEND convert_sources
   src/convert/passes.cpp
   src/convert/fusion.cpp
+  src/convert/fusion_qdq.cpp
   src/convert/pass_layout.cpp
   src/convert/convert.cpp)
 
@@ -132,6 +133,14 @@ function(engine_convert_after_module)
     kes_add_test(engine TARGET kes_engine_fp16_model_tests SOURCES tests/test_fp16_models.cpp LIBS kes_convert)
     target_include_directories(kes_engine_fp16_model_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests/common)
     target_compile_definitions(kes_engine_fp16_model_tests PRIVATE
+      KES_MODELS_DIR="${CMAKE_CURRENT_SOURCE_DIR}/tests/models")
+
+    # Quantized ONNX models as ONNX Runtime's quantization tools write them (QDQ, QOperator, dynamic),
+    # against ONNX Runtime: committed fixtures always, BlazeFace once fetch_models.sh quantized it.
+    kes_add_test(engine TARGET kes_engine_quant_model_tests SOURCES tests/test_quant_models.cpp LIBS kes_convert)
+    target_include_directories(kes_engine_quant_model_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src
+                                                                    ${PROJECT_SOURCE_DIR}/tests/common)
+    target_compile_definitions(kes_engine_quant_model_tests PRIVATE
       KES_MODELS_DIR="${CMAKE_CURRENT_SOURCE_DIR}/tests/models")
 
     kes_add_fuzzer(engine onnx_import SOURCE fuzz/fuzz_onnx_import.cpp

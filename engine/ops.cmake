@@ -3,12 +3,17 @@
 # per-ISA microkernel tables of src/kernels/{common,x86,arm}/, chosen by src/kernels/select.cpp) and
 # their tests. Included by engine/CMakeLists.txt; appends to engine_sources / engine_test_sources.
 list(APPEND engine_sources
+  src/ops/geometry.cpp
+  src/ops/dtype_codes.cpp
+  src/ops/quant.cpp
   src/kernels/ref/op_util.cpp
   src/kernels/ref/elementwise.cpp
   src/kernels/ref/nn.cpp
   src/kernels/ref/shape.cpp
   src/kernels/ref/reduce.cpp
   src/kernels/ref/misc.cpp
+  src/kernels/ref/resize.cpp
+  src/kernels/ref/quant.cpp
   src/kernels/ref/rnn.cpp
   src/kernels/ref/sampling.cpp
   src/kernels/ref/nms.cpp
@@ -30,6 +35,9 @@ list(APPEND engine_sources
 # FMA, as aarch64's), one tile instance would fuse it and another not, and tiles of different heights
 # or forms (pointer list, strided) would give different bytes for the same rows.
 set_source_files_properties(src/kernels/common/microkernels.cpp PROPERTIES COMPILE_OPTIONS -ffp-contract=off)
+# The quantized reference kernels round f32 results to integers (QLinearAdd's a_s·a + b_s·b): an FMA
+# where the baseline ISA has one (aarch64) would round differently from x86 and from ONNX Runtime.
+set_source_files_properties(src/kernels/ref/quant.cpp PROPERTIES COMPILE_OPTIONS -ffp-contract=off)
 kes_add_simd_source(src/kernels/x86/microkernels_avx2.cpp X86 -mavx2 -mfma)
 kes_add_simd_source(src/kernels/x86/microkernels_avx512.cpp X86 -mavx512f -mavx2 -mfma)
 
@@ -43,6 +51,7 @@ set(engine_ops_test_sources
   tests/test_ops_rnn.cpp
   tests/test_ops_sampling.cpp
   tests/test_ops_nms.cpp
+  tests/test_ops_quant.cpp
   tests/test_kernels_fast.cpp
   tests/test_fusion_dwpw.cpp)
 

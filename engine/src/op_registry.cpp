@@ -18,6 +18,8 @@ const OpList& registry() {
         add_shape_ops(v);
         add_reduce_ops(v);
         add_misc_ops(v);
+        add_resize_ops(v);
+        add_quant_ops(v);
         add_rnn_ops(v);
         add_sampling_ops(v);
         add_detection_ops(v);

@@ -352,7 +352,12 @@ TEST(OnnxImport, ForeignDomainIsUnsupported) {
     Pb n = node("Relu", {"x"}, {"y"});
     n.str(7, "com.microsoft");
     s.nodes.push_back(n);
-    EXPECT_EQ(status_of([&] { import(onnx_model(s)); }), KES_ERR_UNSUPPORTED);
+    std::string msg;
+    EXPECT_EQ(status_of([&] { import(onnx_model(s)); }, &msg), KES_ERR_UNSUPPORTED);
+    // com.microsoft's quantized ops are read (QuantModels.QOperatorModelWithContribOpsMatchesOnnxRuntime);
+    // the message says which.
+    EXPECT_NE(msg.find("domain 'com.microsoft' is not supported"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("QLinearAdd"), std::string::npos) << msg;
 }
 
 TEST(OnnxImport, RawDataOfTheWrongSizeIsCorrupt) {

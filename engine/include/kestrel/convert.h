@@ -24,6 +24,15 @@
  * order; a node reading a name that no node, input or initializer gives is KES_ERR_CORRUPT_DATA naming
  * the node and the name. (Subgraphs of If/Loop are not supported: KES_ERR_UNSUPPORTED.)
  *
+ * Quantized ONNX models (uint8/int8, as ONNX Runtime's quantize_static writes them in QDQ or QOperator
+ * form, or quantize_dynamic) stay quantized: DequantizeLinear → Conv/MatMul/Gemm/Add/Mul/Concat/
+ * GlobalAveragePool → QuantizeLinear groups become integer ops (QLinearConv, QLinearMatMul, ...; the
+ * com.microsoft QLinearAdd, QLinearMul, QLinearGlobalAveragePool, QLinearConcat and QGemm are read too), and the
+ * model's float inputs and outputs keep their QuantizeLinear / DequantizeLinear. A group with no
+ * quantized form is computed in f32 between its DequantizeLinear and QuantizeLinear; the converter logs
+ * which (KES_LOG_LEVEL=info). Results match ONNX Runtime's exact integer kernels bit for bit, QLinearAdd
+ * and QLinearMul within one quantization step (docs/ARCHITECTURE.md "Quantized models").
+ *
  * fp16 ONNX models (float16 initializers, Casts around the inputs and outputs, float16 graph inputs or
  * outputs, as onnxconverter-common's convert_float_to_float16 writes them, keep_io_types true or false)
  * are computed in f32 and stored in f32: the f16 weights are widened at conversion (exactly), so every

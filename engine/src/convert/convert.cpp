@@ -403,7 +403,7 @@ void check_folding_is_gear_invariant(const ir::Graph& unfolded, const ir::Graph&
         ir::Graph at = unfolded;
         const std::string gear = set_gear(at, k);
         try {
-            ir::fold_constants(at);
+            ir::fold_constants(at, size_t{64} << 20, /*keep_quantized=*/true);
         } catch (const Error& e) {
             fail(KES_ERR_UNSUPPORTED, "%s: the graph does not take this gear: %s", gear.c_str(), e.what());
         }
@@ -597,9 +597,13 @@ ir::Graph build_graph(const uint8_t* data, size_t size, const Options& options, 
                  gear_name(g, gear_count(g) - 1).c_str(), e.what());
         }
     };
-    at_largest_gear([&] { add_stats(stats, ir::fold_constants(g)); });
+    at_largest_gear([&] { add_stats(stats, ir::fold_constants(g, size_t{64} << 20, /*keep_quantized=*/true)); });
     if (gear_count(g) > 1) check_folding_is_gear_invariant(unfolded, g);
     at_largest_gear([&] { ir::infer_shapes(g); });
+    // Quantized (QDQ) models stay quantized: their groups become QLinear* ops; then the DequantizeLinear
+    // of weights no group took folds into f32 weights, which the float passes below expect.
+    add_stats(stats, ir::fuse_qdq(g));
+    at_largest_gear([&] { add_stats(stats, ir::fold_constants(g)); });
     add_stats(stats, ir::remove_noop_casts(g));  // an fp16 ONNX model's Casts, now f32 to f32
     // BatchNormalization and per-channel Mul/Add fold into an NCHW Conv here, before the layout pass
     // switches it: the folding of BatchNormalization takes only NCHW (fusion.cpp).

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "../kernels/ref/op_util.hpp"
+#include "../ops/geometry.hpp"
 #include "kes/error.hpp"
 
 namespace kes::ir {

@@ -40,6 +40,14 @@ PassStats fuse_channel_shuffle(Graph& g);
 // follow the gear).
 PassStats make_padding_explicit(Graph& g);
 
+// QDQ groups (DequantizeLinear → Conv/MatMul/Gemm/Add/Mul/Concat/GlobalAveragePool/... → QuantizeLinear,
+// as ONNX Runtime's quantize_static writes them) become the quantized ops QLinearConv, QLinearMatMul,
+// QLinearAdd, ...; ops that commute with the quantization (MaxPool, Relu, Clip, view ops) run on the
+// quantized values. fusion_qdq.cpp lists the rules. Needs inferred shapes and the DequantizeLinear
+// of weights unfolded (fold_constants' keep_quantized); logs what stays in f32. Not part of run_fusions:
+// convert.cpp runs it right after shape inference, before the other passes see float weights.
+PassStats fuse_qdq(Graph& g);
+
 // All of the above in the order convert.cpp runs them: padding, channel affine, activations.
 PassStats run_fusions(Graph& g);
 

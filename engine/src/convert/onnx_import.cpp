@@ -35,6 +35,9 @@
 // - Tensor attributes: Constant's value, ConstantOfShape's value (→ attribute "value", a Float or an
 //   Int by the tensor's dtype, plus "dtype" = the kes_dtype). Other tensor, graph or string-list
 //   attributes are KES_ERR_UNSUPPORTED.
+// - com.microsoft's QGemm (alpha 1, a quantized output) becomes QLinearMatMul with the bias as input 8,
+//   transA/transB as Transposes; QLinearAdd, QLinearMul, QLinearGlobalAveragePool and QLinearConcat
+//   (com.microsoft) are Kestrel ops of those names.
 // - Cast / EyeLike "to"/"dtype" and similar type attributes stay ONNX TensorProto numbers (Cast-1's type
 //   name string becomes the number).
 // Nothing is written while importing; any problem throws (importers.hpp).
@@ -697,8 +700,14 @@ private:
     // Nodes come in import_order(), so the producers of the inputs are known here.
     void convert_node(const OnnxNode& n, size_t index) {
         const std::string node_name = unique_node_name(n.name.empty() ? n.op + "_" + std::to_string(index) : n.name);
-        if (!n.domain.empty() && n.domain != "ai.onnx")
-            unsupported(n, node_name, "domain '" + n.domain + "' is not supported (only the default ONNX domain)");
+        // com.microsoft: the quantized contrib ops ONNX Runtime's quantizer writes (QOperator format).
+        static const std::set<std::string> microsoft_ops = {"QLinearAdd", "QLinearMul", "QLinearGlobalAveragePool",
+                                                            "QLinearConcat", "QGemm"};
+        if (!n.domain.empty() && n.domain != "ai.onnx" && !(n.domain == "com.microsoft" && microsoft_ops.count(n.op)))
+            unsupported(n, node_name,
+                        "domain '" + n.domain +
+                            "' is not supported (only the default ONNX domain, and com.microsoft's QLinearAdd, "
+                            "QLinearMul, QLinearGlobalAveragePool, QLinearConcat and QGemm)");
         if (n.op.empty()) fail(KES_ERR_CORRUPT_DATA, "onnx: node '%s' has no op_type", node_name.c_str());
 
         std::vector<int32_t> inputs;
@@ -896,6 +905,27 @@ private:
                 if (attrs.has("axis")) unsupported(n, node_name, "legacy broadcast with an axis is not supported");
                 attrs.erase("broadcast");
             }
+        } else if (op == "QGemm") {
+            // com.microsoft's QGemm (ONNX Runtime's QOperator form of Gemm): QLinearMatMul with the int32
+            // bias as its input 8, transA/transB as Transposes (folded for a constant B). Alpha is part
+            // of ONNX Runtime's requantization multiplier, whose f32 rounding Kestrel's does not repeat.
+            if (attrs.get_float("alpha", 1.0f) != 1.0f) unsupported(n, node_name, "alpha other than 1");
+            if (inputs.size() < 8 || inputs[7] < 0)
+                unsupported(n, node_name, "a float output (no y_scale) is not supported");
+            for (const auto& [axis_input, attr] : {std::pair<size_t, const char*>{0, "transA"}, {3, "transB"}}) {
+                if (attrs.get_int(attr, 0) == 0) continue;
+                const int32_t t = new_activation(node_name + "_" + attr);
+                g_.add_node("Transpose", {inputs[axis_input]}, {t}, unique_node_name(node_name + "_" + attr))
+                    .attrs.set_ints("perm", {1, 0});
+                inputs[axis_input] = t;
+            }
+            const int32_t bias = inputs.size() > 6 ? inputs[6] : -1;
+            inputs = {inputs[0], inputs[1], inputs[2], inputs[3],
+                      inputs[4], inputs[5], inputs[7], inputs.size() > 8 ? inputs[8] : -1,
+                      bias};
+            while (!inputs.empty() && inputs.back() == -1) inputs.pop_back();
+            attrs = Attrs{};
+            op = "QLinearMatMul";
         } else if (op == "Concat" && opset_ < 4 && !attrs.has("axis")) {
             attrs.set_int("axis", 1);
         } else if (op == "ConstantOfShape") {

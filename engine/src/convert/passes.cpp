@@ -62,7 +62,7 @@ bool fold_shape_node(Graph& g, const Node& n) {
 
 }  // namespace
 
-PassStats fold_constants(Graph& g, size_t max_folded_bytes) {
+PassStats fold_constants(Graph& g, size_t max_folded_bytes, bool keep_quantized) {
     PassStats stats;
     g.toposort();
     require_input_shapes(g);
@@ -82,6 +82,7 @@ PassStats fold_constants(Graph& g, size_t max_folded_bytes) {
         for (int32_t t : n.inputs)
             if (t >= 0 && !g.tensors[static_cast<size_t>(t)].is_const) all_const = false;
         if (std::all_of(n.inputs.begin(), n.inputs.end(), [](int32_t t) { return t < 0; })) all_const = false;
+        if (keep_quantized && n.op == "DequantizeLinear") all_const = false;
         // Shape inference of this node, with every value folded so far visible to it.
         std::unique_ptr<Kernel> kernel = infer_node(g, n);
         size_t bytes = 0;

@@ -33,7 +33,9 @@ std::unique_ptr<Kernel> infer_node(Graph& g, const Node& n);
 
 // Evaluates nodes whose inputs are all constant with the reference kernels and turns their outputs
 // into constants (Shape → Gather → Concat → Reshape chains disappear). Needs inferred shapes.
-PassStats fold_constants(Graph& g, size_t max_folded_bytes = size_t{64} << 20);
+// keep_quantized: DequantizeLinear nodes are not folded, so that fuse_qdq (fusion.hpp) still sees the
+// quantized weights behind them; the converter folds again after it (what it left becomes f32).
+PassStats fold_constants(Graph& g, size_t max_folded_bytes = size_t{64} << 20, bool keep_quantized = false);
 
 // Removes every Cast whose output has its input's dtype (after infer_shapes): its readers read the
 // input. One that makes a graph output hands the output's name to the node producing its input, when

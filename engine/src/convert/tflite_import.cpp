@@ -14,7 +14,7 @@
 //     it follows the input size (--input-shape, --dynamic-image-size); make_padding_explicit then
 //     writes explicit pads for static shapes. RESIZE_* by an integer factor becomes scales (it then
 //     follows the input size too); another ratio keeps the file's sizes with Kestrel's Resize attribute
-//     kes_size_ratio (kernels/ref/misc.cpp), so it follows the input at that ratio, where whole.
+//     kes_size_ratio (kernels/ref/resize.cpp), so it follows the input at that ratio, where whole.
 //   - fused activations become op.hpp's Activation attributes on Conv, Gemm, Add, Sub, Mul and Div,
 //     and a separate node after ops that do not read them (pools, Concat).
 //   - DEQUANTIZE of a constant (fp16 weights, int8/uint8/int16 with scale/zero point, per tensor or per
@@ -31,8 +31,8 @@
 #include <string>
 #include <unordered_set>
 
-#include "../kernels/ref/op_util.hpp"
-#include "../kernels/ref/ops.hpp"
+#include "../ops/dtype_codes.hpp"
+#include "../ops/geometry.hpp"
 #include "importers.hpp"
 #include "kes/error.hpp"
 #include "kestrel/tensor.h"

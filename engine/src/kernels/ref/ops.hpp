@@ -4,23 +4,21 @@
 #include <vector>
 
 #include "../../op.hpp"
+#include "../../ops/dtype_codes.hpp"
 
 namespace kes {
 
 using OpList = std::vector<OpDef>;
 
-void add_elementwise_ops(OpList& ops);  // ops/elementwise.cpp: unary, binary (broadcast), Clip, PRelu, ...
-void add_nn_ops(OpList& ops);           // ops/nn.cpp: Conv, ConvTranspose, Gemm, MatMul, pools, BatchNorm, ...
-void add_shape_ops(OpList& ops);        // ops/shape.cpp: Reshape, Transpose, Concat, Split, Slice, ...
-void add_reduce_ops(OpList& ops);       // ops/reduce.cpp: Softmax, Reduce*, ...
-void add_misc_ops(OpList& ops);         // ops/misc.cpp: Resize, Pad, Cast, Gather, Shape, ConstantOfShape, ...
-void add_rnn_ops(OpList& ops);          // ops/rnn.cpp: LSTM, GRU, RNN (state kept in the outputs)
-void add_sampling_ops(OpList& ops);     // ops/sampling.cpp: GridSample, RoiAlign, MaxUnpool
-void add_detection_ops(OpList& ops);    // ops/nms.cpp: NonMaxSuppression (bounded output, valid count)
-
-// ONNX TensorProto data type codes (Cast's "to", ConstantOfShape's "dtype") ↔ kes_dtype (ops/misc.cpp).
-// Both throw KES_ERR_UNSUPPORTED for a type Kestrel does not have.
-kes_dtype onnx_to_kes_dtype(int64_t onnx_type);
-int64_t kes_dtype_to_onnx(kes_dtype dtype);
+void add_elementwise_ops(OpList& ops);  // kernels/ref/elementwise.cpp: unary, binary (broadcast), Clip, PRelu, ...
+void add_nn_ops(OpList& ops);           // kernels/ref/nn.cpp: Conv, ConvTranspose, Gemm, MatMul, pools, BatchNorm, ...
+void add_shape_ops(OpList& ops);        // kernels/ref/shape.cpp: Reshape, Transpose, Concat, Split, Slice, ...
+void add_reduce_ops(OpList& ops);       // kernels/ref/reduce.cpp: Softmax, Reduce*, ...
+void add_misc_ops(OpList& ops);         // kernels/ref/misc.cpp: Pad, Cast, Gather, Shape, ConstantOfShape, ...
+void add_resize_ops(OpList& ops);       // kernels/ref/resize.cpp: Resize
+void add_quant_ops(OpList& ops);        // kernels/ref/quant.cpp: QuantizeLinear, DequantizeLinear, QLinear*, *Integer
+void add_rnn_ops(OpList& ops);          // kernels/ref/rnn.cpp: LSTM, GRU, RNN (state kept in the outputs)
+void add_sampling_ops(OpList& ops);     // kernels/ref/sampling.cpp: GridSample, RoiAlign, MaxUnpool
+void add_detection_ops(OpList& ops);    // kernels/ref/nms.cpp: NonMaxSuppression (bounded output, valid count)
 
 }  // namespace kes
