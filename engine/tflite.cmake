@@ -16,12 +16,14 @@ add_custom_target(kes_engine_tflite_schema DEPENDS ${tflite_header})
 
 list(APPEND convert_sources
   src/convert/tflite_import.cpp
+  src/convert/tflite_sparse.cpp
   src/convert/pass_prelu.cpp
   ${tflite_header})
 list(APPEND engine_test_sources
   tests/test_tflite_import.cpp
   tests/test_tflite_prelu.cpp
-  tests/test_tflite_gears.cpp)
+  tests/test_tflite_gears.cpp
+  tests/test_tflite_mediapipe.cpp)
 
 function(engine_tflite_after_module)
   add_dependencies(kes_convert_obj kes_engine_tflite_schema)

@@ -474,3 +474,10 @@ TEST(RealModels, MediaPipePoseLandmarkFullMatchesArmNN) {
 TEST(RealModels, MediaPipePoseLandmarkHeavyMatchesArmNN) {
     check_mediapipe("pose_landmark_heavy");
 }
+// DENSIFY (pruned weights) and DEPTH_TO_SPACE:
+TEST(RealModels, MediaPipeFaceDetectionFullRangeSparseMatchesArmNN) {
+    check_mediapipe("face_detection_full_range_sparse");
+}
+TEST(RealModels, MediaPipePoseDetectionMatchesArmNN) {
+    check_mediapipe("pose_detection");
+}

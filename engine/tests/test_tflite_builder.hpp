@@ -46,6 +46,20 @@ public:
     int32_t f32(const std::string& name, std::vector<int32_t> shape, const std::vector<float>& v) {
         return tensor(name, std::move(shape), tfl::TensorType::FLOAT32, bytes_of(v));
     }
+    // A constant in TFLite's sparse format: `values` the stored elements, `sparsity` where they lie.
+    int32_t sparse_f32(const std::string& name, std::vector<int32_t> shape, const std::vector<float>& values,
+                       flatbuffers::Offset<tfl::SparsityParameters> sparsity) {
+        const std::vector<uint8_t> data = bytes_of(values);
+        fb_.ForceVectorAlignment(data.size(), 1, 16);
+        const auto bytes = fb_.CreateVector(data);
+        buffers_.push_back(tfl::CreateBuffer(fb_, bytes));
+        const auto shape_vector = fb_.CreateVector(shape);
+        const auto name_string = fb_.CreateString(name);
+        tensors_.push_back(tfl::CreateTensor(fb_, shape_vector, tfl::TensorType::FLOAT32,
+                                             static_cast<uint32_t>(buffers_.size() - 1), name_string, 0, false,
+                                             sparsity));
+        return static_cast<int32_t>(tensors_.size() - 1);
+    }
     int32_t i32(const std::string& name, std::vector<int32_t> shape, const std::vector<int32_t>& v) {
         return tensor(name, std::move(shape), tfl::TensorType::INT32, bytes_of(v));
     }

@@ -23,6 +23,8 @@
 //     starts with the input's batch, so a graph made batch-dynamic later still reshapes correctly.
 //   - FULLY_CONNECTED flattens its input to [-1, K] like TFLite, runs Gemm(transB=1) and, with
 //     keep_num_dims, restores the leading dims.
+//   - DENSIFY of a sparse constant (pruned weights) is folded at import into the dense constant
+//     (tflite_sparse.cpp); DEPTH_TO_SPACE (NHWC) becomes Reshape, Transpose, Reshape.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -36,6 +38,7 @@
 #include "importers.hpp"
 #include "kes/error.hpp"
 #include "kestrel/tensor.h"
+#include "tflite_sparse.hpp"
 #include "tflite_subset_generated.h"
 
 namespace kes::ir {
@@ -500,6 +503,8 @@ private:
             case BuiltinOperator::DEQUANTIZE: return dequantize(op);
             case BuiltinOperator::CAST: return cast(op);
             case BuiltinOperator::GATHER: return gather(op);
+            case BuiltinOperator::DENSIFY: return densify(op);
+            case BuiltinOperator::DEPTH_TO_SPACE: return depth_to_space(op);
             default: break;
         }
         unsupported_op("builtin op " + op_name_ + " is not supported by Kestrel");
@@ -1003,6 +1008,39 @@ private:
         if (o && o->batch_dims() != 0) unsupported_op("GATHER with batch_dims is not supported");
         Node& n = node("Gather", {ref(ins_[0]), ref(ins_[1])}, {def(outs_[0])});
         n.attrs.set_int("axis", o ? o->axis() : 0);
+    }
+
+    // DENSIFY of a sparse constant (pruned weights) becomes the dense constant; the sparse tensor is
+    // read only here (ref() refuses it anywhere else).
+    void densify(const tfl::Operator& op) {
+        expect_io(op, 1, 1, 1);
+        const int32_t in = ins_[0];
+        const tfl::SparsityParameters* sparsity = tensor(in).sparsity();
+        const auto [bytes, size] = buffer_of(in);
+        if (!sparsity || !bytes) unsupported_op("DENSIFY of " + tensor_label(in) + ", which is not a sparse constant");
+        const kes_dtype dt = dtype_of(in);
+        Shape shape = file_shape(in);
+        std::vector<uint8_t> dense =
+            densify_tflite_constant(*sparsity, shape, kes_dtype_size(dt), bytes, size, "TFLite " + tensor_label(in));
+        const int32_t id = g_.add_constant(fresh_name(unique_name(outs_[0])), dt, std::move(shape), dense.data());
+        g_.tensors[static_cast<size_t>(id)].quant = quant_of(in);
+        alias(outs_[0], id);
+    }
+
+    // NHWC DEPTH_TO_SPACE: [N,H,W,b·b·C] viewed as [N,H,W,b,b,C], the two block axes moved beside H and W.
+    void depth_to_space(const tfl::Operator& op) {
+        expect_io(op, 1, 1, 1);
+        const auto* o = options<tfl::DepthToSpaceOptions>(op, true);
+        const int64_t b = o->block_size();
+        const Shape xs = in_shape(0);
+        if (xs.size() != 4 || b < 1 || xs[3] % (b * b) != 0)
+            corrupt_op("block size " + std::to_string(b) + " does not fit input " + shape_string(xs));
+        const int64_t c = xs[3] / (b * b);
+        const int32_t blocks = temp("blocks"), moved = temp("moved");
+        node("Reshape", {ref(ins_[0]), const_i64("block_shape", {6}, {0, xs[1], xs[2], b, b, c})}, {blocks}, "blocks");
+        Node& t = node("Transpose", {blocks}, {moved}, "move");
+        t.attrs.set_ints("perm", {0, 1, 3, 2, 4, 5});
+        node("Reshape", {moved, const_i64("shape", {4}, {0, xs[1] * b, xs[2] * b, c})}, {def(outs_[0])});
     }
 
     const uint8_t* file_;

@@ -1,0 +1,136 @@
+// What MediaPipe's TFLite models need beyond the common builtins, each on a small case checked by hand:
+// DENSIFY (sparse weights made dense at import), DEPTH_TO_SPACE, and MediaPipe's custom operators
+// (Convolution2DTransposeBias, ...). The real models are in test_real_models.cpp (RealModels.MediaPipe*).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kes/error.hpp"
+#include "test_tflite_builder.hpp"
+
+using kes_test::TfliteBuilder;
+namespace tfl = kes::tflite;
+
+namespace {
+
+using kes_test::import_error;
+using kes_test::run_graph;
+
+kes::ir::Graph import(const std::vector<uint8_t>& bytes) {
+    return kes::ir::import_tflite(bytes.data(), bytes.size());
+}
+
+// ---- DENSIFY -------------------------------------------------------------------------------------------------
+
+struct SparseLevel {
+    bool dense;
+    int32_t dense_size;
+    std::vector<int32_t> segments, indices;
+};
+
+// A [rows, cols] model: output = input + DENSIFY(sparse constant with these levels and values).
+std::vector<uint8_t> densify_model(int32_t rows, int32_t cols, const std::vector<int32_t>& order,
+                                   const std::vector<int32_t>& block_map, const std::vector<SparseLevel>& levels,
+                                   const std::vector<float>& values) {
+    TfliteBuilder tb;
+    flatbuffers::FlatBufferBuilder& fb = tb.fb();
+    std::vector<flatbuffers::Offset<tfl::DimensionMetadata>> meta;
+    for (const SparseLevel& l : levels) {
+        if (l.dense) {
+            meta.push_back(tfl::CreateDimensionMetadata(fb, tfl::DimensionType::DENSE, l.dense_size));
+            continue;
+        }
+        const auto seg_values = fb.CreateVector(l.segments);
+        const auto segments = tfl::CreateInt32Vector(fb, seg_values);
+        const auto idx_values = fb.CreateVector(l.indices);
+        const auto indices = tfl::CreateInt32Vector(fb, idx_values);
+        meta.push_back(tfl::CreateDimensionMetadata(fb, tfl::DimensionType::SPARSE_CSR, 0,
+                                                    tfl::SparseIndexVector::Int32Vector, segments.Union(),
+                                                    tfl::SparseIndexVector::Int32Vector, indices.Union()));
+    }
+    const auto order_vector = fb.CreateVector(order);
+    const auto block_vector = fb.CreateVector(block_map);
+    const auto meta_vector = fb.CreateVector(meta);
+    const auto sparsity = tfl::CreateSparsityParameters(fb, order_vector, block_vector, meta_vector);
+    const int32_t weights = tb.sparse_f32("weights_sparse", {rows, cols}, values, sparsity);
+    const int32_t dense = tb.tensor("weights", {rows, cols});
+    const int32_t in = tb.tensor("input", {rows, cols});
+    const int32_t out = tb.tensor("output", {rows, cols});
+    tb.op(tfl::BuiltinOperator::DENSIFY, {weights}, {dense});
+    tb.op(tfl::BuiltinOperator::ADD, {in, dense}, {out});
+    return tb.finish({in}, {out});
+}
+
+TEST(TfliteMediaPipe, DensifyCsrRowsBecomeTheDenseMatrix) {
+    // Rows dense, columns CSR: row 0 keeps columns 1 and 3, row 1 column 0.
+    const auto bytes =
+        densify_model(2, 4, {0, 1}, {}, {{true, 2, {}, {}}, {false, 0, {0, 2, 3}, {1, 3, 0}}}, {5.0f, 7.0f, 9.0f});
+    kes::ir::Graph g = import(bytes);
+    const auto got = run_graph(std::move(g), {{1, 1, 1, 1, 2, 2, 2, 2}});
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0], (std::vector<float>{1, 6, 1, 8, 11, 2, 2, 2}));
+}
+
+TEST(TfliteMediaPipe, DensifyBlockSparseColumnsBecomeTheDenseMatrix) {
+    // Columns in blocks of 2: row 0 keeps block 1 (columns 2, 3), row 1 block 0 (columns 0, 1).
+    const auto bytes =
+        densify_model(2, 4, {0, 1, 2}, {1}, {{true, 2, {}, {}}, {false, 0, {0, 1, 2}, {1, 0}}, {true, 2, {}, {}}},
+                      {1.0f, 2.0f, 3.0f, 4.0f});
+    const auto got = run_graph(import(bytes), {std::vector<float>(8, 0.0f)});
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0], (std::vector<float>{0, 0, 1, 2, 3, 4, 0, 0}));
+}
+
+TEST(TfliteMediaPipe, DensifyRefusesIndicesOutsideTheShape) {
+    const auto bad_index =
+        densify_model(2, 4, {0, 1}, {}, {{true, 2, {}, {}}, {false, 0, {0, 1, 2}, {1, 4}}}, {5.0f, 7.0f});
+    const auto [status, message] = import_error(bad_index);
+    EXPECT_EQ(status, KES_ERR_CORRUPT_DATA);
+    EXPECT_NE(message.find("index 4 is outside [0, 4)"), std::string::npos) << message;
+
+    const auto decreasing =
+        densify_model(2, 4, {0, 1}, {}, {{true, 2, {}, {}}, {false, 0, {0, 2, 1}, {1, 3}}}, {5.0f, 7.0f});
+    const auto [status2, message2] = import_error(decreasing);
+    EXPECT_EQ(status2, KES_ERR_CORRUPT_DATA);
+    EXPECT_NE(message2.find("array_segments decrease"), std::string::npos) << message2;
+
+    // Three stored entries but two values.
+    const auto short_values =
+        densify_model(2, 4, {0, 1}, {}, {{true, 2, {}, {}}, {false, 0, {0, 2, 3}, {1, 3, 0}}}, {5.0f, 7.0f});
+    const auto [status3, message3] = import_error(short_values);
+    EXPECT_EQ(status3, KES_ERR_CORRUPT_DATA);
+    EXPECT_NE(message3.find("past its 2 values"), std::string::npos) << message3;
+}
+
+TEST(TfliteMediaPipe, SparseTensorOutsideDensifyIsRefused) {
+    TfliteBuilder tb;
+    flatbuffers::FlatBufferBuilder& fb = tb.fb();
+    const auto order = fb.CreateVector(std::vector<int32_t>{0});
+    std::vector<flatbuffers::Offset<tfl::DimensionMetadata>> meta = {
+        tfl::CreateDimensionMetadata(fb, tfl::DimensionType::DENSE, 2)};
+    const auto meta_vector = fb.CreateVector(meta);
+    const auto sparsity = tfl::CreateSparsityParameters(fb, order, 0, meta_vector);
+    const int32_t w = tb.sparse_f32("w", {2}, {1.0f, 2.0f}, sparsity);
+    const int32_t in = tb.tensor("input", {2}), out = tb.tensor("output", {2});
+    tb.op(tfl::BuiltinOperator::ADD, {in, w}, {out});
+    const auto [status, message] = import_error(tb.finish({in}, {out}));
+    EXPECT_EQ(status, KES_ERR_UNSUPPORTED);
+    EXPECT_NE(message.find("is sparse"), std::string::npos) << message;
+}
+
+// ---- DEPTH_TO_SPACE --------------------------------------------------------------------------------------------
+
+TEST(TfliteMediaPipe, DepthToSpaceMovesChannelBlocksIntoPixels) {
+    // [1, 1, 2, 4], block 2 → [1, 2, 4, 1]: output (i, 2x + j) is input pixel x, channel 2i + j.
+    TfliteBuilder tb;
+    const int32_t in = tb.tensor("input", {1, 1, 2, 4}), out = tb.tensor("output", {1, 2, 4, 1});
+    tb.op(tfl::BuiltinOperator::DEPTH_TO_SPACE, {in}, {out}, tfl::BuiltinOptions::DepthToSpaceOptions,
+          tfl::CreateDepthToSpaceOptions(tb.fb(), 2).Union());
+    const auto got = run_graph(import(tb.finish({in}, {out})), {{0, 1, 2, 3, 4, 5, 6, 7}});
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0], (std::vector<float>{0, 1, 4, 5, 2, 3, 6, 7}));
+}
+
+}  // namespace
