@@ -481,3 +481,10 @@ TEST(RealModels, MediaPipeFaceDetectionFullRangeSparseMatchesArmNN) {
 TEST(RealModels, MediaPipePoseDetectionMatchesArmNN) {
     check_mediapipe("pose_detection");
 }
+// Convolution2DTransposeBias:
+TEST(RealModels, MediaPipeSelfieSegmentationMatchesArmNN) {
+    check_mediapipe("selfie_segmentation");
+}
+TEST(RealModels, MediaPipeSelfieSegmentationLandscapeMatchesArmNN) {
+    check_mediapipe("selfie_segmentation_landscape");
+}

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "convert/importers.hpp"
@@ -86,15 +87,38 @@ public:
         op(static_cast<int32_t>(builtin), std::move(ins), std::move(outs), type, options);
     }
 
+    // A CUSTOM operator `name` (of that op `version`) with its raw custom_options (MediaPipe's ops: a C
+    // struct or a FlexBuffer map).
+    void custom_op(const std::string& name, std::vector<int32_t> ins, std::vector<int32_t> outs,
+                   const std::vector<uint8_t>& custom_options, int32_t version = 1) {
+        const int32_t code = kCustomBase - static_cast<int32_t>(custom_names_.size());
+        custom_names_.emplace_back(name, version);
+        codes_.push_back(code);
+        const auto in_vector = fb_.CreateVector(ins);
+        const auto out_vector = fb_.CreateVector(outs);
+        const auto options = custom_options.empty() ? 0 : fb_.CreateVector(custom_options);
+        ops_.push_back(tfl::CreateOperator(fb_, static_cast<uint32_t>(codes_.size() - 1), in_vector, out_vector,
+                                           tfl::BuiltinOptions::NONE, 0, options));
+    }
+
     flatbuffers::FlatBufferBuilder& fb() { return fb_; }
 
     // legacy_codes: write only the byte code, as converters before TF 2.4 did (builtin_code left 0).
     std::vector<uint8_t> finish(std::vector<int32_t> inputs, std::vector<int32_t> outputs, uint32_t version = 3,
                                 bool legacy_codes = false) {
         std::vector<flatbuffers::Offset<tfl::OperatorCode>> codes;
-        for (int32_t c : codes_)  // as TF ≥ 2.4 writes them: the byte saturates at 127
+        for (int32_t c : codes_) {  // as TF ≥ 2.4 writes them: the byte saturates at 127
+            if (c <= kCustomBase) {
+                const auto& [custom_name, custom_version] = custom_names_[static_cast<size_t>(kCustomBase - c)];
+                const auto name = fb_.CreateString(custom_name);
+                const int32_t custom = static_cast<int32_t>(tfl::BuiltinOperator::CUSTOM);
+                codes.push_back(tfl::CreateOperatorCode(fb_, static_cast<int8_t>(custom), name, custom_version,
+                                                        static_cast<tfl::BuiltinOperator>(legacy_codes ? 0 : custom)));
+                continue;
+            }
             codes.push_back(tfl::CreateOperatorCode(fb_, static_cast<int8_t>(c < 127 ? c : 127), 0, 1,
                                                     static_cast<tfl::BuiltinOperator>(legacy_codes ? 0 : c)));
+        }
         const auto tensors = fb_.CreateVector(tensors_);
         const auto in_vector = fb_.CreateVector(inputs);
         const auto out_vector = fb_.CreateVector(outputs);
@@ -115,7 +139,9 @@ private:
     std::vector<flatbuffers::Offset<tfl::Buffer>> buffers_;
     std::vector<flatbuffers::Offset<tfl::Tensor>> tensors_;
     std::vector<flatbuffers::Offset<tfl::Operator>> ops_;
-    std::vector<int32_t> codes_;
+    std::vector<int32_t> codes_;  // builtin codes; kCustomBase - i: custom op custom_names_[i]
+    std::vector<std::pair<std::string, int32_t>> custom_names_;  // name, version
+    static constexpr int32_t kCustomBase = -1;
 };
 
 // The status and message of import_tflite on these bytes (KES_OK, "" when it succeeds).

@@ -133,4 +133,65 @@ TEST(TfliteMediaPipe, DepthToSpaceMovesChannelBlocksIntoPixels) {
     EXPECT_EQ(got[0], (std::vector<float>{0, 1, 4, 5, 2, 3, 6, 7}));
 }
 
+// ---- Convolution2DTransposeBias ---------------------------------------------------------------------------------
+
+std::vector<uint8_t> transpose_conv_options(int32_t padding, int32_t stride_w, int32_t stride_h) {
+    return TfliteBuilder::bytes_of(std::vector<int32_t>{padding, stride_w, stride_h});
+}
+
+std::vector<std::vector<float>> transpose_conv_bias(std::vector<int32_t> in_shape, std::vector<int32_t> filter_shape,
+                                                    std::vector<int32_t> out_shape, const std::vector<float>& filter,
+                                                    float bias, const std::vector<uint8_t>& options,
+                                                    const std::vector<float>& x) {
+    TfliteBuilder tb;
+    const int32_t in = tb.tensor("input", in_shape);
+    const int32_t w = tb.f32("filter", filter_shape, filter), b = tb.f32("bias", {1}, {bias});
+    const int32_t out = tb.tensor("output", out_shape);
+    tb.custom_op("Convolution2DTransposeBias", {in, w, b}, {out}, options);
+    return run_graph(import(tb.finish({in}, {out})), {x});
+}
+
+TEST(TfliteMediaPipe, Convolution2DTransposeBiasStride2Kernel2TilesEachPixel) {
+    // Kernel 2 = stride 2 (selfie segmentation's last layer): each input pixel fills its own 2×2 tile.
+    const auto got = transpose_conv_bias({1, 2, 2, 1}, {1, 2, 2, 1}, {1, 4, 4, 1}, {1, 10, 100, 1000}, 0.5f,
+                                         transpose_conv_options(1, 2, 2), {1, 2, 3, 4});
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0], (std::vector<float>{1.5f, 10.5f, 2.5f, 20.5f,          //
+                                          100.5f, 1000.5f, 200.5f, 2000.5f,  //
+                                          3.5f, 30.5f, 4.5f, 40.5f,          //
+                                          300.5f, 3000.5f, 400.5f, 4000.5f}));
+}
+
+TEST(TfliteMediaPipe, Convolution2DTransposeBiasSameCropsTheOddPaddingAtTheEnd) {
+    // Kernel 3, stride 2 along H on [1, 2]: the full transposed result is [1, 10, 102, 20, 200]; SAME
+    // keeps 2·2 = 4 values, padding k − s = 1 taken after (floor half, 0, before).
+    const auto same = transpose_conv_bias({1, 2, 1, 1}, {1, 3, 1, 1}, {1, 4, 1, 1}, {1, 10, 100}, -1.0f,
+                                          transpose_conv_options(1, 1, 2), {1, 2});
+    ASSERT_EQ(same.size(), 1u);
+    EXPECT_EQ(same[0], (std::vector<float>{0, 9, 101, 19}));
+    // VALID keeps all (2 − 1)·2 + 3 = 5.
+    const auto valid = transpose_conv_bias({1, 2, 1, 1}, {1, 3, 1, 1}, {1, 5, 1, 1}, {1, 10, 100}, 0.0f,
+                                           transpose_conv_options(2, 1, 2), {1, 2});
+    ASSERT_EQ(valid.size(), 1u);
+    EXPECT_EQ(valid[0], (std::vector<float>{1, 10, 102, 20, 200}));
+}
+
+TEST(TfliteMediaPipe, Convolution2DTransposeBiasRefusesBadOptions) {
+    TfliteBuilder tb;
+    const int32_t in = tb.tensor("input", {1, 2, 2, 1});
+    const int32_t w = tb.f32("filter", {1, 2, 2, 1}, {1, 2, 3, 4}), b = tb.f32("bias", {1}, {0.0f});
+    const int32_t out = tb.tensor("output", {1, 4, 4, 1});
+    tb.custom_op("Convolution2DTransposeBias", {in, w, b}, {out}, {1, 0, 0, 0});  // 4 of 12 bytes
+    const auto [status, message] = import_error(tb.finish({in}, {out}));
+    EXPECT_EQ(status, KES_ERR_CORRUPT_DATA);
+    EXPECT_NE(message.find("custom options hold 4 bytes, expected 12"), std::string::npos) << message;
+
+    TfliteBuilder unknown;
+    const int32_t x = unknown.tensor("input", {1, 2}), y = unknown.tensor("output", {1, 2});
+    unknown.custom_op("NoSuchOp", {x}, {y}, {});
+    const auto [status2, message2] = import_error(unknown.finish({x}, {y}));
+    EXPECT_EQ(status2, KES_ERR_UNSUPPORTED);
+    EXPECT_NE(message2.find("custom op 'NoSuchOp' is not supported"), std::string::npos) << message2;
+}
+
 }  // namespace

@@ -420,10 +420,6 @@ private:
             std::max(static_cast<int32_t>(code->builtin_code()), static_cast<int32_t>(code->deprecated_builtin_code()));
         op_name_ = builtin_name(builtin);
         node_name_ = op_name_ + "_" + std::to_string(op_index_);
-        if (builtin == static_cast<int32_t>(BuiltinOperator::CUSTOM))
-            unsupported_op("custom op '" + (code->custom_code() ? code->custom_code()->str() : std::string()) +
-                           "' is not supported by Kestrel");
-
         ins_.clear();
         outs_.clear();
         if (op.inputs())
@@ -436,6 +432,8 @@ private:
                 check_tensor_index(t, ("operator " + std::to_string(op_index_) + " output").c_str());
                 outs_.push_back(t);
             }
+        if (builtin == static_cast<int32_t>(BuiltinOperator::CUSTOM))
+            return custom_operator(op, code->custom_code() ? code->custom_code()->str() : std::string());
 
         switch (static_cast<BuiltinOperator>(builtin)) {
             case BuiltinOperator::CONV_2D: return conv(op, false);
@@ -1008,6 +1006,66 @@ private:
         if (o && o->batch_dims() != 0) unsupported_op("GATHER with batch_dims is not supported");
         Node& n = node("Gather", {ref(ins_[0]), ref(ins_[1])}, {def(outs_[0])});
         n.attrs.set_int("axis", o ? o->axis() : 0);
+    }
+
+    // ---- MediaPipe's custom operators (mediapipe/util/tflite/operations) ----------------------------------
+
+    void custom_operator(const tfl::Operator& op, const std::string& name) {
+        op_name_ = "custom " + name;
+        if (name == "Convolution2DTransposeBias") return transpose_conv_bias(op);
+        unsupported_op("custom op '" + name + "' is not supported by Kestrel");
+    }
+
+    // MediaPipe's transposed windows (Convolution2DTransposeBias, MaxUnpooling2D): SAME gives input·stride
+    // outputs with the padding a forward window over that output would take, its smaller half first:
+    // k − s split floor/ceil (none when k ≤ s: then no tap reaches the last s − k outputs); VALID gives
+    // (input − 1)·stride + k.
+    static void set_transposed_window(Attrs& attrs, bool same, int64_t kh, int64_t kw, int64_t sh, int64_t sw) {
+        std::vector<int64_t> pads = {0, 0, 0, 0}, extra = {0, 0};
+        if (same) {
+            const int64_t total[2] = {kh - sh, kw - sw};
+            for (size_t i = 0; i < 2; ++i) {
+                if (total[i] > 0)
+                    pads[i] = total[i] / 2, pads[i + 2] = total[i] - total[i] / 2;
+                else
+                    extra[i] = -total[i];
+            }
+        }
+        attrs.set_ints("strides", {sh, sw});
+        attrs.set_ints("pads", pads);
+        attrs.set_ints("output_padding", extra);
+    }
+
+    // The custom options as the C struct `T` MediaPipe's kernel reads them as (its TfLite*Params).
+    template <class T>
+    T custom_struct(const tfl::Operator& op) const {
+        T v;
+        const auto* o = op.custom_options();
+        if (!o || o->size() < sizeof v)
+            corrupt_op("custom options hold " + std::to_string(o ? o->size() : 0) + " bytes, expected " +
+                       std::to_string(sizeof v));
+        std::memcpy(&v, o->data(), sizeof v);
+        return v;
+    }
+
+    // Convolution2DTransposeBias(input NHWC, filter OHWI, bias [O]): TRANSPOSE_CONV plus a bias, options
+    // {padding (1 SAME, 2 VALID), stride_w, stride_h} (set_transposed_window).
+    void transpose_conv_bias(const tfl::Operator& op) {
+        expect_io(op, 3, 3, 1);
+        struct TransposeConvParams {
+            int32_t padding, stride_w, stride_h;
+        };
+        const auto o = custom_struct<TransposeConvParams>(op);
+        if (o.padding != 1 && o.padding != 2)
+            corrupt_op("padding " + std::to_string(o.padding) + " is not SAME or VALID");
+        if (o.stride_w < 1 || o.stride_h < 1) corrupt_op("strides must be >= 1");
+        const Shape ws = in_shape(1);
+        if (ws.size() != 4) corrupt_op("filter " + shape_string(ws) + " must be 4-d (OHWI)");
+        const int32_t x = ref(ins_[0]), w = ref(ins_[1]), b = ref(ins_[2]);
+        Node& n = node("ConvTranspose", {x, w, b}, {def(outs_[0])});
+        n.attrs.set_string("data_layout", "NHWC");
+        n.attrs.set_ints("kernel_shape", {ws[1], ws[2]});
+        set_transposed_window(n.attrs, o.padding == 1, ws[1], ws[2], o.stride_h, o.stride_w);
     }
 
     // DENSIFY of a sparse constant (pruned weights) becomes the dense constant; the sparse tensor is
