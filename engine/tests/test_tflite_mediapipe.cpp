@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kes/error.hpp"
+#include "op.hpp"
 #include "test_tflite_builder.hpp"
 
 using kes_test::TfliteBuilder;
@@ -192,6 +193,69 @@ TEST(TfliteMediaPipe, Convolution2DTransposeBiasRefusesBadOptions) {
     const auto [status2, message2] = import_error(unknown.finish({x}, {y}));
     EXPECT_EQ(status2, KES_ERR_UNSUPPORTED);
     EXPECT_NE(message2.find("custom op 'NoSuchOp' is not supported"), std::string::npos) << message2;
+}
+
+// ---- MaxPoolingWithArgmax2D / MaxUnpooling2D ----------------------------------------------------------------
+
+// TfLitePoolParams as MediaPipe reads it: padding (1 SAME, 2 VALID), strides, filter, activation, and
+// the padding TFLite computes at prepare time (ignored).
+std::vector<uint8_t> pool_options(int32_t padding, int32_t stride, int32_t filter) {
+    return TfliteBuilder::bytes_of(std::vector<int32_t>{padding, stride, stride, filter, filter, 0, 0, 0, 0, 0});
+}
+
+TEST(TfliteMediaPipe, MaxPoolingWithArgmaxThenUnpoolingPutsEachMaximumBack) {
+    // 2×2 windows, stride 2 over [[1, 5, 2, 0], [3, 4, 8, 7]]: 5 at window position 1, 8 at 2.
+    TfliteBuilder tb;
+    const int32_t in = tb.tensor("input", {1, 2, 4, 1});
+    const int32_t values = tb.tensor("values", {1, 1, 2, 1}), indices = tb.tensor("indices", {1, 1, 2, 1});
+    const int32_t unpooled = tb.tensor("unpooled", {1, 2, 4, 1});
+    tb.custom_op("MaxPoolingWithArgmax2D", {in}, {values, indices}, pool_options(2, 2, 2));
+    tb.custom_op("MaxUnpooling2D", {values, indices}, {unpooled}, pool_options(1, 2, 2));
+    const auto got = run_graph(import(tb.finish({in}, {values, indices, unpooled})), {{1, 5, 2, 0, 3, 4, 8, 7}});
+    ASSERT_EQ(got.size(), 3u);
+    EXPECT_EQ(got[0], (std::vector<float>{5, 8}));
+    EXPECT_EQ(got[1], (std::vector<float>{1, 2}));
+    EXPECT_EQ(got[2], (std::vector<float>{0, 5, 0, 0, 0, 0, 8, 0}));
+}
+
+TEST(TfliteMediaPipe, MaxPoolingWithArgmaxSamePaddingNeverPicksThePadding) {
+    // 3 wide, 2×2 stride 2 SAME: 2 windows, the second over column 2 and the padding after it.
+    TfliteBuilder tb;
+    const int32_t in = tb.tensor("input", {1, 2, 3, 1});
+    const int32_t values = tb.tensor("values", {1, 1, 2, 1}), indices = tb.tensor("indices", {1, 1, 2, 1});
+    tb.custom_op("MaxPoolingWithArgmax2D", {in}, {values, indices}, pool_options(1, 2, 2));
+    const auto got = run_graph(import(tb.finish({in}, {values, indices})), {{-1, -2, -9, -3, -4, -5}});
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(got[0], (std::vector<float>{-1, -5}));
+    EXPECT_EQ(got[1], (std::vector<float>{0, 2}));  // -5 at window row 1, column 0
+}
+
+TEST(TfliteMediaPipe, MaxUnpoolingRefusesAnIndexOutsideTheWindow) {
+    const kes::OpDef* def = kes::find_op("MaxUnpooling2D");
+    ASSERT_NE(def, nullptr);
+    kes::Attrs attrs;
+    attrs.set_ints("kernel_shape", {2, 2});
+    attrs.set_ints("strides", {2, 2});
+    const std::string name = "unpool", op = "MaxUnpooling2D";
+    kes::TensorDesc y, idx;
+    y.shape = idx.shape = {1, 1, 1, 1};
+    kes::NodeDesc node{name, op, attrs, {&y, &idx}, 1};
+    std::vector<kes::TensorDesc> outputs(1);
+    const auto kernel = kes::create_kernel(*def, node, outputs);
+    EXPECT_EQ(outputs[0].shape, (kes::Shape{1, 2, 2, 1}));
+    const float value = 1.0f, index = 4.0f;
+    float out[4];
+    const void* ins[] = {&value, &index};
+    void* outs[] = {out};
+    try {
+        kernel->run(ins, outs);
+        ADD_FAILURE() << "index 4 of a 2x2 window was accepted";
+    } catch (const kes::Error& e) {
+        EXPECT_EQ(e.status(), KES_ERR_INVALID_ARGUMENT);
+        EXPECT_NE(std::string(e.what()).find("index 4 at element 0 is not a position in a 2x2 window"),
+                  std::string::npos)
+            << e.what();
+    }
 }
 
 }  // namespace

@@ -1013,7 +1013,40 @@ private:
     void custom_operator(const tfl::Operator& op, const std::string& name) {
         op_name_ = "custom " + name;
         if (name == "Convolution2DTransposeBias") return transpose_conv_bias(op);
+        if (name == "MaxPoolingWithArgmax2D") return max_pool_argmax(op);
+        if (name == "MaxUnpooling2D") return max_unpool(op);
         unsupported_op("custom op '" + name + "' is not supported by Kestrel");
+    }
+
+    // MediaPipe's pooling ops read TfLitePoolParams: padding, strides, filter size, fused activation.
+    struct PoolParams {
+        int32_t padding, stride_w, stride_h, filter_w, filter_h, activation;
+    };
+    PoolParams pool_params(const tfl::Operator& op) const {
+        const PoolParams p = custom_struct<PoolParams>(op);
+        if (p.padding != 1 && p.padding != 2)
+            corrupt_op("padding " + std::to_string(p.padding) + " is not SAME or VALID");
+        if (p.stride_w < 1 || p.stride_h < 1 || p.filter_w < 1 || p.filter_h < 1)
+            corrupt_op("filter and strides must be >= 1");
+        return p;
+    }
+
+    void max_pool_argmax(const tfl::Operator& op) {
+        expect_io(op, 1, 1, 2);
+        const PoolParams p = pool_params(op);
+        Node& n = node("MaxPoolingWithArgmax2D", {ref(ins_[0])}, {def(outs_[0]), def(outs_[1])});
+        n.attrs.set_ints("kernel_shape", {p.filter_h, p.filter_w});
+        n.attrs.set_ints("strides", {p.stride_h, p.stride_w});
+        n.attrs.set_string("auto_pad", p.padding == 1 ? "SAME_UPPER" : "VALID");
+        Activation::to_attrs(activation(static_cast<tfl::ActivationFunctionType>(p.activation)), n.attrs);
+    }
+
+    void max_unpool(const tfl::Operator& op) {
+        expect_io(op, 2, 2, 1);
+        const PoolParams p = pool_params(op);
+        Node& n = node("MaxUnpooling2D", {ref(ins_[0]), ref(ins_[1])}, {def(outs_[0])});
+        n.attrs.set_ints("kernel_shape", {p.filter_h, p.filter_w});
+        set_transposed_window(n.attrs, p.padding == 1, p.filter_h, p.filter_w, p.stride_h, p.stride_w);
     }
 
     // MediaPipe's transposed windows (Convolution2DTransposeBias, MaxUnpooling2D): SAME gives input·stride

@@ -17,6 +17,7 @@ void add_misc_ops(OpList& ops);         // ops/misc.cpp: Resize, Pad, Cast, Gath
 void add_rnn_ops(OpList& ops);          // ops/rnn.cpp: LSTM, GRU, RNN (state kept in the outputs)
 void add_sampling_ops(OpList& ops);     // ops/sampling.cpp: GridSample, RoiAlign, MaxUnpool
 void add_detection_ops(OpList& ops);    // ops/nms.cpp: NonMaxSuppression (bounded output, valid count)
+void add_mediapipe_ops(OpList& ops);    // kernels/ref/mediapipe_ops.cpp: MediaPipe's custom TFLite ops
 
 // ONNX TensorProto data type codes (Cast's "to", ConstantOfShape's "dtype") ↔ kes_dtype (ops/misc.cpp).
 // Both throw KES_ERR_UNSUPPORTED for a type Kestrel does not have.
