@@ -488,3 +488,7 @@ TEST(RealModels, MediaPipeSelfieSegmentationMatchesArmNN) {
 TEST(RealModels, MediaPipeSelfieSegmentationLandscapeMatchesArmNN) {
     check_mediapipe("selfie_segmentation_landscape");
 }
+// Landmarks2TransformMatrix, TransformTensorBilinear and TransformLandmarks (their reference in numpy):
+TEST(RealModels, MediaPipeFaceLandmarkWithAttentionMatchesArmNN) {
+    check_mediapipe("face_landmark_with_attention");
+}

@@ -3,6 +3,7 @@
 // Shared by test_tflite_import.cpp, test_tflite_prelu.cpp and the fuzz seed writer test.
 #pragma once
 
+#include <flatbuffers/flexbuffers.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -288,10 +289,60 @@ inline std::vector<uint8_t> seed_unsupported_l2norm() {
     return tb.finish({in}, {out});
 }
 
+// MediaPipe's extras: DENSIFY of CSR weights, DEPTH_TO_SPACE, Convolution2DTransposeBias (C struct
+// options), MaxPoolingWithArgmax2D / MaxUnpooling2D, and TransformTensorBilinear (FlexBuffer options).
+inline std::vector<uint8_t> seed_mediapipe_ops() {
+    TfliteBuilder tb;
+    flatbuffers::FlatBufferBuilder& fb = tb.fb();
+    const auto order = fb.CreateVector(std::vector<int32_t>{0, 1});
+    const auto segments_values = fb.CreateVector(std::vector<int32_t>{0, 1, 2, 2, 3});
+    const auto segments = tfl::CreateInt32Vector(fb, segments_values);
+    const auto indices_values = fb.CreateVector(std::vector<int32_t>{0, 3, 1});
+    const auto indices = tfl::CreateInt32Vector(fb, indices_values);
+    const std::vector<flatbuffers::Offset<tfl::DimensionMetadata>> meta = {
+        tfl::CreateDimensionMetadata(fb, tfl::DimensionType::DENSE, 4),
+        tfl::CreateDimensionMetadata(fb, tfl::DimensionType::SPARSE_CSR, 0, tfl::SparseIndexVector::Int32Vector,
+                                     segments.Union(), tfl::SparseIndexVector::Int32Vector, indices.Union())};
+    const auto meta_vector = fb.CreateVector(meta);
+    const auto sparsity = tfl::CreateSparsityParameters(fb, order, 0, meta_vector);
+    const int32_t in = tb.tensor("input", {1, 2, 2, 4});
+    const int32_t sparse = tb.sparse_f32("w_sparse", {4, 4}, {1.0f, -1.0f, 0.5f}, sparsity);
+    const int32_t w = tb.tensor("w", {4, 4}), fc = tb.tensor("fc", {4, 4}), shaped = tb.tensor("shaped", {1, 2, 2, 4});
+    tb.op(tfl::BuiltinOperator::DENSIFY, {sparse}, {w});
+    tb.op(tfl::BuiltinOperator::FULLY_CONNECTED, {in, w, -1}, {fc}, tfl::BuiltinOptions::FullyConnectedOptions,
+          tfl::CreateFullyConnectedOptions(fb).Union());
+    const int32_t shape = tb.i32("shape", {4}, {1, 2, 2, 4});
+    tb.op(tfl::BuiltinOperator::RESHAPE, {fc, shape}, {shaped});
+    const int32_t d2s = tb.tensor("d2s", {1, 4, 4, 1});
+    tb.op(tfl::BuiltinOperator::DEPTH_TO_SPACE, {shaped}, {d2s}, tfl::BuiltinOptions::DepthToSpaceOptions,
+          tfl::CreateDepthToSpaceOptions(fb, 2).Union());
+    const int32_t pooled = tb.tensor("pooled", {1, 2, 2, 1}), where = tb.tensor("where", {1, 2, 2, 1});
+    tb.custom_op("MaxPoolingWithArgmax2D", {d2s}, {pooled, where},
+                 TfliteBuilder::bytes_of(std::vector<int32_t>{1, 2, 2, 2, 2, 0, 0, 0, 0, 0}));
+    const int32_t unpooled = tb.tensor("unpooled", {1, 4, 4, 1});
+    tb.custom_op("MaxUnpooling2D", {pooled, where}, {unpooled},
+                 TfliteBuilder::bytes_of(std::vector<int32_t>{1, 2, 2, 2, 2, 0, 0, 0, 0, 0}));
+    const int32_t kernel = tb.f32("kernel", {1, 2, 2, 1}, {1.0f, 2.0f, 3.0f, 4.0f}), bias = tb.f32("bias", {1}, {0.5f});
+    const int32_t up = tb.tensor("up", {1, 8, 8, 1});
+    tb.custom_op("Convolution2DTransposeBias", {unpooled, kernel, bias}, {up},
+                 TfliteBuilder::bytes_of(std::vector<int32_t>{1, 2, 2}));
+    const int32_t matrix = tb.f32("matrix", {1, 4, 4}, {2, 0, 0, 0, 0, 2, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1});
+    const int32_t out = tb.tensor("out", {1, 4, 4, 1});
+    flexbuffers::Builder fbb;
+    const size_t map = fbb.StartMap();
+    fbb.Int("output_height", 4);
+    fbb.Int("output_width", 4);
+    fbb.EndMap(map);
+    fbb.Finish();
+    tb.custom_op("TransformTensorBilinear", {up, matrix}, {out}, fbb.GetBuffer(), 2);
+    return tb.finish({in}, {out});
+}
+
 inline std::vector<TfliteSeed> tflite_seeds() {
     return {{"conv_prelu_dw_reshape.tflite", seed_conv_prelu_dw_reshape},
             {"pool_concat_resize_slice_fc16.tflite", seed_pool_concat_resize_slice_fc16},
-            {"unsupported_l2norm.tflite", seed_unsupported_l2norm}};
+            {"unsupported_l2norm.tflite", seed_unsupported_l2norm},
+            {"mediapipe_ops.tflite", seed_mediapipe_ops}};
 }
 
 }  // namespace kes_test

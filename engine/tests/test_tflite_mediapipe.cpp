@@ -3,7 +3,10 @@
 // (Convolution2DTransposeBias, ...). The real models are in test_real_models.cpp (RealModels.MediaPipe*).
 #include <gtest/gtest.h>
 
+#include <flatbuffers/flexbuffers.h>
+
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -256,6 +259,120 @@ TEST(TfliteMediaPipe, MaxUnpoolingRefusesAnIndexOutsideTheWindow) {
                   std::string::npos)
             << e.what();
     }
+}
+
+// ---- Landmarks2TransformMatrix, TransformLandmarks, TransformTensorBilinear -------------------------------------
+
+std::vector<uint8_t> flex_map(const std::function<void(flexbuffers::Builder&)>& fill) {
+    flexbuffers::Builder fbb;
+    const size_t start = fbb.StartMap();
+    fill(fbb);
+    fbb.EndMap(start);
+    fbb.Finish();
+    return fbb.GetBuffer();
+}
+
+std::vector<uint8_t> landmarks_options(int64_t left, int64_t right, std::vector<int32_t> subset) {
+    return flex_map([&](flexbuffers::Builder& fbb) {
+        fbb.Int("left_rotation_idx", left);
+        fbb.Int("right_rotation_idx", right);
+        fbb.Int("output_height", 2);
+        fbb.Int("output_width", 4);
+        fbb.Float("scale_x", 1.5f);
+        fbb.Float("scale_y", 1.5f);
+        fbb.Float("target_rotation_radians", 0.0f);
+        fbb.Vector("subset_idxs", [&] {
+            for (int32_t i : subset) fbb.Int(i);
+        });
+    });
+}
+
+std::vector<float> landmarks_matrix(int64_t left, int64_t right, const std::vector<float>& landmarks) {
+    TfliteBuilder tb;
+    const int32_t in = tb.tensor("landmarks", {1, 3, 3}), out = tb.tensor("matrix", {1, 4, 4});
+    tb.custom_op("Landmarks2TransformMatrix", {in}, {out}, landmarks_options(left, right, {0, 1, 2}), 2);
+    const auto got = run_graph(import(tb.finish({in}, {out})), {landmarks});
+    return got.empty() ? std::vector<float>{} : got[0];
+}
+
+TEST(TfliteMediaPipe, Landmarks2TransformMatrixMapsTheCropOntoTheLandmarks) {
+    // (0,0), (4,0), (2,2); left→right is level: the box is x 0..4, y 0..2 (centre (2, 1)), a 4×2 crop
+    // scaled 1.5: M = T(2, 1) · S(1.5) · T(−2, −1).
+    const std::vector<float> level = landmarks_matrix(0, 1, {0, 0, 7, 4, 0, 7, 2, 2, 7});
+    kes_test::expect_near_all(level, {1.5f, 0, 0, -1.0f, 0, 1.5f, 0, -0.5f, 0, 0, 1, 0, 0, 0, 0, 1}, 1e-6f, "level");
+    // (0,0), (0,4), (−2,2): left→right points down (+90°), so the crop turns with it: its x axis runs
+    // along +y, its y axis along −x; the box is centred at (−1, 2).
+    const std::vector<float> turned = landmarks_matrix(0, 1, {0, 0, 7, 0, 4, 7, -2, 2, 7});
+    kes_test::expect_near_all(turned, {0, -1.5f, 0, 0.5f, 1.5f, 0, 0, -1.0f, 0, 0, 1, 0, 0, 0, 0, 1}, 1e-6f, "turned");
+}
+
+TEST(TfliteMediaPipe, Landmarks2TransformMatrixRefusesBadOptions) {
+    TfliteBuilder tb;
+    const int32_t in = tb.tensor("landmarks", {1, 3, 3}), out = tb.tensor("matrix", {1, 4, 4});
+    tb.custom_op("Landmarks2TransformMatrix", {in}, {out}, landmarks_options(0, 5, {0, 1, 2}), 2);
+    kes::ir::Graph g = import(tb.finish({in}, {out}));
+    try {
+        kes::ir::infer_shapes(g);
+        ADD_FAILURE() << "landmark 5 of 3 was accepted";
+    } catch (const kes::Error& e) {
+        EXPECT_EQ(e.status(), KES_ERR_INVALID_ARGUMENT);
+        EXPECT_NE(std::string(e.what()).find("landmark index 5 is outside the 3 landmarks"), std::string::npos)
+            << e.what();
+    }
+
+    TfliteBuilder missing;
+    const int32_t x = missing.tensor("landmarks", {1, 3, 3}), y = missing.tensor("matrix", {1, 4, 4});
+    missing.custom_op("Landmarks2TransformMatrix", {x}, {y},
+                      flex_map([](flexbuffers::Builder& fbb) { fbb.Int("output_height", 2); }), 2);
+    const auto [status, message] = import_error(missing.finish({x}, {y}));
+    EXPECT_EQ(status, KES_ERR_CORRUPT_DATA);
+    EXPECT_NE(message.find("custom option 'subset_idxs' is not a vector"), std::string::npos) << message;
+
+    TfliteBuilder garbage;
+    const int32_t a = garbage.tensor("landmarks", {1, 3, 3}), b = garbage.tensor("matrix", {1, 4, 4});
+    garbage.custom_op("Landmarks2TransformMatrix", {a}, {b}, {0xff, 0xff, 0xff, 0x7f}, 2);
+    const auto [status2, message2] = import_error(garbage.finish({a}, {b}));
+    EXPECT_EQ(status2, KES_ERR_CORRUPT_DATA);
+    EXPECT_NE(message2.find("FlexBuffer"), std::string::npos) << message2;
+
+    TfliteBuilder v1;
+    const int32_t c = v1.tensor("landmarks", {1, 3, 3}), d = v1.tensor("matrix", {1, 4, 4});
+    v1.custom_op("Landmarks2TransformMatrix", {c}, {d}, landmarks_options(0, 1, {0}), 1);
+    const auto [status3, message3] = import_error(v1.finish({c}, {d}));
+    EXPECT_EQ(status3, KES_ERR_UNSUPPORTED);
+    EXPECT_NE(message3.find("version 1 is not supported"), std::string::npos) << message3;
+}
+
+TEST(TfliteMediaPipe, TransformLandmarksAppliesTheAffinePartAndKeepsZ) {
+    TfliteBuilder tb;
+    const int32_t l = tb.tensor("landmarks", {1, 2, 3}), m = tb.tensor("matrix", {1, 4, 4});
+    const int32_t out = tb.tensor("out", {1, 2, 3});
+    tb.custom_op("TransformLandmarks", {l, m}, {out}, {}, 2);
+    const std::vector<float> matrix = {0, -2, 0, 10, 3, 0, 0, 20, 0, 0, 1, 0, 0, 0, 0, 1};
+    const auto got = run_graph(import(tb.finish({l, m}, {out})), {{1, 2, 9, 3, 4, 8}, matrix});
+    ASSERT_EQ(got.size(), 1u);
+    // (x, y) → (−2y + 10, 3x + 20)
+    EXPECT_EQ(got[0], (std::vector<float>{6, 23, 9, 2, 29, 8}));
+}
+
+TEST(TfliteMediaPipe, TransformTensorBilinearSamplesPixelCentresAndZeroOutside) {
+    auto sample = [](int32_t out_h, int32_t out_w, const std::vector<float>& matrix) {
+        TfliteBuilder tb;
+        const int32_t x = tb.tensor("image", {1, 2, 2, 1}), m = tb.tensor("matrix", {1, 4, 4});
+        const int32_t out = tb.tensor("out", {1, out_h, out_w, 1});
+        tb.custom_op("TransformTensorBilinear", {x, m}, {out}, flex_map([&](flexbuffers::Builder& fbb) {
+                         fbb.Int("output_height", out_h);
+                         fbb.Int("output_width", out_w);
+                     }),
+                     2);
+        const auto got = run_graph(import(tb.finish({x, m}, {out})), {{0, 1, 2, 3}, matrix});
+        return got.empty() ? std::vector<float>{} : got[0];
+    };
+    // Half scale, shifted a quarter: output pixel (x, y) reads input (x/2, y/2).
+    EXPECT_EQ(sample(2, 2, {0.5f, 0, 0, 0.25f, 0, 0.5f, 0, 0.25f, 0, 0, 1, 0, 0, 0, 0, 1}),
+              (std::vector<float>{0, 0.5f, 1, 1.5f}));
+    // Identity over 3 columns: the third reads x = 2, past the last column.
+    EXPECT_EQ(sample(1, 3, {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}), (std::vector<float>{0, 1, 0}));
 }
 
 }  // namespace

@@ -25,6 +25,11 @@
 //     keep_num_dims, restores the leading dims.
 //   - DENSIFY of a sparse constant (pruned weights) is folded at import into the dense constant
 //     (tflite_sparse.cpp); DEPTH_TO_SPACE (NHWC) becomes Reshape, Transpose, Reshape.
+//   - MediaPipe's custom operators: Convolution2DTransposeBias becomes an NHWC ConvTranspose with a
+//     bias; MaxPoolingWithArgmax2D, MaxUnpooling2D and the version-2 landmark ops
+//     (Landmarks2TransformMatrix, TransformLandmarks, TransformTensorBilinear) become Kestrel's ops of
+//     those names (kernels/ref/mediapipe_ops.cpp), their options (a C struct or a FlexBuffer map)
+//     attributes. Any other custom op is KES_ERR_UNSUPPORTED, naming it.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -32,6 +37,8 @@
 #include <numeric>
 #include <string>
 #include <unordered_set>
+
+#include <flatbuffers/flexbuffers.h>
 
 #include "../kernels/ref/op_util.hpp"
 #include "../kernels/ref/ops.hpp"
@@ -1015,7 +1022,74 @@ private:
         if (name == "Convolution2DTransposeBias") return transpose_conv_bias(op);
         if (name == "MaxPoolingWithArgmax2D") return max_pool_argmax(op);
         if (name == "MaxUnpooling2D") return max_unpool(op);
+        if (name == "Landmarks2TransformMatrix" || name == "TransformLandmarks" || name == "TransformTensorBilinear")
+            return landmark_op(op, name);
         unsupported_op("custom op '" + name + "' is not supported by Kestrel");
+    }
+
+    // The custom options as a FlexBuffer map (MediaPipe's landmark ops), verified before it is read.
+    flexbuffers::Map custom_map(const tfl::Operator& op) const {
+        const auto* o = op.custom_options();
+        if (!o || o->size() == 0) corrupt_op("its custom options (a FlexBuffer map) are missing");
+        if (!flexbuffers::VerifyBuffer(o->data(), o->size()))
+            corrupt_op("its custom options are not a valid FlexBuffer");
+        const flexbuffers::Reference root = flexbuffers::GetRoot(o->data(), o->size());
+        if (!root.IsMap()) corrupt_op("its custom options are not a FlexBuffer map");
+        return root.AsMap();
+    }
+    int64_t custom_int(const flexbuffers::Map& m, const char* key) const {
+        const flexbuffers::Reference v = m[key];
+        if (!v.IsIntOrUint()) corrupt_op(std::string("custom option '") + key + "' is missing or not an integer");
+        return v.AsInt64();
+    }
+    float custom_float(const flexbuffers::Map& m, const char* key) const {
+        const flexbuffers::Reference v = m[key];
+        if (!v.IsNumeric()) corrupt_op(std::string("custom option '") + key + "' is missing or not a number");
+        return static_cast<float>(v.AsDouble());
+    }
+
+    // MediaPipe's V2 landmark ops: options from the FlexBuffer map become the op's attributes.
+    void landmark_op(const tfl::Operator& op, const std::string& name) {
+        const tfl::OperatorCode* code = model_->operator_codes()->Get(op.opcode_index());
+        if (code->version() != 2)
+            unsupported_op("version " + std::to_string(code->version()) +
+                           " is not supported (MediaPipe's version 2 is)");
+        if (name == "Landmarks2TransformMatrix") {
+            expect_io(op, 1, 1, 1);
+            const flexbuffers::Map m = custom_map(op);
+            std::vector<int64_t> subset;
+            const flexbuffers::Reference idx = m["subset_idxs"];
+            auto read_all = [&](const auto& v) {
+                for (size_t i = 0; i < v.size(); ++i) {
+                    if (!v[i].IsIntOrUint()) corrupt_op("custom option 'subset_idxs' holds a non-integer");
+                    subset.push_back(v[i].AsInt64());
+                }
+            };
+            if (idx.IsTypedVector())
+                read_all(idx.AsTypedVector());
+            else if (idx.IsVector())
+                read_all(idx.AsVector());
+            else
+                corrupt_op("custom option 'subset_idxs' is not a vector");
+            Node& n = node(name, {ref(ins_[0])}, {def(outs_[0])});
+            n.attrs.set_int("left_rotation_idx", custom_int(m, "left_rotation_idx"));
+            n.attrs.set_int("right_rotation_idx", custom_int(m, "right_rotation_idx"));
+            n.attrs.set_int("output_height", custom_int(m, "output_height"));
+            n.attrs.set_int("output_width", custom_int(m, "output_width"));
+            n.attrs.set_float("scale_x", custom_float(m, "scale_x"));
+            n.attrs.set_float("scale_y", custom_float(m, "scale_y"));
+            n.attrs.set_float("target_rotation_radians", custom_float(m, "target_rotation_radians"));
+            n.attrs.set_ints("subset_idxs", subset);
+        } else if (name == "TransformLandmarks") {
+            expect_io(op, 2, 2, 1);
+            node(name, {ref(ins_[0]), ref(ins_[1])}, {def(outs_[0])});
+        } else {
+            expect_io(op, 2, 2, 1);
+            const flexbuffers::Map m = custom_map(op);
+            Node& n = node(name, {ref(ins_[0]), ref(ins_[1])}, {def(outs_[0])});
+            n.attrs.set_int("output_height", custom_int(m, "output_height"));
+            n.attrs.set_int("output_width", custom_int(m, "output_width"));
+        }
     }
 
     // MediaPipe's pooling ops read TfLitePoolParams: padding, strides, filter size, fused activation.
