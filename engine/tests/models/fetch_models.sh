@@ -118,10 +118,21 @@ for solution in face_detection-0.4.1657300184 face_mesh-0.4.1657299874 hands-0.4
                 selfie_segmentation-0.1.1675465747; do
   pkg="extract/mediapipe-$solution/package"
   name="${solution%-*}"
-  cp -f "$pkg"/*.tflite files/mediapipe/ 2>/dev/null || true
+  for model in "$pkg"/*.tflite; do
+    if [[ -f "$model" ]]; then cp -f "$model" files/mediapipe/; fi
+  done
   if [[ -f "$pkg/${name}_solution_packed_assets_loader.js" ]]; then
     extract_packed_tflite "$pkg/${name}_solution_packed_assets_loader.js" "$pkg/${name}_solution_packed_assets.data" \
       files/mediapipe
+  fi
+done
+for model in face_detection_short_range face_detection_full_range face_detection_full_range_sparse face_landmark \
+             face_landmark_with_attention hand_landmark_lite hand_landmark_full palm_detection_lite palm_detection_full \
+             pose_detection pose_landmark_lite pose_landmark_full pose_landmark_heavy selfie_segmentation \
+             selfie_segmentation_landscape; do
+  if [[ ! -f "files/mediapipe/$model.tflite" ]]; then
+    echo "fetch_models: the MediaPipe packages hold no $model.tflite" >&2
+    exit 1
   fi
 done
 chmod 644 files/mediapipe/*.tflite
@@ -159,13 +170,13 @@ if [[ $reference == 1 ]]; then
     mp=files/mediapipe
     /usr/bin/python3 "$here/make_tflite_reference.py" "$schema" files/photo1.ppm reference/mediapipe -1,1 \
       $mp/face_detection_short_range.tflite $mp/face_detection_full_range.tflite \
-      $mp/face_detection_full_range_sparse.tflite 2>&1 | grep -v 'does not support'
+      $mp/face_detection_full_range_sparse.tflite 2>&1 | sed '/does not support/d'
     /usr/bin/python3 "$here/make_tflite_reference.py" "$schema" files/photo1.ppm reference/mediapipe 0,1 \
       $mp/face_landmark.tflite $mp/face_landmark_with_attention.tflite $mp/hand_landmark_lite.tflite \
       $mp/hand_landmark_full.tflite $mp/palm_detection_lite.tflite $mp/palm_detection_full.tflite \
       $mp/pose_detection.tflite $mp/pose_landmark_lite.tflite $mp/pose_landmark_full.tflite \
       $mp/pose_landmark_heavy.tflite $mp/selfie_segmentation.tflite $mp/selfie_segmentation_landscape.tflite \
-      2>&1 | grep -v 'does not support'
+      2>&1 | sed '/does not support/d'
   else
     echo "fetch_models: python3-pyarmnn, python3-flatbuffers or flatc missing; the MediaPipe references were not made" \
          "(apt-get install python3-pyarmnn libarmnn-cpuref-backend22 libarmnntfliteparser22 python3-flatbuffers)" >&2
