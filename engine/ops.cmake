@@ -17,6 +17,7 @@ list(APPEND engine_sources
   src/kernels/ref/rnn.cpp
   src/kernels/ref/sampling.cpp
   src/kernels/ref/nms.cpp
+  src/kernels/ref/mediapipe_ops.cpp
   src/kernels/select.cpp
   src/kernels/common/microkernels.cpp
   src/kernels/common/activations.cpp

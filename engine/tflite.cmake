@@ -16,17 +16,24 @@ add_custom_target(kes_engine_tflite_schema DEPENDS ${tflite_header})
 
 list(APPEND convert_sources
   src/convert/tflite_import.cpp
+  src/convert/tflite_sparse.cpp
   src/convert/pass_prelu.cpp
   ${tflite_header})
 list(APPEND engine_test_sources
   tests/test_tflite_import.cpp
   tests/test_tflite_prelu.cpp
-  tests/test_tflite_gears.cpp)
+  tests/test_tflite_gears.cpp
+  tests/test_tflite_mediapipe.cpp)
 
 function(engine_tflite_after_module)
   add_dependencies(kes_convert_obj kes_engine_tflite_schema)
+  # MediaPipe's custom options are FlexBuffers (flatbuffers/flexbuffers.h, header-only). Its
+  # string-to-number path would use the C locale object of libflatbuffers, which Kestrel does not link;
+  # the importer reads only numeric values, so the plain strtod path serves (the same in every TU).
+  target_compile_definitions(kes_convert_obj PRIVATE FLATBUFFERS_LOCALE_INDEPENDENT=0)
   if(KES_BUILD_TESTS)
     add_dependencies(kes_engine_tests kes_engine_tflite_schema)
+    target_compile_definitions(kes_engine_tests PRIVATE FLATBUFFERS_LOCALE_INDEPENDENT=0)
     kes_add_fuzzer(engine tflite_import SOURCE fuzz/fuzz_tflite_import.cpp
                    SEEDS ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/seeds_tflite LIBS kes_convert)
     target_include_directories(kes_fuzz_tflite_import PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)

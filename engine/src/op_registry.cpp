@@ -23,6 +23,7 @@ const OpList& registry() {
         add_rnn_ops(v);
         add_sampling_ops(v);
         add_detection_ops(v);
+        add_mediapipe_ops(v);
         std::sort(v.begin(), v.end(), [](const OpDef& a, const OpDef& b) { return std::strcmp(a.name, b.name) < 0; });
         return v;
     }();

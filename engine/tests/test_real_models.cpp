@@ -407,3 +407,91 @@ TEST(RealModels, MtcnnPnetRunsAnImagePyramidThroughImageGears) {
         }
     }
 }
+
+// ---- MediaPipe's TFLite models ---------------------------------------------------------------------------
+// Each model (fetch_models.sh takes them from the @mediapipe npm packages) converted, run on photo 1 and
+// compared output by output with Arm NN's CpuRef on the same input (make_tflite_reference.py, which
+// rewrites what Arm NN 20.08 cannot read into exact equivalents and runs MediaPipe's landmark ops in
+// numpy). Both compute in f32 from the same fp16 weights; the bound is on each output's cosine and on
+// its largest difference relative to its largest value.
+
+void check_mediapipe(const char* model) {
+    const std::string dir = cache_dir();
+    const std::string model_path = dir + "/files/mediapipe/" + model + ".tflite";
+    const std::string ref = dir + "/reference/mediapipe/" + model;
+    SKIP_UNLESS_FETCHED(model_path);
+    SKIP_UNLESS_FETCHED(ref + "_out0.f32");
+    LoadedModel m;
+    ASSERT_TRUE(m.load(model_path, nullptr));
+    std::vector<float> input;
+    ASSERT_TRUE(read_floats(ref + "_input.f32", input));
+    std::vector<std::vector<float>> got;
+    ASSERT_TRUE(m.run({&input}, got));
+    for (size_t k = 0; k < got.size(); ++k) {
+        std::vector<float> want;
+        ASSERT_TRUE(read_floats(ref + "_out" + std::to_string(k) + ".f32", want)) << "output " << k;
+        ASSERT_EQ(got[k].size(), want.size()) << "output " << k;
+        double max_err = 0.0, max_ref = 0.0;
+        for (size_t i = 0; i < want.size(); ++i) {
+            max_err = std::max(max_err, static_cast<double>(std::fabs(got[k][i] - want[i])));
+            max_ref = std::max(max_ref, static_cast<double>(std::fabs(want[i])));
+        }
+        const double cos = cosine(got[k].data(), want.data(), want.size());
+        std::cout << "[ mediapipe] " << model << " output " << k << " (" << want.size() << " values): cosine " << cos
+                  << ", max |diff| " << max_err << " (largest |ref| " << max_ref << ")\n";
+        EXPECT_GE(cos, 0.9999) << model << " output " << k;
+        EXPECT_LE(max_err, 1e-3 * std::max(1.0, max_ref)) << model << " output " << k;
+    }
+}
+
+TEST(RealModels, MediaPipeFaceDetectionShortRangeMatchesArmNN) {
+    check_mediapipe("face_detection_short_range");
+}
+TEST(RealModels, MediaPipeFaceDetectionFullRangeMatchesArmNN) {
+    check_mediapipe("face_detection_full_range");
+}
+TEST(RealModels, MediaPipeFaceLandmarkMatchesArmNN) {
+    check_mediapipe("face_landmark");
+}
+TEST(RealModels, MediaPipeHandLandmarkLiteMatchesArmNN) {
+    check_mediapipe("hand_landmark_lite");
+}
+TEST(RealModels, MediaPipeHandLandmarkFullMatchesArmNN) {
+    check_mediapipe("hand_landmark_full");
+}
+TEST(RealModels, MediaPipePalmDetectionLiteMatchesArmNN) {
+    check_mediapipe("palm_detection_lite");
+}
+TEST(RealModels, MediaPipePalmDetectionFullMatchesArmNN) {
+    check_mediapipe("palm_detection_full");
+}
+TEST(RealModels, MediaPipePoseLandmarkLiteMatchesArmNN) {
+    check_mediapipe("pose_landmark_lite");
+}
+TEST(RealModels, MediaPipePoseLandmarkFullMatchesArmNN) {
+    check_mediapipe("pose_landmark_full");
+}
+TEST(RealModels, MediaPipePoseLandmarkHeavyMatchesArmNN) {
+    // 4 s on the scalar kernels of an optimised build; sanitizer, -O0 and emulated builds (ten times
+    // slower) check the lite and full variants of the same network instead.
+    if (kSlowBuild) GTEST_SKIP() << "pose_landmark_heavy runs in optimised host builds only";
+    check_mediapipe("pose_landmark_heavy");
+}
+// DENSIFY (pruned weights) and DEPTH_TO_SPACE:
+TEST(RealModels, MediaPipeFaceDetectionFullRangeSparseMatchesArmNN) {
+    check_mediapipe("face_detection_full_range_sparse");
+}
+TEST(RealModels, MediaPipePoseDetectionMatchesArmNN) {
+    check_mediapipe("pose_detection");
+}
+// Convolution2DTransposeBias:
+TEST(RealModels, MediaPipeSelfieSegmentationMatchesArmNN) {
+    check_mediapipe("selfie_segmentation");
+}
+TEST(RealModels, MediaPipeSelfieSegmentationLandscapeMatchesArmNN) {
+    check_mediapipe("selfie_segmentation_landscape");
+}
+// Landmarks2TransformMatrix, TransformTensorBilinear and TransformLandmarks (their reference in numpy):
+TEST(RealModels, MediaPipeFaceLandmarkWithAttentionMatchesArmNN) {
+    check_mediapipe("face_landmark_with_attention");
+}

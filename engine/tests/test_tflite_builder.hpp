@@ -3,11 +3,13 @@
 // Shared by test_tflite_import.cpp, test_tflite_prelu.cpp and the fuzz seed writer test.
 #pragma once
 
+#include <flatbuffers/flexbuffers.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "convert/importers.hpp"
@@ -46,6 +48,20 @@ public:
     int32_t f32(const std::string& name, std::vector<int32_t> shape, const std::vector<float>& v) {
         return tensor(name, std::move(shape), tfl::TensorType::FLOAT32, bytes_of(v));
     }
+    // A constant in TFLite's sparse format: `values` the stored elements, `sparsity` where they lie.
+    int32_t sparse_f32(const std::string& name, std::vector<int32_t> shape, const std::vector<float>& values,
+                       flatbuffers::Offset<tfl::SparsityParameters> sparsity) {
+        const std::vector<uint8_t> data = bytes_of(values);
+        fb_.ForceVectorAlignment(data.size(), 1, 16);
+        const auto bytes = fb_.CreateVector(data);
+        buffers_.push_back(tfl::CreateBuffer(fb_, bytes));
+        const auto shape_vector = fb_.CreateVector(shape);
+        const auto name_string = fb_.CreateString(name);
+        tensors_.push_back(tfl::CreateTensor(fb_, shape_vector, tfl::TensorType::FLOAT32,
+                                             static_cast<uint32_t>(buffers_.size() - 1), name_string, 0, false,
+                                             sparsity));
+        return static_cast<int32_t>(tensors_.size() - 1);
+    }
     int32_t i32(const std::string& name, std::vector<int32_t> shape, const std::vector<int32_t>& v) {
         return tensor(name, std::move(shape), tfl::TensorType::INT32, bytes_of(v));
     }
@@ -72,15 +88,38 @@ public:
         op(static_cast<int32_t>(builtin), std::move(ins), std::move(outs), type, options);
     }
 
+    // A CUSTOM operator `name` (of that op `version`) with its raw custom_options (MediaPipe's ops: a C
+    // struct or a FlexBuffer map).
+    void custom_op(const std::string& name, std::vector<int32_t> ins, std::vector<int32_t> outs,
+                   const std::vector<uint8_t>& custom_options, int32_t version = 1) {
+        const int32_t code = kCustomBase - static_cast<int32_t>(custom_names_.size());
+        custom_names_.emplace_back(name, version);
+        codes_.push_back(code);
+        const auto in_vector = fb_.CreateVector(ins);
+        const auto out_vector = fb_.CreateVector(outs);
+        const auto options = custom_options.empty() ? 0 : fb_.CreateVector(custom_options);
+        ops_.push_back(tfl::CreateOperator(fb_, static_cast<uint32_t>(codes_.size() - 1), in_vector, out_vector,
+                                           tfl::BuiltinOptions::NONE, 0, options));
+    }
+
     flatbuffers::FlatBufferBuilder& fb() { return fb_; }
 
     // legacy_codes: write only the byte code, as converters before TF 2.4 did (builtin_code left 0).
     std::vector<uint8_t> finish(std::vector<int32_t> inputs, std::vector<int32_t> outputs, uint32_t version = 3,
                                 bool legacy_codes = false) {
         std::vector<flatbuffers::Offset<tfl::OperatorCode>> codes;
-        for (int32_t c : codes_)  // as TF ≥ 2.4 writes them: the byte saturates at 127
+        for (int32_t c : codes_) {  // as TF ≥ 2.4 writes them: the byte saturates at 127
+            if (c <= kCustomBase) {
+                const auto& [custom_name, custom_version] = custom_names_[static_cast<size_t>(kCustomBase - c)];
+                const auto name = fb_.CreateString(custom_name);
+                const int32_t custom = static_cast<int32_t>(tfl::BuiltinOperator::CUSTOM);
+                codes.push_back(tfl::CreateOperatorCode(fb_, static_cast<int8_t>(custom), name, custom_version,
+                                                        static_cast<tfl::BuiltinOperator>(legacy_codes ? 0 : custom)));
+                continue;
+            }
             codes.push_back(tfl::CreateOperatorCode(fb_, static_cast<int8_t>(c < 127 ? c : 127), 0, 1,
                                                     static_cast<tfl::BuiltinOperator>(legacy_codes ? 0 : c)));
+        }
         const auto tensors = fb_.CreateVector(tensors_);
         const auto in_vector = fb_.CreateVector(inputs);
         const auto out_vector = fb_.CreateVector(outputs);
@@ -101,7 +140,9 @@ private:
     std::vector<flatbuffers::Offset<tfl::Buffer>> buffers_;
     std::vector<flatbuffers::Offset<tfl::Tensor>> tensors_;
     std::vector<flatbuffers::Offset<tfl::Operator>> ops_;
-    std::vector<int32_t> codes_;
+    std::vector<int32_t> codes_;  // builtin codes; kCustomBase - i: custom op custom_names_[i]
+    std::vector<std::pair<std::string, int32_t>> custom_names_;  // name, version
+    static constexpr int32_t kCustomBase = -1;
 };
 
 // The status and message of import_tflite on these bytes (KES_OK, "" when it succeeds).
@@ -248,10 +289,60 @@ inline std::vector<uint8_t> seed_unsupported_l2norm() {
     return tb.finish({in}, {out});
 }
 
+// MediaPipe's extras: DENSIFY of CSR weights, DEPTH_TO_SPACE, Convolution2DTransposeBias (C struct
+// options), MaxPoolingWithArgmax2D / MaxUnpooling2D, and TransformTensorBilinear (FlexBuffer options).
+inline std::vector<uint8_t> seed_mediapipe_ops() {
+    TfliteBuilder tb;
+    flatbuffers::FlatBufferBuilder& fb = tb.fb();
+    const auto order = fb.CreateVector(std::vector<int32_t>{0, 1});
+    const auto segments_values = fb.CreateVector(std::vector<int32_t>{0, 1, 2, 2, 3});
+    const auto segments = tfl::CreateInt32Vector(fb, segments_values);
+    const auto indices_values = fb.CreateVector(std::vector<int32_t>{0, 3, 1});
+    const auto indices = tfl::CreateInt32Vector(fb, indices_values);
+    const std::vector<flatbuffers::Offset<tfl::DimensionMetadata>> meta = {
+        tfl::CreateDimensionMetadata(fb, tfl::DimensionType::DENSE, 4),
+        tfl::CreateDimensionMetadata(fb, tfl::DimensionType::SPARSE_CSR, 0, tfl::SparseIndexVector::Int32Vector,
+                                     segments.Union(), tfl::SparseIndexVector::Int32Vector, indices.Union())};
+    const auto meta_vector = fb.CreateVector(meta);
+    const auto sparsity = tfl::CreateSparsityParameters(fb, order, 0, meta_vector);
+    const int32_t in = tb.tensor("input", {1, 2, 2, 4});
+    const int32_t sparse = tb.sparse_f32("w_sparse", {4, 4}, {1.0f, -1.0f, 0.5f}, sparsity);
+    const int32_t w = tb.tensor("w", {4, 4}), fc = tb.tensor("fc", {4, 4}), shaped = tb.tensor("shaped", {1, 2, 2, 4});
+    tb.op(tfl::BuiltinOperator::DENSIFY, {sparse}, {w});
+    tb.op(tfl::BuiltinOperator::FULLY_CONNECTED, {in, w, -1}, {fc}, tfl::BuiltinOptions::FullyConnectedOptions,
+          tfl::CreateFullyConnectedOptions(fb).Union());
+    const int32_t shape = tb.i32("shape", {4}, {1, 2, 2, 4});
+    tb.op(tfl::BuiltinOperator::RESHAPE, {fc, shape}, {shaped});
+    const int32_t d2s = tb.tensor("d2s", {1, 4, 4, 1});
+    tb.op(tfl::BuiltinOperator::DEPTH_TO_SPACE, {shaped}, {d2s}, tfl::BuiltinOptions::DepthToSpaceOptions,
+          tfl::CreateDepthToSpaceOptions(fb, 2).Union());
+    const int32_t pooled = tb.tensor("pooled", {1, 2, 2, 1}), where = tb.tensor("where", {1, 2, 2, 1});
+    tb.custom_op("MaxPoolingWithArgmax2D", {d2s}, {pooled, where},
+                 TfliteBuilder::bytes_of(std::vector<int32_t>{1, 2, 2, 2, 2, 0, 0, 0, 0, 0}));
+    const int32_t unpooled = tb.tensor("unpooled", {1, 4, 4, 1});
+    tb.custom_op("MaxUnpooling2D", {pooled, where}, {unpooled},
+                 TfliteBuilder::bytes_of(std::vector<int32_t>{1, 2, 2, 2, 2, 0, 0, 0, 0, 0}));
+    const int32_t kernel = tb.f32("kernel", {1, 2, 2, 1}, {1.0f, 2.0f, 3.0f, 4.0f}), bias = tb.f32("bias", {1}, {0.5f});
+    const int32_t up = tb.tensor("up", {1, 8, 8, 1});
+    tb.custom_op("Convolution2DTransposeBias", {unpooled, kernel, bias}, {up},
+                 TfliteBuilder::bytes_of(std::vector<int32_t>{1, 2, 2}));
+    const int32_t matrix = tb.f32("matrix", {1, 4, 4}, {2, 0, 0, 0, 0, 2, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1});
+    const int32_t out = tb.tensor("out", {1, 4, 4, 1});
+    flexbuffers::Builder fbb;
+    const size_t map = fbb.StartMap();
+    fbb.Int("output_height", 4);
+    fbb.Int("output_width", 4);
+    fbb.EndMap(map);
+    fbb.Finish();
+    tb.custom_op("TransformTensorBilinear", {up, matrix}, {out}, fbb.GetBuffer(), 2);
+    return tb.finish({in}, {out});
+}
+
 inline std::vector<TfliteSeed> tflite_seeds() {
     return {{"conv_prelu_dw_reshape.tflite", seed_conv_prelu_dw_reshape},
             {"pool_concat_resize_slice_fc16.tflite", seed_pool_concat_resize_slice_fc16},
-            {"unsupported_l2norm.tflite", seed_unsupported_l2norm}};
+            {"unsupported_l2norm.tflite", seed_unsupported_l2norm},
+            {"mediapipe_ops.tflite", seed_mediapipe_ops}};
 }
 
 }  // namespace kes_test

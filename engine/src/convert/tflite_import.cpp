@@ -23,6 +23,13 @@
 //     starts with the input's batch, so a graph made batch-dynamic later still reshapes correctly.
 //   - FULLY_CONNECTED flattens its input to [-1, K] like TFLite, runs Gemm(transB=1) and, with
 //     keep_num_dims, restores the leading dims.
+//   - DENSIFY of a sparse constant (pruned weights) is folded at import into the dense constant
+//     (tflite_sparse.cpp); DEPTH_TO_SPACE (NHWC) becomes Reshape, Transpose, Reshape.
+//   - MediaPipe's custom operators: Convolution2DTransposeBias becomes an NHWC ConvTranspose with a
+//     bias; MaxPoolingWithArgmax2D, MaxUnpooling2D and the version-2 landmark ops
+//     (Landmarks2TransformMatrix, TransformLandmarks, TransformTensorBilinear) become Kestrel's ops of
+//     those names (kernels/ref/mediapipe_ops.cpp), their options (a C struct or a FlexBuffer map)
+//     attributes. Any other custom op is KES_ERR_UNSUPPORTED, naming it.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -31,11 +38,14 @@
 #include <string>
 #include <unordered_set>
 
+#include <flatbuffers/flexbuffers.h>
+
 #include "../ops/dtype_codes.hpp"
 #include "../ops/geometry.hpp"
 #include "importers.hpp"
 #include "kes/error.hpp"
 #include "kestrel/tensor.h"
+#include "tflite_sparse.hpp"
 #include "tflite_subset_generated.h"
 
 namespace kes::ir {
@@ -417,10 +427,6 @@ private:
             std::max(static_cast<int32_t>(code->builtin_code()), static_cast<int32_t>(code->deprecated_builtin_code()));
         op_name_ = builtin_name(builtin);
         node_name_ = op_name_ + "_" + std::to_string(op_index_);
-        if (builtin == static_cast<int32_t>(BuiltinOperator::CUSTOM))
-            unsupported_op("custom op '" + (code->custom_code() ? code->custom_code()->str() : std::string()) +
-                           "' is not supported by Kestrel");
-
         ins_.clear();
         outs_.clear();
         if (op.inputs())
@@ -433,6 +439,8 @@ private:
                 check_tensor_index(t, ("operator " + std::to_string(op_index_) + " output").c_str());
                 outs_.push_back(t);
             }
+        if (builtin == static_cast<int32_t>(BuiltinOperator::CUSTOM))
+            return custom_operator(op, code->custom_code() ? code->custom_code()->str() : std::string());
 
         switch (static_cast<BuiltinOperator>(builtin)) {
             case BuiltinOperator::CONV_2D: return conv(op, false);
@@ -500,6 +508,8 @@ private:
             case BuiltinOperator::DEQUANTIZE: return dequantize(op);
             case BuiltinOperator::CAST: return cast(op);
             case BuiltinOperator::GATHER: return gather(op);
+            case BuiltinOperator::DENSIFY: return densify(op);
+            case BuiltinOperator::DEPTH_TO_SPACE: return depth_to_space(op);
             default: break;
         }
         unsupported_op("builtin op " + op_name_ + " is not supported by Kestrel");
@@ -1003,6 +1013,199 @@ private:
         if (o && o->batch_dims() != 0) unsupported_op("GATHER with batch_dims is not supported");
         Node& n = node("Gather", {ref(ins_[0]), ref(ins_[1])}, {def(outs_[0])});
         n.attrs.set_int("axis", o ? o->axis() : 0);
+    }
+
+    // ---- MediaPipe's custom operators (mediapipe/util/tflite/operations) ----------------------------------
+
+    void custom_operator(const tfl::Operator& op, const std::string& name) {
+        op_name_ = "custom " + name;
+        if (name == "Convolution2DTransposeBias") return transpose_conv_bias(op);
+        if (name == "MaxPoolingWithArgmax2D") return max_pool_argmax(op);
+        if (name == "MaxUnpooling2D") return max_unpool(op);
+        if (name == "Landmarks2TransformMatrix" || name == "TransformLandmarks" || name == "TransformTensorBilinear")
+            return landmark_op(op, name);
+        unsupported_op("custom op '" + name + "' is not supported by Kestrel");
+    }
+
+    // The custom options as a FlexBuffer map (MediaPipe's landmark ops), verified before it is read.
+    flexbuffers::Map custom_map(const tfl::Operator& op) const {
+        const auto* o = op.custom_options();
+        if (!o || o->size() == 0) corrupt_op("its custom options (a FlexBuffer map) are missing");
+        if (!flexbuffers::VerifyBuffer(o->data(), o->size()))
+            corrupt_op("its custom options are not a valid FlexBuffer");
+        const flexbuffers::Reference root = flexbuffers::GetRoot(o->data(), o->size());
+        if (!root.IsMap()) corrupt_op("its custom options are not a FlexBuffer map");
+        return root.AsMap();
+    }
+    int64_t custom_int(const flexbuffers::Map& m, const char* key) const {
+        const flexbuffers::Reference v = m[key];
+        if (!v.IsIntOrUint()) corrupt_op(std::string("custom option '") + key + "' is missing or not an integer");
+        return v.AsInt64();
+    }
+    float custom_float(const flexbuffers::Map& m, const char* key) const {
+        const flexbuffers::Reference v = m[key];
+        if (!v.IsNumeric()) corrupt_op(std::string("custom option '") + key + "' is missing or not a number");
+        return static_cast<float>(v.AsDouble());
+    }
+
+    // MediaPipe's V2 landmark ops: options from the FlexBuffer map become the op's attributes.
+    void landmark_op(const tfl::Operator& op, const std::string& name) {
+        const tfl::OperatorCode* code = model_->operator_codes()->Get(op.opcode_index());
+        if (code->version() != 2)
+            unsupported_op("version " + std::to_string(code->version()) +
+                           " is not supported (MediaPipe's version 2 is)");
+        if (name == "Landmarks2TransformMatrix") {
+            expect_io(op, 1, 1, 1);
+            const flexbuffers::Map m = custom_map(op);
+            std::vector<int64_t> subset;
+            const flexbuffers::Reference idx = m["subset_idxs"];
+            auto read_all = [&](const auto& v) {
+                for (size_t i = 0; i < v.size(); ++i) {
+                    if (!v[i].IsIntOrUint()) corrupt_op("custom option 'subset_idxs' holds a non-integer");
+                    subset.push_back(v[i].AsInt64());
+                }
+            };
+            if (idx.IsTypedVector())
+                read_all(idx.AsTypedVector());
+            else if (idx.IsVector())
+                read_all(idx.AsVector());
+            else
+                corrupt_op("custom option 'subset_idxs' is not a vector");
+            Node& n = node(name, {ref(ins_[0])}, {def(outs_[0])});
+            n.attrs.set_int("left_rotation_idx", custom_int(m, "left_rotation_idx"));
+            n.attrs.set_int("right_rotation_idx", custom_int(m, "right_rotation_idx"));
+            n.attrs.set_int("output_height", custom_int(m, "output_height"));
+            n.attrs.set_int("output_width", custom_int(m, "output_width"));
+            n.attrs.set_float("scale_x", custom_float(m, "scale_x"));
+            n.attrs.set_float("scale_y", custom_float(m, "scale_y"));
+            n.attrs.set_float("target_rotation_radians", custom_float(m, "target_rotation_radians"));
+            n.attrs.set_ints("subset_idxs", subset);
+        } else if (name == "TransformLandmarks") {
+            expect_io(op, 2, 2, 1);
+            node(name, {ref(ins_[0]), ref(ins_[1])}, {def(outs_[0])});
+        } else {
+            expect_io(op, 2, 2, 1);
+            const flexbuffers::Map m = custom_map(op);
+            Node& n = node(name, {ref(ins_[0]), ref(ins_[1])}, {def(outs_[0])});
+            n.attrs.set_int("output_height", custom_int(m, "output_height"));
+            n.attrs.set_int("output_width", custom_int(m, "output_width"));
+        }
+    }
+
+    // MediaPipe's pooling ops read TfLitePoolParams: padding, strides, filter size, fused activation.
+    struct PoolParams {
+        int32_t padding, stride_w, stride_h, filter_w, filter_h, activation;
+    };
+    PoolParams pool_params(const tfl::Operator& op) const {
+        const PoolParams p = custom_struct<PoolParams>(op);
+        if (p.padding != 1 && p.padding != 2)
+            corrupt_op("padding " + std::to_string(p.padding) + " is not SAME or VALID");
+        if (p.stride_w < 1 || p.stride_h < 1 || p.filter_w < 1 || p.filter_h < 1)
+            corrupt_op("filter and strides must be >= 1");
+        return p;
+    }
+
+    void max_pool_argmax(const tfl::Operator& op) {
+        expect_io(op, 1, 1, 2);
+        const PoolParams p = pool_params(op);
+        Node& n = node("MaxPoolingWithArgmax2D", {ref(ins_[0])}, {def(outs_[0]), def(outs_[1])});
+        n.attrs.set_ints("kernel_shape", {p.filter_h, p.filter_w});
+        n.attrs.set_ints("strides", {p.stride_h, p.stride_w});
+        n.attrs.set_string("auto_pad", p.padding == 1 ? "SAME_UPPER" : "VALID");
+        Activation::to_attrs(activation(static_cast<tfl::ActivationFunctionType>(p.activation)), n.attrs);
+    }
+
+    void max_unpool(const tfl::Operator& op) {
+        expect_io(op, 2, 2, 1);
+        const PoolParams p = pool_params(op);
+        Node& n = node("MaxUnpooling2D", {ref(ins_[0]), ref(ins_[1])}, {def(outs_[0])});
+        n.attrs.set_ints("kernel_shape", {p.filter_h, p.filter_w});
+        set_transposed_window(n.attrs, p.padding == 1, p.filter_h, p.filter_w, p.stride_h, p.stride_w);
+    }
+
+    // MediaPipe's transposed windows (Convolution2DTransposeBias, MaxUnpooling2D): SAME gives input·stride
+    // outputs with the padding a forward window over that output would take, its smaller half first:
+    // k − s split floor/ceil (none when k ≤ s: then no tap reaches the last s − k outputs); VALID gives
+    // (input − 1)·stride + k.
+    static void set_transposed_window(Attrs& attrs, bool same, int64_t kh, int64_t kw, int64_t sh, int64_t sw) {
+        std::vector<int64_t> pads = {0, 0, 0, 0}, extra = {0, 0};
+        if (same) {
+            const int64_t total[2] = {kh - sh, kw - sw};
+            for (size_t i = 0; i < 2; ++i) {
+                if (total[i] > 0)
+                    pads[i] = total[i] / 2, pads[i + 2] = total[i] - total[i] / 2;
+                else
+                    extra[i] = -total[i];
+            }
+        }
+        attrs.set_ints("strides", {sh, sw});
+        attrs.set_ints("pads", pads);
+        attrs.set_ints("output_padding", extra);
+    }
+
+    // The custom options as the C struct `T` MediaPipe's kernel reads them as (its TfLite*Params).
+    template <class T>
+    T custom_struct(const tfl::Operator& op) const {
+        T v;
+        const auto* o = op.custom_options();
+        if (!o || o->size() < sizeof v)
+            corrupt_op("custom options hold " + std::to_string(o ? o->size() : 0) + " bytes, expected " +
+                       std::to_string(sizeof v));
+        std::memcpy(&v, o->data(), sizeof v);
+        return v;
+    }
+
+    // Convolution2DTransposeBias(input NHWC, filter OHWI, bias [O]): TRANSPOSE_CONV plus a bias, options
+    // {padding (1 SAME, 2 VALID), stride_w, stride_h} (set_transposed_window).
+    void transpose_conv_bias(const tfl::Operator& op) {
+        expect_io(op, 3, 3, 1);
+        struct TransposeConvParams {
+            int32_t padding, stride_w, stride_h;
+        };
+        const auto o = custom_struct<TransposeConvParams>(op);
+        if (o.padding != 1 && o.padding != 2)
+            corrupt_op("padding " + std::to_string(o.padding) + " is not SAME or VALID");
+        if (o.stride_w < 1 || o.stride_h < 1) corrupt_op("strides must be >= 1");
+        const Shape ws = in_shape(1);
+        if (ws.size() != 4) corrupt_op("filter " + shape_string(ws) + " must be 4-d (OHWI)");
+        const int32_t x = ref(ins_[0]), w = ref(ins_[1]), b = ref(ins_[2]);
+        Node& n = node("ConvTranspose", {x, w, b}, {def(outs_[0])});
+        n.attrs.set_string("data_layout", "NHWC");
+        n.attrs.set_ints("kernel_shape", {ws[1], ws[2]});
+        set_transposed_window(n.attrs, o.padding == 1, ws[1], ws[2], o.stride_h, o.stride_w);
+    }
+
+    // DENSIFY of a sparse constant (pruned weights) becomes the dense constant; the sparse tensor is
+    // read only here (ref() refuses it anywhere else).
+    void densify(const tfl::Operator& op) {
+        expect_io(op, 1, 1, 1);
+        const int32_t in = ins_[0];
+        const tfl::SparsityParameters* sparsity = tensor(in).sparsity();
+        const auto [bytes, size] = buffer_of(in);
+        if (!sparsity || !bytes) unsupported_op("DENSIFY of " + tensor_label(in) + ", which is not a sparse constant");
+        const kes_dtype dt = dtype_of(in);
+        Shape shape = file_shape(in);
+        std::vector<uint8_t> dense =
+            densify_tflite_constant(*sparsity, shape, kes_dtype_size(dt), bytes, size, "TFLite " + tensor_label(in));
+        const int32_t id = g_.add_constant(fresh_name(unique_name(outs_[0])), dt, std::move(shape), dense.data());
+        g_.tensors[static_cast<size_t>(id)].quant = quant_of(in);
+        alias(outs_[0], id);
+    }
+
+    // NHWC DEPTH_TO_SPACE: [N,H,W,b·b·C] viewed as [N,H,W,b,b,C], the two block axes moved beside H and W.
+    void depth_to_space(const tfl::Operator& op) {
+        expect_io(op, 1, 1, 1);
+        const auto* o = options<tfl::DepthToSpaceOptions>(op, true);
+        const int64_t b = o->block_size();
+        const Shape xs = in_shape(0);
+        if (xs.size() != 4 || b < 1 || xs[3] % (b * b) != 0)
+            corrupt_op("block size " + std::to_string(b) + " does not fit input " + shape_string(xs));
+        const int64_t c = xs[3] / (b * b);
+        const int32_t blocks = temp("blocks"), moved = temp("moved");
+        node("Reshape", {ref(ins_[0]), const_i64("block_shape", {6}, {0, xs[1], xs[2], b, b, c})}, {blocks}, "blocks");
+        Node& t = node("Transpose", {blocks}, {moved}, "move");
+        t.attrs.set_ints("perm", {0, 1, 3, 2, 4, 5});
+        node("Reshape", {moved, const_i64("shape", {4}, {0, xs[1] * b, xs[2] * b, c})}, {def(outs_[0])});
     }
 
     const uint8_t* file_;

