@@ -27,7 +27,8 @@ DEV_PACKAGES=(clang-format g++-aarch64-linux-gnu qemu-user-static)
 # node + npm come from ensure_npm (the real models and photos, ONNX Runtime for their reference outputs).
 TEST_PACKAGES=(ffmpeg libjpeg-turbo-progs libimage-exiftool-perl libonnx-testdata python3-onnx python3-numpy python3-pytest
   python3-faiss libopencv-dev libgstrtspserver-1.0-dev gstreamer1.0-plugins-base gstreamer1.0-plugins-good
-  gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly)
+  gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly
+  python3-pyarmnn libarmnn-cpuref-backend22 libarmnntfliteparser22 python3-flatbuffers)  # MediaPipe references (Arm NN CpuRef)
 # The emulated board's runtime: Debian arm64 multiarch packages (also where arm64 -dev packages go).
 ARM64_PACKAGES=(libc6:arm64 libstdc++6:arm64 libturbojpeg0-dev:arm64 libpng-dev:arm64
   libavcodec-dev:arm64 libavformat-dev:arm64 libavutil-dev:arm64 libswscale-dev:arm64 libyuv-dev:arm64)

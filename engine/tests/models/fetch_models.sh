@@ -173,16 +173,29 @@ if [[ $reference == 1 ]]; then
   schema="$here/../../schema/tflite_subset.fbs"
   if /usr/bin/python3 -c 'import pyarmnn, flatbuffers.flexbuffers' 2>/dev/null && command -v flatc >/dev/null &&
      [[ -f "$schema" ]]; then
-    mp=files/mediapipe
-    /usr/bin/python3 "$here/make_tflite_reference.py" "$schema" files/photo1.ppm reference/mediapipe -1,1 \
-      $mp/face_detection_short_range.tflite $mp/face_detection_full_range.tflite \
-      $mp/face_detection_full_range_sparse.tflite 2>&1 | sed '/does not support/d'
-    /usr/bin/python3 "$here/make_tflite_reference.py" "$schema" files/photo1.ppm reference/mediapipe 0,1 \
-      $mp/face_landmark.tflite $mp/face_landmark_with_attention.tflite $mp/hand_landmark_lite.tflite \
-      $mp/hand_landmark_full.tflite $mp/palm_detection_lite.tflite $mp/palm_detection_full.tflite \
-      $mp/pose_detection.tflite $mp/pose_landmark_lite.tflite $mp/pose_landmark_full.tflite \
-      $mp/pose_landmark_heavy.tflite $mp/selfie_segmentation.tflite $mp/selfie_segmentation_landscape.tflite \
-      2>&1 | sed '/does not support/d'
+    # Arm NN's reference backend is slow: the three pose landmark models take minutes each (pose_landmark_lite
+    # 5 min on a busy 2-core machine, all fifteen 20 min), so they are made only with
+    # KES_MEDIAPIPE_REFERENCE=all and their tests skip without them. The default set has every op the others
+    # need (DENSIFY, DEPTH_TO_SPACE, Convolution2DTransposeBias, the landmark ops). A reference is made again
+    # only when its model, the script or the input range changed (reference/mediapipe/<model>.stamp).
+    mp_models=("face_detection_short_range -1,1" "face_detection_full_range -1,1" "face_detection_full_range_sparse -1,1"
+               "face_landmark 0,1" "face_landmark_with_attention 0,1" "hand_landmark_lite 0,1" "hand_landmark_full 0,1"
+               "palm_detection_lite 0,1" "palm_detection_full 0,1" "pose_detection 0,1" "selfie_segmentation 0,1"
+               "selfie_segmentation_landscape 0,1")
+    if [[ "${KES_MEDIAPIPE_REFERENCE:-}" == all ]]; then
+      mp_models+=("pose_landmark_lite 0,1" "pose_landmark_full 0,1" "pose_landmark_heavy 0,1")
+    fi
+    mkdir -p reference/mediapipe
+    for entry in "${mp_models[@]}"; do
+      read -r model range <<<"$entry"
+      stamp="$range $(cat "files/mediapipe/$model.tflite" "$here/make_tflite_reference.py" files/photo1.ppm | sha256sum)"
+      if [[ -f "reference/mediapipe/$model.stamp" && "$(cat "reference/mediapipe/$model.stamp")" == "$stamp" ]]; then
+        continue
+      fi
+      /usr/bin/python3 "$here/make_tflite_reference.py" "$schema" files/photo1.ppm reference/mediapipe "$range" \
+        "files/mediapipe/$model.tflite" 2>&1 | sed '/does not support/d'
+      echo "$stamp" >"reference/mediapipe/$model.stamp"
+    done
   else
     echo "fetch_models: python3-pyarmnn, python3-flatbuffers or flatc missing; the MediaPipe references were not made" \
          "(apt-get install python3-pyarmnn libarmnn-cpuref-backend22 libarmnntfliteparser22 python3-flatbuffers)" >&2
