@@ -2,10 +2,12 @@
 // committed fixtures in engine/tests/models/tflite_quant/): each converts keeping its quantized ops
 // quantized (no float Conv, Gemm, Add, Mul or Concat; every QLinear op on TFLite's arithmetic), runs,
 // and matches TFLite's integer kernels as the generator computes them (checked there against Arm NN's
-// CpuRef): the FULLY_CONNECTED logits, which every integer op before them decides, bit-exact; SOFTMAX
-// and LOGISTIC (f32 between DequantizeLinear and QuantizeLinear here) within 1 LSB
-// (docs/ARCHITECTURE.md "Quantized models"). Also: TFLite's fixed-point helpers on known values, the
-// NHWC QLinearConv against the NCHW one, and bad quantization parameters refused naming the tensor.
+// CpuRef, which computes in float and is within 1 LSB of them): the FULLY_CONNECTED logits, which every
+// integer op before them decides, and the ADD's and the first CONV_2D's outputs bit-exact; SOFTMAX and
+// LOGISTIC (f32 between DequantizeLinear and QuantizeLinear here) within 1 LSB (docs/ARCHITECTURE.md
+// "Quantized models"). Also: TFLite's fixed-point helpers on known values, an int8 conv against TFLite's
+// arithmetic written out, uint8 CONCATENATION's requantization, QUANTIZE between types, an op computed in
+// f32, and bad quantization parameters refused naming the tensor.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -144,10 +146,10 @@ TEST_P(TfliteQuantModels, StayQuantizedAndMatchTflite) {
     EXPECT_EQ(ops["Sigmoid"], 1);
 
     const std::vector<Output> outs = run_model(model, read_file(fixture(std::string(c.name) + "_input.bin")));
-    ASSERT_EQ(outs.size(), 3u);
+    ASSERT_EQ(outs.size(), 5u);
     constexpr double kSoftmaxLsb = 1.0 / 256;  // TFLite fixes SOFTMAX's and LOGISTIC's output scale
-    const char* what[] = {"SOFTMAX", "LOGISTIC", "FULLY_CONNECTED logits"};
-    const double bound[] = {1, 1, 0};
+    const char* what[] = {"SOFTMAX", "LOGISTIC", "FULLY_CONNECTED logits", "ADD", "first CONV_2D"};
+    const double bound[] = {1, 1, 0, 0, 0};
     for (size_t k = 0; k < outs.size(); ++k) {
         const Output want_raw{outs[k].dtype,
                               read_file(fixture(std::string(c.name) + "_out" + std::to_string(k) + ".bin"))};

@@ -10,7 +10,7 @@ parameter preparation). Arm NN (python3-pyarmnn, backend CpuRef) runs every mode
 the files: it computes in float and requantizes, so it is within 1 LSB of TFLite, not exact; the largest
 difference is printed and must stay <= 1 LSB.
 
-Models (NHWC 1x8x8x3 input):
+Models (NHWC 1x16x16x3 input, 16 channels):
   int8_cnn   float input → QUANTIZE → CONV_2D 3x3 (per-channel int8 weights, RELU6) → DEPTHWISE_CONV_2D
              3x3 s2 (per-channel, RELU) → CONV_2D 1x1 → ADD (other scales) → MUL → MAX_POOL_2D →
              CONCATENATION → RESHAPE → FULLY_CONNECTED → SOFTMAX → DEQUANTIZE (output 0, float), and
@@ -18,8 +18,9 @@ Models (NHWC 1x8x8x3 input):
   int8_io    the same graph with an int8 input (no QUANTIZE) and both outputs int8
   uint8_cnn  the legacy uint8 form: per-tensor asymmetric uint8 weights, uint8 activations
 Files: <name>.tflite, <name>_input.bin (the input as the model takes it: f32 or int8 bytes),
-<name>_out<k>.bin (TFLite's output k: f32 or the raw 8-bit values; output 2 is the FULLY_CONNECTED's
-logits, which every integer op before it decides). SOFTMAX and LOGISTIC (no quantized
+<name>_out<k>.bin (TFLite's output k: f32 or the raw 8-bit values). Outputs 2-4 are intermediate
+tensors, the FULLY_CONNECTED's logits (which every integer op before them decides), the ADD's output
+and the first CONV_2D's, so a difference shows where it starts. SOFTMAX and LOGISTIC (no quantized
 op in Kestrel: f32 between DequantizeLinear and QuantizeLinear) are computed here as TFLite's optimized
 kernels do (a float transform rounded half away from zero), so those outputs may differ by 1 LSB.
 Run: python3 make_tflite_quant_models.py [out_dir]   (needs flatc, python3-flatbuffers, numpy)
@@ -335,6 +336,10 @@ class Writer:
 # ---- the models ----------------------------------------------------------------------------------------
 
 
+H, C = 16, 16  # input H = W, channels of the convolutions
+K = (H // 4) * (H // 4) * 2 * C  # FULLY_CONNECTED's input size
+
+
 def build(name, act_dtype, float_input, out_dir, rng):
     w = Writer()
     per_channel = act_dtype == np.int8
@@ -360,75 +365,75 @@ def build(name, act_dtype, float_input, out_dir, rng):
         bv = rng.integers(-2000, 2000, size=count).astype(np.int32)
         return bv, ([float(qx.scale * s) for s in ws[0]], [0] * len(ws[0]), 0)
 
-    x_real = rng.uniform(-2.0, 2.5, size=(1, 8, 8, 3)).astype(np.float32)
+    x_real = rng.uniform(-2.0, 2.5, size=(1, H, H, 3)).astype(np.float32)
     if float_input:
-        t_in = w.tensor("input", [1, 8, 8, 3], np.float32)
-        t_q = w.tensor("input_q", [1, 8, 8, 3], act_dtype, qparams(qin))
+        t_in = w.tensor("input", [1, H, H, 3], np.float32)
+        t_q = w.tensor("input_q", [1, H, H, 3], act_dtype, qparams(qin))
         w.op(OPS["QUANTIZE"], [t_in], [t_q])
         x = quantize(x_real, qin)
         model_input = x_real
     else:
-        t_in = t_q = w.tensor("input", [1, 8, 8, 3], act_dtype, qparams(qin))
+        t_in = t_q = w.tensor("input", [1, H, H, 3], act_dtype, qparams(qin))
         x = quantize(x_real, qin)
         model_input = x
 
-    # CONV_2D 3x3 3→8, RELU6
-    w1, wq1, wp1 = weights((8, 3, 3, 3), 0, 8)
-    b1, bp1 = bias_for(qin, wq1, 8)
+    # CONV_2D 3x3 3→C, RELU6
+    w1, wq1, wp1 = weights((C, 3, 3, 3), 0, C)
+    b1, bp1 = bias_for(qin, wq1, C)
     q1 = calibrated(conv_ref(x, qin, w1, wq1, b1, None, 1, RELU6, False), act_dtype, RELU6)
     t_w1 = w.tensor("conv1/w", w1.shape, wdtype, wp1, w1)
-    t_b1 = w.tensor("conv1/b", [8], np.int32, bp1, b1)
-    t1 = w.tensor("conv1", [1, 8, 8, 8], act_dtype, qparams(q1))
+    t_b1 = w.tensor("conv1/b", [C], np.int32, bp1, b1)
+    t1 = w.tensor("conv1", [1, H, H, C], act_dtype, qparams(q1))
     w.op(OPS["CONV_2D"], [t_q, t_w1, t_b1], [t1], "Conv2DOptions",
          {"Padding": 0, "StrideW": 1, "StrideH": 1, "FusedActivationFunction": RELU6})
     y1 = conv_ref(x, qin, w1, wq1, b1, q1, 1, RELU6, False)
 
     # DEPTHWISE_CONV_2D 3x3 s2, RELU
-    w2, wq2, wp2 = weights((1, 3, 3, 8), 3, 8)
-    b2, bp2 = bias_for(q1, wq2, 8)
+    w2, wq2, wp2 = weights((1, 3, 3, C), 3, C)
+    b2, bp2 = bias_for(q1, wq2, C)
     q2 = calibrated(conv_ref(y1, q1, w2, wq2, b2, None, 2, RELU, True), act_dtype, RELU)
     t_w2 = w.tensor("dw/w", w2.shape, wdtype, wp2, w2)
-    t_b2 = w.tensor("dw/b", [8], np.int32, bp2, b2)
-    t2 = w.tensor("dw", [1, 4, 4, 8], act_dtype, qparams(q2))
+    t_b2 = w.tensor("dw/b", [C], np.int32, bp2, b2)
+    t2 = w.tensor("dw", [1, H // 2, H // 2, C], act_dtype, qparams(q2))
     w.op(OPS["DEPTHWISE_CONV_2D"], [t1, t_w2, t_b2], [t2], "DepthwiseConv2DOptions",
          {"Padding": 0, "StrideW": 2, "StrideH": 2, "DepthMultiplier": 1, "FusedActivationFunction": RELU})
     y2 = conv_ref(y1, q1, w2, wq2, b2, q2, 2, RELU, True)
 
-    # CONV_2D 1x1 8→8, no activation
-    w3, wq3, wp3 = weights((8, 1, 1, 8), 0, 8)
-    b3, bp3 = bias_for(q2, wq3, 8)
+    # CONV_2D 1x1 C→C, no activation
+    w3, wq3, wp3 = weights((C, 1, 1, C), 0, C)
+    b3, bp3 = bias_for(q2, wq3, C)
     q3 = calibrated(conv_ref(y2, q2, w3, wq3, b3, None, 1, 0, False), act_dtype)
     t_w3 = w.tensor("pw/w", w3.shape, wdtype, wp3, w3)
-    t_b3 = w.tensor("pw/b", [8], np.int32, bp3, b3)
-    t3 = w.tensor("pw", [1, 4, 4, 8], act_dtype, qparams(q3))
+    t_b3 = w.tensor("pw/b", [C], np.int32, bp3, b3)
+    t3 = w.tensor("pw", [1, H // 2, H // 2, C], act_dtype, qparams(q3))
     w.op(OPS["CONV_2D"], [t2, t_w3, t_b3], [t3], "Conv2DOptions", {"Padding": 0, "StrideW": 1, "StrideH": 1})
     y3 = conv_ref(y2, q2, w3, wq3, b3, q3, 1, 0, False)
 
     # ADD (dw, pw) → other scale; MUL (add, pw)
     q4 = calibrated(dequantize(y2, q2) + dequantize(y3, q3), act_dtype)
-    t4 = w.tensor("add", [1, 4, 4, 8], act_dtype, qparams(q4))
+    t4 = w.tensor("add", [1, H // 2, H // 2, C], act_dtype, qparams(q4))
     w.op(OPS["ADD"], [t2, t3], [t4], "AddOptions", {"FusedActivationFunction": 0})
     y4 = add_ref(y2, q2, y3, q3, q4)
     q5 = calibrated(dequantize(add_ref(y2, q2, y3, q3, q4), q4) * dequantize(y3, q3), act_dtype)
-    t5 = w.tensor("mul", [1, 4, 4, 8], act_dtype, qparams(q5))
+    t5 = w.tensor("mul", [1, H // 2, H // 2, C], act_dtype, qparams(q5))
     w.op(OPS["MUL"], [t4, t3], [t5], "MulOptions", {"FusedActivationFunction": 0})
     y5 = mul_ref(y4, q4, y3, q3, q5)
 
     # MAX_POOL_2D 2x2 (same quantization), CONCATENATION with itself, RESHAPE
-    t6 = w.tensor("pool", [1, 2, 2, 8], act_dtype, qparams(q5))
+    t6 = w.tensor("pool", [1, H // 4, H // 4, C], act_dtype, qparams(q5))
     w.op(OPS["MAX_POOL_2D"], [t5], [t6], "Pool2DOptions",
          {"Padding": 1, "StrideW": 2, "StrideH": 2, "FilterWidth": 2, "FilterHeight": 2})
-    y6 = y5.reshape(1, 2, 2, 2, 2, 8).max(axis=(2, 4))
-    t7 = w.tensor("concat", [1, 2, 2, 16], act_dtype, qparams(q5))
+    y6 = y5.reshape(1, H // 4, 2, H // 4, 2, C).max(axis=(2, 4))
+    t7 = w.tensor("concat", [1, H // 4, H // 4, 2 * C], act_dtype, qparams(q5))
     w.op(OPS["CONCATENATION"], [t6, t6], [t7], "ConcatenationOptions", {"Axis": 3})
     y7 = np.concatenate([y6, y6], axis=3)
-    t_shape = w.tensor("flat/shape", [2], np.int32, None, np.array([1, 64], np.int32))
-    t8 = w.tensor("flat", [1, 64], act_dtype, qparams(q5))
-    w.op(OPS["RESHAPE"], [t7, t_shape], [t8], "ReshapeOptions", {"NewShape": [1, 64]})
-    y8 = y7.reshape(1, 64)
+    t_shape = w.tensor("flat/shape", [2], np.int32, None, np.array([1, K], np.int32))
+    t8 = w.tensor("flat", [1, K], act_dtype, qparams(q5))
+    w.op(OPS["RESHAPE"], [t7, t_shape], [t8], "ReshapeOptions", {"NewShape": [1, K]})
+    y8 = y7.reshape(1, K)
 
-    # FULLY_CONNECTED 64→10 (per-tensor weights, as TFLite's converter writes them)
-    wf = (rng.integers(-127, 128, size=(10, 64)) if per_channel else rng.integers(0, 256, size=(10, 64))).astype(wdtype)
+    # FULLY_CONNECTED K→10 (per-tensor weights, as TFLite's converter writes them)
+    wf = (rng.integers(-127, 128, size=(10, K)) if per_channel else rng.integers(0, 256, size=(10, K))).astype(wdtype)
     bf = rng.integers(-3000, 3000, size=10).astype(np.int32)
     # A weight scale that puts the logits in about [-4, 4], so SOFTMAX and LOGISTIC do not saturate.
     wfz = 0 if per_channel else 120
@@ -436,7 +441,7 @@ def build(name, act_dtype, float_input, out_dir, rng):
     wfq = (np.array([4.0 / float(np.abs(unit).max())], np.float32), wfz)
     bf = (bf // 50).astype(np.int32)
     q9 = calibrated(fc_ref(y8, q5, wf, wfq, bf, None), act_dtype)
-    t_wf = w.tensor("fc/w", [10, 64], wdtype, ([float(wfq[0][0])], [wfq[1]], 0), wf)
+    t_wf = w.tensor("fc/w", [10, K], wdtype, ([float(wfq[0][0])], [wfq[1]], 0), wf)
     t_bf = w.tensor("fc/b", [10], np.int32, ([float(q5.scale * wfq[0][0])], [0], 0), bf)
     t9 = w.tensor("fc", [1, 10], act_dtype, qparams(q9))
     w.op(OPS["FULLY_CONNECTED"], [t8, t_wf, t_bf], [t9], "FullyConnectedOptions", {"FusedActivationFunction": 0})
@@ -453,16 +458,16 @@ def build(name, act_dtype, float_input, out_dir, rng):
     if float_input:
         t12 = w.tensor("probabilities", [1, 10], np.float32)
         w.op(OPS["DEQUANTIZE"], [t10], [t12])
-        outputs, refs = [t12, t11, t9], [dequantize(y10, qs), y11, y9]
+        outputs, refs = [t12, t11, t9, t4, t1], [dequantize(y10, qs), y11, y9, y4, y1]
     else:
-        outputs, refs = [t10, t11, t9], [y10, y11, y9]
+        outputs, refs = [t10, t11, t9, t4, t1], [y10, y11, y9, y4, y1]
     data = w.finish([t_in], outputs)
     with open(os.path.join(out_dir, name + ".tflite"), "wb") as f:
         f.write(data)
     model_input.tofile(os.path.join(out_dir, name + "_input.bin"))
     for k, r in enumerate(refs):
         r.tofile(os.path.join(out_dir, "%s_out%d.bin" % (name, k)))
-    return data, model_input, refs, [qs, qs, q9]
+    return data, model_input, refs, [qs, qs, q9, q4, q1]
 
 
 def armnn_check(path, model_input, refs, qs):
@@ -484,7 +489,7 @@ def armnn_check(path, model_input, refs, qs):
     outputs = ann.make_output_tensors(out_infos)
     runtime.EnqueueWorkload(net_id, inputs, outputs)
     got = ann.workload_tensors_to_ndarray(outputs)
-    worst = 0.0
+    worst, differing, total = 0.0, 0, 0
     for g, r, q in zip(got, refs, qs):
         g = np.asarray(g).reshape(r.shape)
         if r.dtype == np.float32:
@@ -492,6 +497,9 @@ def armnn_check(path, model_input, refs, qs):
         else:
             d = np.abs(g.astype(np.int64) - r.astype(np.int64))
         worst = max(worst, float(d.max()))
+        differing += int((d > 1e-6).sum())
+        total += d.size
+    print("  Arm NN CpuRef: %d of %d output values differ from TFLite's integer arithmetic" % (differing, total))
     return worst
 
 
