@@ -280,6 +280,16 @@ TEST(TfliteQuantImport, BadQuantizationRefusedNamingTheTensor) {
         EXPECT_EQ(status, KES_ERR_INVALID_ARGUMENT) << message;
         EXPECT_NE(message.find(b.message), std::string::npos) << message;
     }
+    // TFLite's 16x8 quantization (int16 activations) has no integer ops here: refused, naming the tensor.
+    TfliteBuilder tb;
+    const int32_t in = tb.tensor("x16", {1, 4}, tfl::TensorType::INT16, {}, quant(tb, {0.001f}, {0}));
+    const int32_t out = tb.tensor("y16", {1, 4}, tfl::TensorType::INT16, {}, quant(tb, {0.002f}, {0}));
+    tb.op(tfl::BuiltinOperator::ADD, {in, in}, {out}, tfl::BuiltinOptions::AddOptions,
+          tfl::CreateAddOptions(tb.fb()).Union());
+    const auto [status, message] = kes_test::import_error(tb.finish({in}, {out}));
+    EXPECT_EQ(status, KES_ERR_UNSUPPORTED) << message;
+    EXPECT_NE(message.find("int16 activations"), std::string::npos) << message;
+    EXPECT_NE(message.find("'x16'"), std::string::npos) << message;
 }
 
 TEST(TfliteQuantImport, Int8ConvRunsTflitesArithmetic) {

@@ -1046,9 +1046,16 @@ private:
     bool reads_quantized(const tfl::Operator& op, int32_t builtin) {
         (void)op;
         if (builtin == static_cast<int32_t>(BuiltinOperator::QUANTIZE)) return true;
-        for (int32_t t : ins_)
-            if (t >= 0 && is_quantized_tensor(t) && !buffer_of(t).first) return true;
-        return false;
+        bool quantized = false;
+        for (int32_t t : ins_) {
+            if (t < 0 || buffer_of(t).first) continue;
+            const auto* qp = tensor(t).quantization();
+            if (tensor(t).type() == tfl::TensorType::INT16 && qp && qp->scale() && qp->scale()->size() > 0)
+                unsupported_op("int16 activations (TFLite's 16x8 quantization) are not supported, in " +
+                               tensor_label(t));
+            quantized = quantized || is_quantized_tensor(t);
+        }
+        return quantized;
     }
 
     // An activation's quantization: one scale, finite and > 0, and a zero point inside its type (what
