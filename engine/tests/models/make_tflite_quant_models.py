@@ -24,6 +24,14 @@ and the first CONV_2D's, so a difference shows where it starts. SOFTMAX and LOGI
 op in Kestrel: f32 between DequantizeLinear and QuantizeLinear) are computed here as TFLite's optimized
 kernels do (a float transform rounded half away from zero), so those outputs may differ by 1 LSB.
 Run: python3 make_tflite_quant_models.py [out_dir]   (needs flatc, python3-flatbuffers, numpy)
+
+  make_tflite_quant_models.py quantize FLOAT.tflite INPUT.f32 OUT_DIR NAME
+post-training quantizes a float model (CONV_2D, DEPTHWISE_CONV_2D, ADD, RELU, PAD, RESHAPE, MAX_POOL_2D,
+CONCATENATION, fp16 DEQUANTIZE weights: MediaPipe's BlazeFace, which fetch_models.sh quantizes) to int8 as
+TFLite's converter does (quantize_model) and writes TFLite's integer results and the float model's.
+Arm NN is only reported there: its 20.08 CpuRef pads a quantized PAD with 0 instead of the zero point
+(a reference padding with 0 comes within 6 LSB of it on BlazeFace, the one padding with the zero point,
+as TFLite, up to 249 LSB away).
 """
 import importlib
 import os
@@ -120,30 +128,34 @@ def dequantize(x, q):
     return (np.float64(q.scale) * (x.astype(np.int64) - q.zp)).astype(np.float32)
 
 
-def conv_ref(x, qx, w, wq, bias, qy, stride, act, depthwise):
-    """x [1,H,W,C]; w OHWI ([1,KH,KW,C] for depthwise); SAME padding; per-channel or per-tensor wq."""
+def conv_ref(x, qx, w, wq, bias, qy, stride, act, depthwise, same=True):
+    """x [1,H,W,C]; w OHWI ([1,KH,KW,C] for depthwise); SAME or VALID padding; per-channel or per-tensor
+    wq. qy None: the real values of the sums (calibration)."""
     _, H, W, C = x.shape
     kh, kw = w.shape[1], w.shape[2]
     cout = w.shape[3] if depthwise else w.shape[0]
-    oh, ow = -(-H // stride), -(-W // stride)
-    ph = max((oh - 1) * stride + kh - H, 0) // 2
-    pw = max((ow - 1) * stride + kw - W, 0) // 2
-    xs = x.astype(np.int64) - qx.zp
+    if same:
+        oh, ow = -(-H // stride), -(-W // stride)
+        ph = max((oh - 1) * stride + kh - H, 0) // 2
+        pw = max((ow - 1) * stride + kw - W, 0) // 2
+    else:
+        oh, ow, ph, pw = (H - kh) // stride + 1, (W - kw) // stride + 1, 0, 0
+    # Taps outside the image read the zero point: (x - zx) = 0 there, as TFLite skips them.
+    xs = np.zeros((H + kh + stride, W + kw + stride, C), np.int64)
+    xs[ph:ph + H, pw:pw + W] = x[0].astype(np.int64) - qx.zp
     ws, wz = wq
+    wz = np.reshape(np.asarray(wz, np.int64), (-1,))
     acc = np.zeros((oh, ow, cout), np.int64)
-    for oy in range(oh):
-        for ox in range(ow):
-            for ky in range(kh):
-                for kx in range(kw):
-                    iy, ix = oy * stride - ph + ky, ox * stride - pw + kx
-                    if 0 <= iy < H and 0 <= ix < W:
-                        if depthwise:
-                            acc[oy, ox] += xs[0, iy, ix] * (w[0, ky, kx].astype(np.int64) - wz)
-                        else:
-                            acc[oy, ox] += (w[:, ky, kx, :].astype(np.int64) - np.reshape(wz, (-1, 1))) @ xs[0, iy, ix]
+    for ky in range(kh):
+        for kx in range(kw):
+            tap = xs[ky:ky + (oh - 1) * stride + 1:stride, kx:kx + (ow - 1) * stride + 1:stride]
+            if depthwise:
+                acc += tap * (w[0, ky, kx].astype(np.int64) - wz)
+            else:
+                acc += tap @ (w[:, ky, kx, :].astype(np.int64) - wz[:, None]).T
     acc += bias
     if qy is None:  # calibration: the real values
-        return (acc * (float(qx.scale) * np.asarray(ws, np.float64))).astype(np.float32)
+        return (acc * (float(qx.scale) * np.asarray(ws, np.float64))).astype(np.float32)[None]
     out = np.zeros_like(acc)
     for c in range(cout):
         s = ws[c] if len(ws) > 1 else ws[0]
@@ -503,7 +515,264 @@ def armnn_check(path, model_input, refs, qs):
     return worst
 
 
+# ---- post-training quantization of a float TFLite model (BlazeFace 128, from the model cache) -----------
+
+READ_OPS = {v: k for k, v in OPS.items()}
+READ_OPS.update({19: "RELU", 34: "PAD"})
+
+
+def read_float_model(path):
+    """The float model's tensors (name, shape, type, constant values) and operators, in file order."""
+    M = T("Model").Model
+    buf = open(path, "rb").read()
+    m = M.GetRootAs(buf, 0)
+    sg = m.Subgraphs(0)
+    tensors = []
+    for i in range(sg.TensorsLength()):
+        t = sg.Tensors(i)
+        data = m.Buffers(t.Buffer()).DataAsNumpy() if t.Buffer() else 0
+        value = None
+        if not isinstance(data, int) and len(data):
+            dt = {0: np.float32, 1: np.float16, 2: np.int32}[t.Type()]
+            value = np.frombuffer(bytes(data), dt).reshape(t.ShapeAsNumpy())
+        tensors.append({"name": t.Name().decode(), "shape": list(t.ShapeAsNumpy()), "value": value})
+    ops = []
+    for i in range(sg.OperatorsLength()):
+        o = sg.Operators(i)
+        code = m.OperatorCodes(o.OpcodeIndex())
+        builtin = max(code.BuiltinCode(), code.DeprecatedBuiltinCode())
+        opts = {}
+        table = o.BuiltinOptions()
+        kind = {3: "Conv2DOptions", 4: "DepthwiseConv2DOptions", 17: "Pool2DOptions", 0: "AddOptions",
+                2: "ConcatenationOptions"}.get(builtin)
+        if kind and table is not None:
+            cls = getattr(T(kind), kind)()
+            cls.Init(table.Bytes, table.Pos)
+            for f in ("Padding", "StrideW", "StrideH", "FilterWidth", "FilterHeight", "FusedActivationFunction",
+                      "Axis", "DilationWFactor", "DilationHFactor"):
+                if hasattr(cls, f):
+                    opts[f] = getattr(cls, f)()
+        ops.append({"op": READ_OPS.get(builtin, builtin), "ins": list(o.InputsAsNumpy()),
+                    "outs": list(o.OutputsAsNumpy()), "opts": opts})
+    return tensors, ops, [sg.Inputs(i) for i in range(sg.InputsLength())], \
+        [sg.Outputs(i) for i in range(sg.OutputsLength())]
+
+
+def float_conv(x, w, b, stride, same, depthwise):
+    _, H, W, C = x.shape
+    kh, kw = w.shape[1], w.shape[2]
+    if same:
+        oh, ow = -(-H // stride), -(-W // stride)
+        ph, pw = max((oh - 1) * stride + kh - H, 0) // 2, max((ow - 1) * stride + kw - W, 0) // 2
+    else:
+        oh, ow, ph, pw = (H - kh) // stride + 1, (W - kw) // stride + 1, 0, 0
+    xs = np.zeros((H + kh + stride, W + kw + stride, C), np.float64)
+    xs[ph:ph + H, pw:pw + W] = x[0]
+    acc = np.zeros((oh, ow, w.shape[3] if depthwise else w.shape[0]), np.float64)
+    for ky in range(kh):
+        for kx in range(kw):
+            tap = xs[ky:ky + (oh - 1) * stride + 1:stride, kx:kx + (ow - 1) * stride + 1:stride]
+            acc += tap * w[0, ky, kx] if depthwise else tap @ w[:, ky, kx, :].T.astype(np.float64)
+    return (acc + b)[None]
+
+
+def run_model(tensors, ops, inputs, x, quantized=None):
+    """Runs the graph: in float (quantized None) or on TFLite's integer arithmetic (quantized: the
+    plan of quantize_model). Returns every tensor's values."""
+    v = {inputs[0]: x}
+    for o in ops:
+        kind, ins, outs, opts = o["op"], o["ins"], o["outs"], o["opts"]
+        act = opts.get("FusedActivationFunction", 0)
+        if o.get("fused_relu"):
+            act = RELU
+        val = lambda i: v[i] if i in v else tensors[i]["value"]
+        if kind == "DEQUANTIZE":
+            v[outs[0]] = tensors[ins[0]]["value"].astype(np.float32)
+            continue
+        if quantized is None:
+            if kind in ("CONV_2D", "DEPTHWISE_CONV_2D"):
+                y = float_conv(val(ins[0]), val(ins[1]), val(ins[2]), opts["StrideH"], opts["Padding"] == 0,
+                               kind == "DEPTHWISE_CONV_2D")
+            elif kind == "ADD":
+                y = val(ins[0]).astype(np.float64) + val(ins[1])
+            elif kind == "RELU":
+                y = val(ins[0])
+                act = RELU
+            elif kind == "PAD":
+                y = np.pad(val(ins[0]), val(ins[1]))
+            elif kind == "RESHAPE":
+                y = val(ins[0]).reshape(tensors[outs[0]]["shape"])
+            elif kind == "MAX_POOL_2D":
+                x0 = val(ins[0])
+                k = opts["FilterHeight"]
+                y = x0.reshape(1, x0.shape[1] // k, k, x0.shape[2] // k, k, x0.shape[3]).max(axis=(2, 4))
+            elif kind == "CONCATENATION":
+                y = np.concatenate([val(i) for i in ins], axis=opts["Axis"])
+            else:
+                raise SystemExit("quantize: op %s is not handled" % kind)
+            if act == RELU:
+                y = np.maximum(y, 0)
+            v[outs[0]] = np.asarray(y, np.float32)
+            continue
+        q = quantized["q"]
+        qi = lambda i: q[i]
+        if kind in ("CONV_2D", "DEPTHWISE_CONV_2D"):
+            wv, wq = quantized["weights"][ins[1]]
+            y = conv_ref(val(ins[0]), qi(ins[0]), wv, wq, quantized["bias"][ins[2]], qi(outs[0]), opts["StrideH"], act,
+                         kind == "DEPTHWISE_CONV_2D", opts["Padding"] == 0)
+        elif kind == "ADD":
+            y = add_ref(val(ins[0]), qi(ins[0]), val(ins[1]), qi(ins[1]), qi(outs[0]))
+            if act == RELU:
+                y = np.maximum(y, act_range(RELU, qi(outs[0]))[0]).astype(np.int8)
+        elif kind == "RELU":  # tied to its input's quantization: the clamp at the zero point
+            y = np.maximum(val(ins[0]), qi(ins[0]).zp).astype(np.int8)
+        elif kind == "PAD":  # TFLite pads a quantized tensor with its zero point
+            y = np.pad(val(ins[0]), val(ins[1]), constant_values=qi(ins[0]).zp)
+        elif kind == "RESHAPE":
+            y = val(ins[0]).reshape(tensors[outs[0]]["shape"])
+        elif kind == "MAX_POOL_2D":
+            x0 = val(ins[0])
+            k = opts["FilterHeight"]
+            y = x0.reshape(1, x0.shape[1] // k, k, x0.shape[2] // k, k, x0.shape[3]).max(axis=(2, 4))
+        elif kind == "CONCATENATION":
+            y = np.concatenate([val(i) for i in ins], axis=opts["Axis"])
+        v[outs[0]] = y
+    return v
+
+
+def quantize_model(src, input_path, out_dir, name):
+    """int8 post-training quantization as TFLite's converter does it: per-channel symmetric weights,
+    int32 biases, per-tensor asymmetric activations calibrated on one input, a RELU after an ADD or a
+    conv with no other reader fused into it, PAD/RESHAPE/MAX_POOL_2D/RELU outputs quantized as their
+    input and CONCATENATION's inputs as its output; float input and outputs through QUANTIZE and
+    DEQUANTIZE. Writes <name>.tflite, <name>_input.bin, <name>_out<k>.bin (TFLite's int8 results,
+    dequantized) and <name>_float_out<k>.bin (the float model's)."""
+    tensors, ops, inputs, outputs = read_float_model(src)
+    x = np.fromfile(input_path, np.float32).reshape(tensors[inputs[0]]["shape"])
+    for o in ops:  # fp16 weights behind DEQUANTIZE become the float constants they stand for
+        if o["op"] == "DEQUANTIZE":
+            tensors[o["outs"][0]]["value"] = tensors[o["ins"][0]]["value"].astype(np.float32)
+    ops = [o for o in ops if o["op"] != "DEQUANTIZE"]
+    readers = {}
+    for o in ops:
+        for i in o["ins"]:
+            readers[i] = readers.get(i, 0) + 1
+    fused = []
+    producer = {}
+    for o in ops:
+        if o["op"] == "RELU" and o["ins"][0] in producer and readers.get(o["ins"][0]) == 1 and \
+                o["ins"][0] not in outputs and producer[o["ins"][0]]["op"] in ("ADD", "CONV_2D", "DEPTHWISE_CONV_2D") \
+                and producer[o["ins"][0]]["opts"].get("FusedActivationFunction", 0) == 0:
+            p = producer[o["ins"][0]]
+            p["fused_relu"] = True
+            p["outs"] = o["outs"]
+            producer[o["outs"][0]] = p
+            continue
+        fused.append(o)
+        for t in o["outs"]:
+            producer[t] = o
+    ops = fused
+    real = run_model(tensors, ops, inputs, x)
+    # Tensors that must share a quantization (union-find), then one calibration per group.
+    parent = {}
+    find = lambda t: t if parent.get(t, t) == t else find(parent[t])
+    def tie(a, b):
+        parent[find(a)] = find(b)
+    for o in ops:
+        if o["op"] in ("PAD", "RESHAPE", "MAX_POOL_2D", "RELU"):
+            tie(o["outs"][0], o["ins"][0])
+        elif o["op"] == "CONCATENATION":
+            for i in o["ins"]:
+                tie(i, o["outs"][0])
+    groups = {}
+    for t in real:
+        groups.setdefault(find(t), []).append(t)
+    q = {}
+    for members in groups.values():
+        lo = min(min(float(real[t].min()), 0.0) for t in members)
+        hi = max(max(float(real[t].max()), 0.0) for t in members)
+        scale = np.float32(max(hi - lo, 1e-6) / 255.0)
+        zp = int(np.clip(np.round(-128 - lo / float(scale)), -128, 127))
+        for t in members:
+            q[t] = Q(scale, zp, np.int8)
+    weights, bias = {}, {}
+    for o in ops:
+        if o["op"] in ("CONV_2D", "DEPTHWISE_CONV_2D"):
+            w = tensors[o["ins"][1]]["value"].astype(np.float32)
+            axis = 3 if o["op"] == "DEPTHWISE_CONV_2D" else 0
+            other = tuple(a for a in range(4) if a != axis)
+            ws = (np.maximum(np.abs(w).max(axis=other), 1e-8) / 127.0).astype(np.float32)
+            shape = [1, 1, 1, 1]
+            shape[axis] = -1
+            wv = np.clip(round_away(w / ws.reshape(shape)), -127, 127).astype(np.int8)
+            weights[o["ins"][1]] = (wv, (ws, np.zeros(len(ws), np.int64)))
+            bscale = (np.float64(q[o["ins"][0]].scale) * ws.astype(np.float64))
+            bias[o["ins"][2]] = np.round(tensors[o["ins"][2]]["value"] / bscale).astype(np.int32)
+    qv = run_model(tensors, ops, inputs, quantize(x, q[inputs[0]]),
+                   {"q": q, "weights": weights, "bias": bias})
+
+    w = Writer()
+    ids = {}
+    def tensor_id(t):
+        if t in ids:
+            return ids[t]
+        info = tensors[t]
+        if t in weights:
+            wv, (ws, _) = weights[t]
+            axis = 3 if info["shape"][0] == 1 and len(info["shape"]) == 4 and any(
+                o["op"] == "DEPTHWISE_CONV_2D" and o["ins"][1] == t for o in ops) else 0
+            ids[t] = w.tensor(info["name"], info["shape"], np.int8, ([float(v) for v in ws], [0] * len(ws), axis), wv)
+        elif t in bias:
+            conv = next(o for o in ops if o["op"] in option_names and len(o["ins"]) > 2 and o["ins"][2] == t)
+            ws = weights[conv["ins"][1]][1][0]
+            sc = [float(np.float32(q[conv["ins"][0]].scale * s)) for s in ws]
+            ids[t] = w.tensor(info["name"], info["shape"], np.int32, (sc, [0] * len(sc), 0), bias[t])
+        elif info["value"] is not None and info["value"].dtype == np.int32:
+            ids[t] = w.tensor(info["name"], info["shape"], np.int32, None, info["value"])
+        else:
+            ids[t] = w.tensor(info["name"], info["shape"], np.int8, ([float(q[t].scale)], [q[t].zp], 0))
+        return ids[t]
+    t_in = w.tensor(tensors[inputs[0]]["name"] + "_f32", tensors[inputs[0]]["shape"], np.float32)
+    w.op(OPS["QUANTIZE"], [t_in], [tensor_id(inputs[0])])
+    option_names = {"CONV_2D": "Conv2DOptions", "DEPTHWISE_CONV_2D": "DepthwiseConv2DOptions",
+                    "MAX_POOL_2D": "Pool2DOptions", "ADD": "AddOptions", "CONCATENATION": "ConcatenationOptions"}
+    for o in ops:
+        kind = o["op"]
+        fields = {k: v for k, v in o["opts"].items() if k not in ("DilationWFactor", "DilationHFactor")}
+        if o.get("fused_relu"):
+            fields["FusedActivationFunction"] = RELU
+        if kind == "DEPTHWISE_CONV_2D":
+            fields["DepthMultiplier"] = 1
+        if kind == "RESHAPE":
+            fields = {"NewShape": [int(d) for d in tensors[o["outs"][0]]["shape"]]}
+        code = {"RELU": 19, "PAD": 34}.get(kind, OPS.get(kind))
+        opt = option_names.get(kind) or ("ReshapeOptions" if kind == "RESHAPE" else None)
+        w.op(code, [tensor_id(i) for i in o["ins"]], [tensor_id(t) for t in o["outs"]], opt,
+             fields if opt else None)
+    outs = []
+    for k, t in enumerate(outputs):
+        outs.append(w.tensor(tensors[t]["name"] + "_f32", tensors[t]["shape"], np.float32))
+        w.op(OPS["DEQUANTIZE"], [tensor_id(t)], [outs[-1]])
+    data = w.finish([t_in], outs)
+    os.makedirs(out_dir, exist_ok=True)
+    open(os.path.join(out_dir, name + ".tflite"), "wb").write(data)
+    x.tofile(os.path.join(out_dir, name + "_input.bin"))
+    for k, t in enumerate(outputs):
+        dequantize(qv[t], q[t]).tofile(os.path.join(out_dir, "%s_out%d.bin" % (name, k)))
+        real[t].astype(np.float32).tofile(os.path.join(out_dir, "%s_float_out%d.bin" % (name, k)))
+        a, b = dequantize(qv[t], q[t]).ravel().astype(np.float64), real[t].ravel().astype(np.float64)
+        print("%s output %d: int8 vs float cosine %.4f" % (name, k, a @ b / np.sqrt((a @ a) * (b @ b))))
+    return os.path.join(out_dir, name + ".tflite"), x, [dequantize(qv[t], q[t]) for t in outputs], \
+        [q[t] for t in outputs]
+
+
 def main():
+    if len(sys.argv) == 6 and sys.argv[1] == "quantize":  # quantize <float.tflite> <input.f32> <out_dir> <name>
+        path, x, refs, qs = quantize_model(*sys.argv[2:])
+        worst = armnn_check(path, x, refs, qs)
+        print("%s: Arm NN CpuRef vs the reference: %s" % (sys.argv[5], "not run" if worst is None else
+                                                          "max %.3g LSB" % worst))
+        return
     out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "tflite_quant")
     os.makedirs(out_dir, exist_ok=True)
     for name, dtype, float_input, seed in [("int8_cnn", np.int8, True, 1), ("int8_io", np.int8, False, 1),
