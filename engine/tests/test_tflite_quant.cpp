@@ -369,6 +369,23 @@ TEST(TfliteQuantImport, QuantizeBetweenTypesAndFloatIslands) {
     EXPECT_EQ(outs[1].bytes[0], 128);
 }
 
+TEST(TfliteQuantImport, PadFillsWithTheZeroPoint) {
+    // TFLite pads a quantized tensor with its zero point (the real 0), on the integers here.
+    TfliteBuilder tb;
+    const int32_t in = tb.tensor("x", {1, 1, 2, 1}, tfl::TensorType::INT8, {}, quant(tb, {0.1f}, {-7}));
+    const int32_t pads = tb.i32("pads", {4, 2}, {0, 0, 1, 0, 0, 1, 0, 0});
+    const int32_t out = tb.tensor("y", {1, 2, 3, 1}, tfl::TensorType::INT8, {}, quant(tb, {0.1f}, {-7}));
+    tb.op(tfl::BuiltinOperator::PAD, {in, pads}, {out});
+    const std::vector<uint8_t> model = tb.finish({in}, {out});
+    const kes::ir::Graph g = kes::ir::import_tflite(model.data(), model.size());
+    ASSERT_EQ(g.nodes.size(), 1u);
+    EXPECT_EQ(g.nodes[0].op, "Pad");
+    const std::vector<Output> outs = run_model(model, {5, static_cast<uint8_t>(-100)});
+    ASSERT_EQ(outs.size(), 1u);
+    const std::vector<int8_t> want = {-7, -7, -7, 5, -100, -7};
+    for (size_t i = 0; i < want.size(); ++i) EXPECT_EQ(static_cast<int8_t>(outs[0].bytes[i]), want[i]) << i;
+}
+
 // ---- a real model: MediaPipe's BlazeFace (face_detection_short_range) quantized to int8 ----------------
 
 // The DequantizeLinear scale of each graph output (the LSB of a DEQUANTIZE'd int8 output).
@@ -398,7 +415,10 @@ TEST(TfliteQuantRealModels, BlazeFace128Int8) {
     for (const kes::ir::Node& n : g.nodes) ++ops[n.op];
     EXPECT_EQ(ops["QLinearConv"], 37);  // 21 CONV_2D and 16 DEPTHWISE_CONV_2D
     EXPECT_EQ(ops["QLinearAdd"], 16);
+    EXPECT_EQ(ops["Pad"], 11);  // on the integers, with the zero point
     for (const char* op : {"Conv", "Add", "Relu", "Concat"}) EXPECT_EQ(ops[op], 0) << op << " stayed a float op";
+    EXPECT_EQ(ops["QuantizeLinear"], 1);    // the float input's
+    EXPECT_EQ(ops["DequantizeLinear"], 2);  // one per float output: nothing runs in f32 between
     const std::vector<float> lsb = output_lsb(g);
     const std::vector<Output> outs = run_model(model, input);
     ASSERT_EQ(outs.size(), 2u);

@@ -36,7 +36,7 @@
  * Fully quantized TFLite models (int8 with per-channel weights, or uint8; int8/uint8 or float inputs and
  * outputs through QUANTIZE/DEQUANTIZE) stay quantized too: CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED,
  * ADD, MUL, CONCATENATION, QUANTIZE and DEQUANTIZE become integer ops on TFLite's own fixed-point
- * arithmetic, bit-exact with TFLite; MAX_POOL_2D and the view ops run on the integers; any other op
+ * arithmetic, bit-exact with TFLite; MAX_POOL_2D, PAD and the view ops run on the integers; any other op
  * (SOFTMAX, LOGISTIC, AVERAGE_POOL_2D, ...) is computed in f32 between a DequantizeLinear and a
  * QuantizeLinear, within one step of TFLite's. An activation's scale that is not finite and > 0, a zero
  * point outside its type or a per-channel activation is KES_ERR_INVALID_ARGUMENT naming the tensor.

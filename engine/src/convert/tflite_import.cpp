@@ -22,7 +22,8 @@
 //   - fully quantized models (int8/uint8 activations with their scale and zero point) stay quantized:
 //     CONV_2D / DEPTHWISE_CONV_2D become NHWC QLinearConv (per-channel weights), FULLY_CONNECTED
 //     QLinearMatMul, ADD / MUL QLinearAdd / QLinearMul, CONCATENATION QLinearConcat, QUANTIZE /
-//     DEQUANTIZE QuantizeLinear / DequantizeLinear; MAX_POOL_2D and the view ops run on the integers.
+//     DEQUANTIZE QuantizeLinear / DequantizeLinear; MAX_POOL_2D, PAD (with the zero point) and the view
+//     ops run on the integers.
 //     Each carries kes_requantization "tflite" (TFLite's fixed-point arithmetic, ops/quant.hpp). An op
 //     with no quantized form runs in f32 between a DequantizeLinear and a QuantizeLinear (fuse_qdq
 //     logs them). The activations' parameters are checked here, naming the tensor.
@@ -808,7 +809,10 @@ private:
         expect_io(op, 2, 3, 1);
         const int32_t x = ref(ins_[0]);
         std::vector<int32_t> in = {x, onnx_pads(ins_[1])};
-        if (ins_.size() > 2 && ins_[2] >= 0) in.push_back(ref(ins_[2]));
+        if (ins_.size() > 2 && ins_[2] >= 0)
+            in.push_back(ref(ins_[2]));
+        else if (quantized_)  // TFLite pads a quantized tensor with its zero point (real 0)
+            in.push_back(zero_point_of(x));
         Node& n = node("Pad", std::move(in), {def(outs_[0])});
         n.attrs.set_string("mode", mode);
     }
@@ -1120,7 +1124,12 @@ private:
             case BuiltinOperator::RESHAPE:
             case BuiltinOperator::SQUEEZE:
             case BuiltinOperator::EXPAND_DIMS:
-            case BuiltinOperator::TRANSPOSE: native = quantized_out && same_quant(ins_[0], outs_[0]); break;
+            case BuiltinOperator::TRANSPOSE:
+            case BuiltinOperator::PAD: native = quantized_out && same_quant(ins_[0], outs_[0]); break;
+            case BuiltinOperator::PADV2:  // its fill value quantized as the input, as TFLite requires
+                native = quantized_out && same_quant(ins_[0], outs_[0]) &&
+                         (ins_.size() < 3 || ins_[2] < 0 || same_quant(ins_[2], ins_[0]));
+                break;
             default: break;
         }
         if (!native) return float_island(op, builtin);
