@@ -244,13 +244,14 @@ flatbuffers::Offset<tfl::QuantizationParameters> quant(TfliteBuilder& tb, std::v
 
 // int8 input [1,3,3,2] → CONV_2D 1x1 (per-channel weights) → int8 output, with the given input and
 // output quantization.
-std::vector<uint8_t> int8_conv(std::vector<float> in_scale, int64_t in_zp, float out_scale, int64_t out_zp) {
+std::vector<uint8_t> int8_conv(std::vector<float> in_scale, int64_t in_zp, float out_scale, int64_t out_zp,
+                               float w_scale1 = 0.02f) {
     TfliteBuilder tb;
     const int32_t in = tb.tensor("x", {1, 3, 3, 2}, tfl::TensorType::INT8, {},
                                  quant(tb, in_scale, std::vector<int64_t>(in_scale.size(), in_zp)));
     const std::vector<int8_t> w = {10, -20, 30, 40};
     const int32_t wt = tb.tensor("w", {2, 1, 1, 2}, tfl::TensorType::INT8, TfliteBuilder::bytes_of(w),
-                                 quant(tb, {0.01f, 0.02f}, {0, 0}, 0));
+                                 quant(tb, {0.01f, w_scale1}, {0, 0}, 0));
     const int32_t out = tb.tensor("y", {1, 3, 3, 2}, tfl::TensorType::INT8, {}, quant(tb, {out_scale}, {out_zp}));
     tb.op(tfl::BuiltinOperator::CONV_2D, {in, wt, -1}, {out}, tfl::BuiltinOptions::Conv2DOptions,
           tfl::CreateConv2DOptions(tb.fb(), tfl::Padding::SAME, 1, 1).Union());
@@ -275,6 +276,7 @@ TEST(TfliteQuantImport, BadQuantizationRefusedNamingTheTensor) {
         {int8_conv({0.1f}, 0, -1.0f, 0), "'y': quantization scale -1"},
         {int8_conv({0.1f}, 200, 0.05f, 0), "'x': zero point 200 is outside i8's [-128, 127]"},
         {int8_conv({0.1f, 0.2f}, 0, 0.05f, 0), "'x': 2 quantization scales"},
+        {int8_conv({0.1f}, 0, 0.05f, 0, std::nanf("")), "tensor 1 'w': quantization scale nan"},
     };
     for (const Bad& b : cases) {
         const auto [status, message] = kes_test::import_error(b.model);

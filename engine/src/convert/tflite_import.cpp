@@ -443,7 +443,7 @@ private:
                 outs_.push_back(t);
             }
 
-        if (reads_quantized(op, builtin)) return convert_quantized(op, builtin);
+        if (reads_quantized(builtin)) return convert_quantized(op, builtin);
         dispatch(op, builtin);
     }
 
@@ -1047,8 +1047,7 @@ private:
     }
 
     // Whether the operator takes the quantized path: it reads a quantized activation, or quantizes.
-    bool reads_quantized(const tfl::Operator& op, int32_t builtin) {
-        (void)op;
+    bool reads_quantized(int32_t builtin) {
         if (builtin == static_cast<int32_t>(BuiltinOperator::QUANTIZE)) return true;
         bool quantized = false;
         for (int32_t t : ins_) {
@@ -1062,30 +1061,33 @@ private:
         return quantized;
     }
 
-    // An activation's quantization: one scale, finite and > 0, and a zero point inside its type (what
-    // TFLite's kernels assume). INVALID_ARGUMENT naming the tensor otherwise.
-    void check_activation_quant(int32_t t) const {
+    // A quantized tensor's parameters as TFLite's kernels assume them: scales finite and > 0, zero points
+    // inside the type; one scale for an activation (`per_tensor`), one or one per channel for a
+    // constant. INVALID_ARGUMENT naming the tensor otherwise.
+    void check_quant(int32_t t, bool per_tensor) const {
         const Quant q = quant_of(t);
         const QuantRange r = quantized_range(dtype_of(t));
-        if (q.scale.size() != 1)
+        if (per_tensor && q.scale.size() != 1)
             fail(KES_ERR_INVALID_ARGUMENT, "TFLite %s: %zu quantization scales; an activation has one (per tensor)",
                  tensor_label(t).c_str(), q.scale.size());
-        if (!(q.scale[0] > 0.0f) || !std::isfinite(q.scale[0]))
-            fail(KES_ERR_INVALID_ARGUMENT, "TFLite %s: quantization scale %g must be finite and > 0",
-                 tensor_label(t).c_str(), static_cast<double>(q.scale[0]));
-        if (q.zero_point[0] < r.min || q.zero_point[0] > r.max)
-            fail(KES_ERR_INVALID_ARGUMENT, "TFLite %s: zero point %lld is outside %s's [%d, %d]",
-                 tensor_label(t).c_str(), static_cast<long long>(q.zero_point[0]), kes_dtype_name(dtype_of(t)), r.min,
-                 r.max);
+        for (size_t i = 0; i < q.scale.size(); ++i) {
+            if (!(q.scale[i] > 0.0f) || !std::isfinite(q.scale[i]))
+                fail(KES_ERR_INVALID_ARGUMENT, "TFLite %s: quantization scale %g must be finite and > 0",
+                     tensor_label(t).c_str(), static_cast<double>(q.scale[i]));
+            if (q.zero_point[i] < r.min || q.zero_point[i] > r.max)
+                fail(KES_ERR_INVALID_ARGUMENT, "TFLite %s: zero point %lld is outside %s's [%d, %d]",
+                     tensor_label(t).c_str(), static_cast<long long>(q.zero_point[i]), kes_dtype_name(dtype_of(t)),
+                     r.min, r.max);
+        }
     }
 
     // The quantized ops TFLite's integer kernels have here; any other operator reading quantized
     // tensors runs in f32 between DequantizeLinear and QuantizeLinear (within 1 LSB of TFLite's).
     void convert_quantized(const tfl::Operator& op, int32_t builtin) {
         for (int32_t t : ins_)
-            if (t >= 0 && is_quantized_tensor(t) && !buffer_of(t).first) check_activation_quant(t);
+            if (t >= 0 && is_quantized_tensor(t)) check_quant(t, !buffer_of(t).first);
         for (int32_t t : outs_)
-            if (is_quantized_tensor(t)) check_activation_quant(t);
+            if (is_quantized_tensor(t)) check_quant(t, true);
         const auto b = static_cast<BuiltinOperator>(builtin);
         const auto fused = [&](tfl::ActivationFunctionType f) {
             return f == tfl::ActivationFunctionType::NONE || f == tfl::ActivationFunctionType::RELU ||
