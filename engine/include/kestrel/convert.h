@@ -33,6 +33,14 @@
  * which (KES_LOG_LEVEL=info). Results match ONNX Runtime's exact integer kernels bit for bit, QLinearAdd
  * and QLinearMul within one quantization step (docs/ARCHITECTURE.md "Quantized models").
  *
+ * Fully quantized TFLite models (int8 with per-channel weights, or uint8; int8/uint8 or float inputs and
+ * outputs through QUANTIZE/DEQUANTIZE) stay quantized too: CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED,
+ * ADD, MUL, CONCATENATION, QUANTIZE and DEQUANTIZE become integer ops on TFLite's own fixed-point
+ * arithmetic, bit-exact with TFLite; MAX_POOL_2D, PAD and the view ops run on the integers; any other op
+ * (SOFTMAX, LOGISTIC, AVERAGE_POOL_2D, ...) is computed in f32 between a DequantizeLinear and a
+ * QuantizeLinear, within one step of TFLite's. An activation's scale that is not finite and > 0, a zero
+ * point outside its type or a per-channel activation is KES_ERR_INVALID_ARGUMENT naming the tensor.
+ *
  * fp16 ONNX models (float16 initializers, Casts around the inputs and outputs, float16 graph inputs or
  * outputs, as onnxconverter-common's convert_float_to_float16 writes them, keep_io_types true or false)
  * are computed in f32 and stored in f32: the f16 weights are widened at conversion (exactly), so every

@@ -19,6 +19,14 @@
 //     and a separate node after ops that do not read them (pools, Concat).
 //   - DEQUANTIZE of a constant (fp16 weights, int8/uint8/int16 with scale/zero point, per tensor or per
 //     axis) is folded at import into an f32 constant; of an fp16 activation it becomes a Cast.
+//   - fully quantized models (int8/uint8 activations with their scale and zero point) stay quantized:
+//     CONV_2D / DEPTHWISE_CONV_2D become NHWC QLinearConv (per-channel weights), FULLY_CONNECTED
+//     QLinearMatMul, ADD / MUL QLinearAdd / QLinearMul, CONCATENATION QLinearConcat, QUANTIZE /
+//     DEQUANTIZE QuantizeLinear / DequantizeLinear; MAX_POOL_2D, PAD (with the zero point) and the view
+//     ops run on the integers.
+//     Each carries kes_requantization "tflite" (TFLite's fixed-point arithmetic, ops/quant.hpp). An op
+//     with no quantized form runs in f32 between a DequantizeLinear and a QuantizeLinear (fuse_qdq
+//     logs them). The activations' parameters are checked here, naming the tensor.
 //   - RESHAPE keeps the batch dimension symbolic (0 = "copy dim 0", ONNX semantics) when the new shape
 //     starts with the input's batch, so a graph made batch-dynamic later still reshapes correctly.
 //   - FULLY_CONNECTED flattens its input to [-1, K] like TFLite, runs Gemm(transB=1) and, with
@@ -42,6 +50,7 @@
 
 #include "../ops/dtype_codes.hpp"
 #include "../ops/geometry.hpp"
+#include "../ops/quant.hpp"
 #include "importers.hpp"
 #include "kes/error.hpp"
 #include "kestrel/tensor.h"
@@ -442,6 +451,11 @@ private:
         if (builtin == static_cast<int32_t>(BuiltinOperator::CUSTOM))
             return custom_operator(op, code->custom_code() ? code->custom_code()->str() : std::string());
 
+        if (reads_quantized(builtin)) return convert_quantized(op, builtin);
+        dispatch(op, builtin);
+    }
+
+    void dispatch(const tfl::Operator& op, int32_t builtin) {
         switch (static_cast<BuiltinOperator>(builtin)) {
             case BuiltinOperator::CONV_2D: return conv(op, false);
             case BuiltinOperator::DEPTHWISE_CONV_2D: return conv(op, true);
@@ -527,7 +541,8 @@ private:
     void binary(const tfl::Operator& op, const char* onnx_op, const Options* o) {
         expect_io(op, 2, 2, 1);
         const int32_t a = ref(ins_[0]), b = ref(ins_[1]);
-        Node& n = node(onnx_op, {a, b}, {def(outs_[0])});
+        Node& n = quantized_ ? quantized_node(std::string("QLinear") + onnx_op, a, b, -1, def(outs_[0]))
+                             : node(onnx_op, {a, b}, {def(outs_[0])});
         if (o) Activation::to_attrs(activation(o->fused_activation_function()), n.attrs);
     }
 
@@ -604,7 +619,11 @@ private:
             group = channels;
             const Shape ohwi = {cout, kh, kw, 1};
             const Tensor& f = g_.tensors[static_cast<size_t>(filter)];
-            if (f.quant.scale.size() > 1) unsupported_op("per-channel quantised depthwise filters are not supported");
+            // TFLite quantizes a depthwise filter per output channel along its last axis, which the
+            // transposition below makes axis 0.
+            if (f.quant.scale.size() > 1 && f.quant.axis != 3)
+                unsupported_op("per-channel quantised depthwise filter quantized along axis " +
+                               std::to_string(f.quant.axis) + " (TFLite's is 3)");
             if (f.is_const) {
                 const size_t es = kes_dtype_size(f.dtype);
                 std::vector<uint8_t> t(f.data.size());
@@ -617,6 +636,7 @@ private:
                 nt.name = fresh_name(f.name + "/ohwi");
                 nt.shape = ohwi;
                 nt.data = std::move(t);
+                if (nt.quant.scale.size() > 1) nt.quant.axis = 0;
                 filter = g_.add_tensor(std::move(nt));
             } else {
                 const int32_t tr = temp("filter_ohwi", f.dtype);
@@ -631,7 +651,8 @@ private:
         }
         std::vector<int32_t> in = {ref(ins_[0]), filter};
         if (ins_.size() > 2 && ins_[2] >= 0) in.push_back(ref(ins_[2]));
-        Node& n = node("Conv", std::move(in), {def(outs_[0])});
+        Node& n = quantized_ ? quantized_node("QLinearConv", in[0], in[1], in.size() > 2 ? in[2] : -1, def(outs_[0]))
+                             : node("Conv", std::move(in), {def(outs_[0])});
         n.attrs.set_string("data_layout", "NHWC");
         n.attrs.set_ints("kernel_shape", {kh, kw});
         n.attrs.set_ints("strides", {stride_h, stride_w});
@@ -675,7 +696,7 @@ private:
         const int64_t k = ws[1], units = ws[0];
         int32_t x = ref(ins_[0]);
         if (xs.size() != 2 || xs[1] != k) {
-            const int32_t flat = temp("flatten");
+            const int32_t flat = like(x, "flatten");
             node("Reshape", {x, const_i64("flat_shape", {2}, {-1, k})}, {flat}, "flatten");
             x = flat;
         }
@@ -683,9 +704,11 @@ private:
         if (ins_.size() > 2 && ins_[2] >= 0) in.push_back(ref(ins_[2]));
         const int32_t out = def(outs_[0]);
         const bool restore = o && o->keep_num_dims() && xs.size() != 2;
-        const int32_t gemm_out = restore ? temp("gemm") : out;
-        Node& n = node("Gemm", std::move(in), {gemm_out});
-        n.attrs.set_int("transB", 1);
+        const int32_t gemm_out = restore ? like(out, "gemm") : out;
+        Node& n = quantized_ ? quantized_node("QLinearMatMul", in[0], transposed_weights(in[1]),
+                                              in.size() > 2 ? in[2] : -1, gemm_out)
+                             : node("Gemm", std::move(in), {gemm_out});
+        if (!quantized_) n.attrs.set_int("transB", 1);
         if (o) Activation::to_attrs(activation(o->fused_activation_function()), n.attrs);
         if (restore) {
             std::vector<int64_t> shape(xs.begin(), xs.end());
@@ -718,6 +741,7 @@ private:
         std::vector<int32_t> in;
         for (int32_t t : ins_) in.push_back(ref(t));
         const int32_t out = def(outs_[0]);
+        if (quantized_) return quantized_concat(in, out, o->axis());
         const Activation act = activation(o->fused_activation_function());
         const int32_t pre = pre_activation(act, out);
         Node& n = node("Concat", std::move(in), {pre});
@@ -795,7 +819,10 @@ private:
         expect_io(op, 2, 3, 1);
         const int32_t x = ref(ins_[0]);
         std::vector<int32_t> in = {x, onnx_pads(ins_[1])};
-        if (ins_.size() > 2 && ins_[2] >= 0) in.push_back(ref(ins_[2]));
+        if (ins_.size() > 2 && ins_[2] >= 0)
+            in.push_back(ref(ins_[2]));
+        else if (quantized_)  // TFLite pads a quantized tensor with its zero point (real 0)
+            in.push_back(zero_point_of(x));
         Node& n = node("Pad", std::move(in), {def(outs_[0])});
         n.attrs.set_string("mode", mode);
     }
@@ -944,6 +971,10 @@ private:
         const int32_t in = ins_[0], out = outs_[0];
         if (dtype_of(out) != KES_F32) unsupported_op("DEQUANTIZE to a type other than float32");
         if (!constant_of(in)) {
+            if (quantized_) {
+                node("DequantizeLinear", {ref(in), scale_of(ref(in)), zero_point_of(ref(in))}, {def(out)});
+                return;
+            }
             if (dtype_of(in) != KES_F16)
                 unsupported_op("DEQUANTIZE of a quantised activation is not supported (only constants and fp16)");
             Node& n = node("Cast", {ref(in)}, {def(out)});
@@ -1208,6 +1239,235 @@ private:
         node("Reshape", {moved, const_i64("shape", {4}, {0, xs[1] * b, xs[2] * b, c})}, {def(outs_[0])});
     }
 
+    // ---- fully quantized operators ---------------------------------------------------------------------
+
+    // A u8/i8 tensor with a scale: a quantized activation (or a quantized constant an op reads).
+    bool is_quantized_tensor(int32_t t) const {
+        const tfl::TensorType type = tensor(t).type();
+        const auto* qp = tensor(t).quantization();
+        return (type == tfl::TensorType::INT8 || type == tfl::TensorType::UINT8) && qp && qp->scale() &&
+               qp->scale()->size() > 0;
+    }
+
+    // Whether the operator takes the quantized path: it reads a quantized activation, or quantizes.
+    bool reads_quantized(int32_t builtin) {
+        if (builtin == static_cast<int32_t>(BuiltinOperator::QUANTIZE)) return true;
+        bool quantized = false;
+        for (int32_t t : ins_) {
+            if (t < 0 || buffer_of(t).first) continue;
+            const auto* qp = tensor(t).quantization();
+            if (tensor(t).type() == tfl::TensorType::INT16 && qp && qp->scale() && qp->scale()->size() > 0)
+                unsupported_op("int16 activations (TFLite's 16x8 quantization) are not supported, in " +
+                               tensor_label(t));
+            quantized = quantized || is_quantized_tensor(t);
+        }
+        return quantized;
+    }
+
+    // A quantized tensor's parameters as TFLite's kernels assume them: scales finite and > 0, zero points
+    // inside the type; one scale for an activation (`per_tensor`), one or one per channel for a
+    // constant. INVALID_ARGUMENT naming the tensor otherwise.
+    void check_quant(int32_t t, bool per_tensor) const {
+        const Quant q = quant_of(t);
+        const QuantRange r = quantized_range(dtype_of(t));
+        if (per_tensor && q.scale.size() != 1)
+            fail(KES_ERR_INVALID_ARGUMENT, "TFLite %s: %zu quantization scales; an activation has one (per tensor)",
+                 tensor_label(t).c_str(), q.scale.size());
+        for (size_t i = 0; i < q.scale.size(); ++i) {
+            if (!(q.scale[i] > 0.0f) || !std::isfinite(q.scale[i]))
+                fail(KES_ERR_INVALID_ARGUMENT, "TFLite %s: quantization scale %g must be finite and > 0",
+                     tensor_label(t).c_str(), static_cast<double>(q.scale[i]));
+            if (q.zero_point[i] < r.min || q.zero_point[i] > r.max)
+                fail(KES_ERR_INVALID_ARGUMENT, "TFLite %s: zero point %lld is outside %s's [%d, %d]",
+                     tensor_label(t).c_str(), static_cast<long long>(q.zero_point[i]), kes_dtype_name(dtype_of(t)),
+                     r.min, r.max);
+        }
+    }
+
+    // The quantized ops TFLite's integer kernels have here; any other operator reading quantized
+    // tensors runs in f32 between DequantizeLinear and QuantizeLinear (within 1 LSB of TFLite's).
+    void convert_quantized(const tfl::Operator& op, int32_t builtin) {
+        for (int32_t t : ins_)
+            if (t >= 0 && is_quantized_tensor(t)) check_quant(t, !buffer_of(t).first);
+        for (int32_t t : outs_)
+            if (is_quantized_tensor(t)) check_quant(t, true);
+        const auto b = static_cast<BuiltinOperator>(builtin);
+        const auto fused = [&](tfl::ActivationFunctionType f) {
+            return f == tfl::ActivationFunctionType::NONE || f == tfl::ActivationFunctionType::RELU ||
+                   f == tfl::ActivationFunctionType::RELU6 || f == tfl::ActivationFunctionType::RELU_N1_TO_1;
+        };
+        bool native = false;
+        const bool quantized_out = !outs_.empty() && is_quantized_tensor(outs_[0]);
+        switch (b) {
+            case BuiltinOperator::QUANTIZE: return quantize(op);
+            case BuiltinOperator::DEQUANTIZE: native = true; break;
+            case BuiltinOperator::CONV_2D:
+            case BuiltinOperator::DEPTHWISE_CONV_2D:
+            case BuiltinOperator::FULLY_CONNECTED: native = quantized_out; break;
+            case BuiltinOperator::ADD:
+            case BuiltinOperator::MUL: {
+                const auto* add = op.builtin_options_as<tfl::AddOptions>();
+                const auto* mul = op.builtin_options_as<tfl::MulOptions>();
+                native = quantized_out && (!add || fused(add->fused_activation_function())) &&
+                         (!mul || fused(mul->fused_activation_function()));
+                break;
+            }
+            case BuiltinOperator::CONCATENATION: {
+                const auto* o = op.builtin_options_as<tfl::ConcatenationOptions>();
+                native = quantized_out && o && o->fused_activation_function() == tfl::ActivationFunctionType::NONE;
+                for (int32_t t : ins_) native = native && t >= 0 && dtype_of(t) == dtype_of(outs_[0]);
+                break;
+            }
+            case BuiltinOperator::MAX_POOL_2D: {
+                // The maximum of the integers, when the output keeps the input's quantization (as
+                // TFLite's converter writes it) and no activation follows.
+                const auto* o = op.builtin_options_as<tfl::Pool2DOptions>();
+                native = quantized_out && o && o->fused_activation_function() == tfl::ActivationFunctionType::NONE &&
+                         same_quant(ins_[0], outs_[0]);
+                break;
+            }
+            case BuiltinOperator::RESHAPE:
+            case BuiltinOperator::SQUEEZE:
+            case BuiltinOperator::EXPAND_DIMS:
+            case BuiltinOperator::TRANSPOSE:
+            case BuiltinOperator::PAD: native = quantized_out && same_quant(ins_[0], outs_[0]); break;
+            case BuiltinOperator::PADV2:  // its fill value quantized as the input, as TFLite requires
+                native = quantized_out && same_quant(ins_[0], outs_[0]) &&
+                         (ins_.size() < 3 || ins_[2] < 0 || same_quant(ins_[2], ins_[0]));
+                break;
+            default: break;
+        }
+        if (!native) return float_island(op, builtin);
+        quantized_ = true;
+        dispatch(op, builtin);
+        quantized_ = false;
+    }
+
+    bool same_quant(int32_t a, int32_t b) const {
+        const Quant qa = quant_of(a), qb = quant_of(b);
+        return dtype_of(a) == dtype_of(b) && qa.scale == qb.scale && qa.zero_point == qb.zero_point;
+    }
+
+    // A tensor's scale and zero point as constant inputs of a quantized op (per axis when it has more).
+    int32_t scale_of(int32_t id) {
+        const Tensor& t = g_.tensors[static_cast<size_t>(id)];
+        const std::vector<float> scale = t.quant.scale;
+        const Shape shape = scale.size() == 1 ? Shape{} : Shape{static_cast<int64_t>(scale.size())};
+        return g_.add_constant_f32(fresh_name(t.name + "/scale"), shape, scale);
+    }
+    int32_t zero_point_of(int32_t id) {
+        const Tensor& t = g_.tensors[static_cast<size_t>(id)];
+        const kes_dtype dt = t.dtype;
+        std::vector<uint8_t> bytes;
+        for (int64_t z : t.quant.zero_point) bytes.push_back(static_cast<uint8_t>(z));  // i8 as two's complement
+        const Shape shape = bytes.size() == 1 ? Shape{} : Shape{static_cast<int64_t>(bytes.size())};
+        return g_.add_constant(fresh_name(t.name + "/zero_point"), dt, shape, bytes.data());
+    }
+
+    // QLinearConv / QLinearMatMul (x, w, bias) or QLinearAdd / QLinearMul (a, b) → out, in ONNX's input
+    // order, following TFLite's arithmetic.
+    Node& quantized_node(const std::string& op, int32_t a, int32_t b, int32_t bias, int32_t out) {
+        std::vector<int32_t> in = {a,           scale_of(a),      zero_point_of(a), b,
+                                   scale_of(b), zero_point_of(b), scale_of(out),    zero_point_of(out)};
+        if (bias >= 0) {
+            if (g_.tensors[static_cast<size_t>(bias)].dtype != KES_I32)
+                unsupported_op(std::string("a quantized op's bias of type ") +
+                               kes_dtype_name(g_.tensors[static_cast<size_t>(bias)].dtype) + " (TFLite's is int32)");
+            in.push_back(bias);
+        }
+        Node& n = node(op, std::move(in), {out});
+        n.attrs.set_string("kes_requantization", "tflite");
+        return n;
+    }
+
+    // FULLY_CONNECTED's constant [units, K] weights as QLinearMatMul's B, [K, units] (per-unit scales
+    // then along axis 1).
+    int32_t transposed_weights(int32_t w) {
+        const Tensor& f = g_.tensors[static_cast<size_t>(w)];
+        if (!f.is_const || f.shape.size() != 2) unsupported_op("quantized weights that are not a constant matrix");
+        const int64_t units = f.shape[0], k = f.shape[1];
+        const size_t es = kes_dtype_size(f.dtype);
+        Tensor t = f;
+        t.name = fresh_name(f.name + "/kn");
+        t.shape = {k, units};
+        for (int64_t u = 0; u < units; ++u)
+            for (int64_t i = 0; i < k; ++i)
+                std::memcpy(&t.data[static_cast<size_t>(i * units + u) * es],
+                            &f.data[static_cast<size_t>(u * k + i) * es], es);
+        if (t.quant.scale.size() > 1) t.quant.axis = 1;
+        return g_.add_tensor(std::move(t));
+    }
+
+    // A temporary with the dtype and quantization of graph tensor `id` (a view of it).
+    int32_t like(int32_t id, const std::string& base) {
+        const Tensor& t = g_.tensors[static_cast<size_t>(id)];
+        const kes_dtype dt = t.dtype;
+        const Quant q = t.quant;
+        const int32_t tmp = temp(base, dt);
+        g_.tensors[static_cast<size_t>(tmp)].quant = q;
+        return tmp;
+    }
+
+    void quantized_concat(const std::vector<int32_t>& in, int32_t out, int32_t axis) {
+        std::vector<int32_t> args = {scale_of(out), zero_point_of(out)};
+        for (int32_t x : in) args.insert(args.end(), {x, scale_of(x), zero_point_of(x)});
+        Node& n = node("QLinearConcat", std::move(args), {out});
+        n.attrs.set_int("axis", axis);
+        n.attrs.set_string("kes_requantization", "tflite");
+    }
+
+    // QUANTIZE: f32 → u8/i8 as TFLite rounds; between quantized types (a uint8 model input to int8, or
+    // a requantization) through f32: exact when the scales are equal, else within 1 LSB of TFLite's
+    // fixed-point Requantize.
+    void quantize(const tfl::Operator& op) {
+        expect_io(op, 1, 1, 1);
+        const int32_t in = ins_[0], out = outs_[0];
+        if (!is_quantized_tensor(out)) unsupported_op("QUANTIZE to an output without a scale");
+        int32_t x = ref(in);
+        if (dtype_of(in) != KES_F32) {
+            if (!is_quantized_tensor(in)) unsupported_op(std::string("QUANTIZE of ") + kes_dtype_name(dtype_of(in)));
+            const int32_t real = temp("dequantized");
+            node("DequantizeLinear", {x, scale_of(x), zero_point_of(x)}, {real}, "dequantize");
+            x = real;
+        }
+        const int32_t y = def(out);
+        Node& n = node("QuantizeLinear", {x, scale_of(y), zero_point_of(y)}, {y});
+        n.attrs.set_string("kes_requantization", "tflite");
+    }
+
+    // An operator with no quantized form: its quantized inputs are dequantized, the float op runs, and
+    // its quantized outputs are quantized again as TFLite rounds.
+    void float_island(const tfl::Operator& op, int32_t builtin) {
+        std::vector<std::pair<int32_t, int32_t>> saved;  // TFLite tensor, its quantized graph tensor
+        for (int32_t t : ins_) {
+            if (t < 0 || !is_quantized_tensor(t)) continue;
+            if (std::any_of(saved.begin(), saved.end(), [&](const auto& p) { return p.first == t; })) continue;
+            const int32_t q = ref(t);
+            const int32_t real = temp(g_.tensors[static_cast<size_t>(q)].name + "/dequantized");
+            const int64_t axis = g_.tensors[static_cast<size_t>(q)].quant.axis;
+            Node& dq = node("DequantizeLinear", {q, scale_of(q), zero_point_of(q)}, {real}, "dequantize");
+            if (axis >= 0) dq.attrs.set_int("axis", axis);
+            saved.emplace_back(t, q);
+            tensor_map_[static_cast<size_t>(t)] = real;
+        }
+        dispatch(op, builtin);
+        for (const auto& [t, q] : saved) tensor_map_[static_cast<size_t>(t)] = q;
+        for (int32_t t : outs_) {
+            if (!is_quantized_tensor(t)) continue;
+            const int32_t real = tensor_map_[static_cast<size_t>(t)];
+            Tensor& r = g_.tensors[static_cast<size_t>(real)];
+            const std::string name = r.name;
+            r.name = fresh_name(name + "/real");
+            r.dtype = KES_F32;
+            r.quant = Quant{};
+            const int32_t q = g_.add_activation(name, dtype_of(t), file_shape(t), true);
+            g_.tensors[static_cast<size_t>(q)].quant = quant_of(t);
+            Node& n = node("QuantizeLinear", {real, scale_of(q), zero_point_of(q)}, {q}, "quantize");
+            n.attrs.set_string("kes_requantization", "tflite");
+            tensor_map_[static_cast<size_t>(t)] = q;
+        }
+    }
+
     const uint8_t* file_;
     size_t file_size_;
     const tfl::Model* model_ = nullptr;
@@ -1217,6 +1477,7 @@ private:
     std::vector<bool> produced_;       // written by an operator (or a graph input)
     std::unordered_set<std::string> names_;
     uint32_t op_index_ = 0;
+    bool quantized_ = false;  // the operator being converted takes the quantized ops
     std::string op_name_, node_name_;
     std::vector<int32_t> ins_, outs_;
 };

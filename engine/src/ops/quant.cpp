@@ -1,6 +1,7 @@
 // quant.cpp — see quant.hpp.
 #include "quant.hpp"
 
+#include "geometry.hpp"
 #include "kes/error.hpp"
 
 namespace kes {
@@ -59,12 +60,37 @@ Quant read_quant(const TensorDesc& scale, const TensorDesc* zero_point, kes_dtyp
     return q;
 }
 
-QuantRange fused_activation_range(const Activation& act, float scale, int32_t zp, QuantRange r) {
+Requantization requantization_of(const Attrs& attrs) {
+    return get_choice(attrs, "kes_requantization", "onnx", {"onnx", "tflite"}) == "tflite" ? Requantization::Tflite
+                                                                                           : Requantization::Onnx;
+}
+
+FixedPointMultiplier quantize_multiplier(double real, const char* what) {
+    if (!(real >= 0.0) || !std::isfinite(real))
+        fail(KES_ERR_INVALID_ARGUMENT, "%s multiplier %g is not finite and >= 0", what, real);
+    FixedPointMultiplier m;
+    if (real == 0.0) return m;
+    const double significand = std::frexp(real, &m.shift);
+    int64_t q = static_cast<int64_t>(std::round(significand * static_cast<double>(int64_t{1} << 31)));
+    if (q == (int64_t{1} << 31)) q /= 2, ++m.shift;
+    if (m.shift < -31) return FixedPointMultiplier{};  // every bit would shift out: TFLite flushes to 0
+    if (m.shift > 30)
+        fail(KES_ERR_INVALID_ARGUMENT, "%s multiplier %g is too large (>= 2^31; check the quantization scales)", what,
+             real);
+    m.multiplier = static_cast<int32_t>(q);
+    return m;
+}
+
+QuantRange fused_activation_range(const Activation& act, float scale, int32_t zp, QuantRange r, Requantization mode) {
+    const auto quantize = [&](float v) {
+        return mode == Requantization::Tflite ? quantize_value_tflite(v, scale, zp, r)
+                                              : quantize_value(v, scale, zp, r);
+    };
     switch (act.kind) {
         case Activation::Kind::None: return r;
         case Activation::Kind::Relu: return {std::max(r.min, zp), r.max};
         case Activation::Kind::Clip: {
-            const QuantRange c{quantize_value(act.min, scale, zp, r), quantize_value(act.max, scale, zp, r)};
+            const QuantRange c{quantize(act.min), quantize(act.max)};
             return {std::max(r.min, c.min), std::min(r.max, c.max)};
         }
         default: fail(KES_ERR_UNSUPPORTED, "a quantized output takes only a fused Relu or Clip");

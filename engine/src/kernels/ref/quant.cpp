@@ -5,7 +5,8 @@
 // - DequantizeLinear (u8, i8, i32 → f32; (x - zp) · scale) and QuantizeLinear (f32 → u8/i8): per-tensor
 //   (one-element scale) or per-axis (1-D scale along "axis", default 1); scale and zero point are read
 //   at run time, so they may come from another node.
-// - QLinearConv (ONNX) and ConvInteger: NCHW, 1-D or 2-D, groups, pads/strides/dilations/auto_pad; the
+// - QLinearConv (ONNX) and ConvInteger: NCHW (or NHWC with OHWI weights, data_layout), 1-D or 2-D, groups,
+// pads/strides/dilations/auto_pad; the
 //   weight's zero point per tensor or per output channel. QLinearConv's input 8 is the int32 bias
 //   (scale x_scale · w_scale); a fused Relu/Clip ("activation") narrows the output range.
 // - QLinearMatMul (ONNX) and MatMulInteger: numpy batch broadcast as MatMul; B's scale and zero point
@@ -14,6 +15,8 @@
 // - DynamicQuantizeLinear: u8 output, scale and zero point computed from the data at run time.
 // - QLinearAdd, QLinearMul, QLinearGlobalAveragePool, QLinearConcat: the com.microsoft contrib ops
 //   ONNX Runtime's quantizer writes (QOperator format); Add/Mul broadcast.
+// With kes_requantization "tflite" (a TFLite model's ops) QuantizeLinear, QLinearConv, QLinearMatMul,
+// QLinearAdd, QLinearMul and QLinearConcat follow TFLite's integer arithmetic (ops/quant.hpp).
 // QLinear* ops need constant scales and zero points (their multipliers are fixed at create()); the
 // *Integer ops and DynamicQuantizeLinear's consumers read zero points at run time. Accumulation is in
 // 64 bits, wrapped to 32 as ONNX Runtime's int32 accumulators wrap (only hostile shapes get there).
@@ -120,15 +123,18 @@ std::unique_ptr<Kernel> dequantize_kernel(const QuantPlan& q) {
 }
 
 template <class Q>
-std::unique_ptr<Kernel> quantize_kernel(const QuantPlan& q, QuantRange range) {
-    return make_kernel([q, range](const void* const* in, void* const* out) {
+std::unique_ptr<Kernel> quantize_kernel(const QuantPlan& q, QuantRange range, Requantization mode) {
+    const bool tflite = mode == Requantization::Tflite;
+    return make_kernel([q, range, tflite](const void* const* in, void* const* out) {
         const float* x = in_as<float>(in, 0);
         const float* scale = in_as<float>(in, 1);
         const Q* zp = q.has_zero_point && in[2] ? in_as<Q>(in, 2) : nullptr;
         Q* y = out_as<Q>(out, 0);
         for (int64_t i = 0; i < q.count; ++i) {
             const int64_t c = (i / q.inner) % q.channels;
-            y[i] = static_cast<Q>(quantize_value(x[i], scale[c], zp ? zp[c] : 0, range));
+            const int32_t z = zp ? zp[c] : 0;
+            y[i] = static_cast<Q>(tflite ? quantize_value_tflite(x[i], scale[c], z, range)
+                                         : quantize_value(x[i], scale[c], z, range));
         }
     });
 }
@@ -160,40 +166,47 @@ std::unique_ptr<Kernel> create_quantize(const NodeDesc& node, std::vector<Tensor
     if (is_quantized_dtype(outputs[0].dtype) && scale.is_const() && scale.elements() == 1 && (!zp || zp->is_const()))
         outputs[0].quant = read_quant(scale, zp, outputs[0].dtype, "y");
     switch (outputs[0].dtype) {
-        case KES_U8: return quantize_kernel<uint8_t>(q, quantized_range(KES_U8));
-        case KES_I8: return quantize_kernel<int8_t>(q, quantized_range(KES_I8));
+        case KES_U8: return quantize_kernel<uint8_t>(q, quantized_range(KES_U8), requantization_of(node.attrs));
+        case KES_I8: return quantize_kernel<int8_t>(q, quantized_range(KES_I8), requantization_of(node.attrs));
         default: unsupported_dtype("input zero_point", outputs[0].dtype, "u8, i8");
     }
 }
 
 // ---- integer convolution: ConvInteger, QLinearConv -----------------------------------------------------
 
-// NCHW, one or two spatial axes (1-D is H = 1).
+// NCHW with OIHW weights (ONNX), or NHWC with OHWI weights (data_layout "NHWC", a TFLite model's);
+// one or two spatial axes (1-D is H = 1). The strides say where a channel, row and column lie.
 struct IntConvGeom {
     int64_t n = 1, c = 1, m = 1, group = 1, ih = 1, iw = 1, oh = 1, ow = 1;
     Window wh, ww;
+    bool nhwc = false;
+    int64_t x_c = 1, x_y = 1, x_x = 1;  // input element strides of a channel, a row, a column
+    int64_t w_c = 1, w_y = 1, w_x = 1;  // weight element strides within one output channel's filter
 };
 
 IntConvGeom int_conv_geometry(const NodeDesc& node, const TensorDesc& x, const TensorDesc& w, TensorDesc& y) {
     require_quantized(x, "input x");
     require_quantized(w, "input w");
     if (x.rank() != 3 && x.rank() != 4)
-        fail(KES_ERR_UNSUPPORTED, "input x has shape %s; 1-D or 2-D NCHW convolutions are supported",
+        fail(KES_ERR_UNSUPPORTED, "input x has shape %s; 1-D or 2-D convolutions are supported",
              shape_string(x.shape).c_str());
-    if (get_layout(node.attrs) != Layout::NCHW) fail(KES_ERR_UNSUPPORTED, "quantized convolutions are NCHW only");
+    IntConvGeom g;
+    g.nhwc = get_layout(node.attrs) == Layout::NHWC;
     if (w.rank() != x.rank())
         fail(KES_ERR_INVALID_ARGUMENT, "weight shape %s does not match input rank %lld", shape_string(w.shape).c_str(),
              static_cast<long long>(x.rank()));
-    IntConvGeom g;
-    g.n = x.shape[0], g.c = x.shape[1], g.m = w.shape[0];
+    // Channels last moves C (and the weight's I) behind the spatial axes.
+    const size_t c_axis = g.nhwc ? x.shape.size() - 1 : 1, s_first = g.nhwc ? 1 : 2;
+    g.n = x.shape[0], g.c = x.shape[c_axis], g.m = w.shape[0];
     g.group = node.attrs.get_int("group", 1);
     if (g.group < 1 || g.c % g.group != 0 || g.m % g.group != 0)
         fail(KES_ERR_INVALID_ARGUMENT, "attribute 'group' is %lld; must divide the %lld input and %lld output channels",
              static_cast<long long>(g.group), static_cast<long long>(g.c), static_cast<long long>(g.m));
-    if (w.shape[1] != g.c / g.group)
+    if (w.shape[c_axis] != g.c / g.group)
         fail(KES_ERR_INVALID_ARGUMENT, "weight shape %s: %lld input channels per group expected",
              shape_string(w.shape).c_str(), static_cast<long long>(g.c / g.group));
-    const Shape spatial(x.shape.begin() + 2, x.shape.end()), kernel(w.shape.begin() + 2, w.shape.end());
+    const Shape spatial(x.shape.begin() + s_first, x.shape.begin() + s_first + (x.rank() - 2)),
+        kernel(w.shape.begin() + s_first, w.shape.begin() + s_first + (w.rank() - 2));
     const Shape kernel_attr = node.attrs.get_ints("kernel_shape", kernel);
     if (kernel_attr != kernel)
         fail(KES_ERR_INVALID_ARGUMENT, "attribute 'kernel_shape' %s does not match the weight's %s",
@@ -202,7 +215,16 @@ IntConvGeom int_conv_geometry(const NodeDesc& node, const TensorDesc& x, const T
     g.ww = win.back();
     if (win.size() == 2) g.wh = win[0];
     g.ih = g.wh.in, g.iw = g.ww.in, g.oh = g.wh.out, g.ow = g.ww.out;
-    y.shape = x.rank() == 4 ? Shape{g.n, g.m, g.oh, g.ow} : Shape{g.n, g.m, g.ow};
+    const int64_t cpg = g.c / g.group, kh = g.wh.kernel, kw = g.ww.kernel;
+    if (g.nhwc) {
+        g.x_c = 1, g.x_x = g.c, g.x_y = g.iw * g.c;
+        g.w_c = 1, g.w_x = cpg, g.w_y = kw * cpg;
+        y.shape = x.rank() == 4 ? Shape{g.n, g.oh, g.ow, g.m} : Shape{g.n, g.ow, g.m};
+    } else {
+        g.x_x = 1, g.x_y = g.iw, g.x_c = g.ih * g.iw;
+        g.w_x = 1, g.w_y = kw, g.w_c = kh * kw;
+        y.shape = x.rank() == 4 ? Shape{g.n, g.m, g.oh, g.ow} : Shape{g.n, g.m, g.ow};
+    }
     return g;
 }
 
@@ -223,31 +245,32 @@ inline TapRange taps_inside(const Window& w, int64_t o) {
 template <class X, class W, class ZW, class Emit>
 void int_conv_run(const IntConvGeom& g, const X* x, int32_t zx, const W* w, ZW&& zw, const int32_t* bias, Emit&& emit) {
     const int64_t cpg = g.c / g.group, mpg = g.m / g.group;
-    const int64_t kh_n = g.wh.kernel, kw_n = g.ww.kernel;
-    int64_t o = 0;
+    const int64_t filter_size = cpg * g.wh.kernel * g.ww.kernel, image = g.ih * g.iw * g.c;
     for (int64_t n = 0; n < g.n; ++n)
         for (int64_t oc = 0; oc < g.m; ++oc) {
             const int64_t c0 = (oc / mpg) * cpg;
             const int32_t z = zw(oc);
-            const W* wo = w + oc * cpg * kh_n * kw_n;
+            const W* wo = w + oc * filter_size;
             for (int64_t oy = 0; oy < g.oh; ++oy) {
                 const TapRange ry = taps_inside(g.wh, oy);
                 const int64_t y0 = oy * g.wh.stride - g.wh.pad_begin;
-                for (int64_t ox = 0; ox < g.ow; ++ox, ++o) {
+                for (int64_t ox = 0; ox < g.ow; ++ox) {
                     const TapRange rx = taps_inside(g.ww, ox);
                     const int64_t x0 = ox * g.ww.stride - g.ww.pad_begin;
                     int64_t acc = bias ? bias[oc] : 0;
                     for (int64_t c = 0; c < cpg; ++c) {
-                        const X* xc = x + ((n * g.c + c0 + c) * g.ih) * g.iw;
-                        const W* wc = wo + c * kh_n * kw_n;
+                        const X* xc = x + n * image + (c0 + c) * g.x_c;
+                        const W* wc = wo + c * g.w_c;
                         for (int64_t ky = ry.first; ky < ry.last; ++ky) {
-                            const X* xr = xc + (y0 + ky * g.wh.dilation) * g.iw + x0;
-                            const W* wr = wc + ky * kw_n;
+                            const X* xr = xc + (y0 + ky * g.wh.dilation) * g.x_y + x0 * g.x_x;
+                            const W* wr = wc + ky * g.w_y;
                             for (int64_t kx = rx.first; kx < rx.last; ++kx)  // each product fits int32
-                                acc += (static_cast<int32_t>(xr[kx * g.ww.dilation]) - zx) *
-                                       (static_cast<int32_t>(wr[kx]) - z);
+                                acc += (static_cast<int32_t>(xr[kx * g.ww.dilation * g.x_x]) - zx) *
+                                       (static_cast<int32_t>(wr[kx * g.w_x]) - z);
                         }
                     }
+                    const int64_t o =
+                        g.nhwc ? ((n * g.oh + oy) * g.ow + ox) * g.m + oc : ((n * g.m + oc) * g.oh + oy) * g.ow + ox;
                     emit(o, oc, wrap_i32(acc));
                 }
             }
@@ -279,24 +302,41 @@ std::unique_ptr<Kernel> create_conv_integer(const NodeDesc& node, std::vector<Te
     return k;
 }
 
-// The per-output-channel requantization of QLinearConv / QLinearMatMul: multiplier[c] =
-// in_scale · w_scale[c] / out_scale in f32 (ONNX Runtime's order), the output zero point and the range
-// a fused Relu/Clip leaves.
+// The per-output-channel requantization of QLinearConv / QLinearMatMul, the output zero point and the
+// range a fused Relu/Clip leaves. ONNX: multiplier[c] = in_scale · w_scale / out_scale in f32 (ONNX
+// Runtime's order). TFLite (kes_requantization "tflite"): that ratio in double as a fixed-point
+// multiplier; TFLite forms the product in_scale · w_scale in f32 first on its per-tensor paths (uint8
+// CONV_2D, per-tensor FULLY_CONNECTED: `f32_product`) and in double on its per-channel ones.
 struct Requant {
     std::vector<float> multiplier;
+    std::vector<FixedPointMultiplier> fixed_point;  // TFLite's, else empty
     int32_t zp = 0;
     QuantRange range;
     int32_t apply(int32_t acc, int64_t c) const {
+        if (!fixed_point.empty()) {
+            const FixedPointMultiplier& m = fixed_point[fixed_point.size() == 1 ? 0 : static_cast<size_t>(c)];
+            const int32_t v = multiply_by_quantized_multiplier(acc, m) + zp;
+            return std::min(std::max(v, range.min), range.max);
+        }
         return requantize(acc, multiplier[multiplier.size() == 1 ? 0 : static_cast<size_t>(c)], zp, range);
     }
 };
 
-Requant make_requant(const NodeDesc& node, const Quant& in, const Quant& w, const Quant& out, kes_dtype out_dtype) {
+Requant make_requant(const NodeDesc& node, const Quant& in, const Quant& w, const Quant& out, kes_dtype out_dtype,
+                     bool f32_product) {
     Requant r;
-    for (float ws : w.scale) r.multiplier.push_back(in.scale[0] * ws / out.scale[0]);
+    const Requantization mode = requantization_of(node.attrs);
+    for (float ws : w.scale) {
+        r.multiplier.push_back(in.scale[0] * ws / out.scale[0]);
+        if (mode == Requantization::Tflite) {
+            const double product =
+                f32_product ? static_cast<double>(in.scale[0] * ws) : static_cast<double>(in.scale[0]) * ws;
+            r.fixed_point.push_back(quantize_multiplier(product / out.scale[0], "output"));
+        }
+    }
     r.zp = quant_zero_point(out, 0);
-    r.range =
-        fused_activation_range(Activation::from_attrs(node.attrs), out.scale[0], r.zp, quantized_range(out_dtype));
+    r.range = fused_activation_range(Activation::from_attrs(node.attrs), out.scale[0], r.zp, quantized_range(out_dtype),
+                                     mode);
     return r;
 }
 
@@ -324,7 +364,7 @@ std::unique_ptr<Kernel> create_qlinear_conv(const NodeDesc& node, std::vector<Te
     y.dtype = y_zp->dtype;
     y.quant = qy;
     const bool has_bias = read_bias_input(node.input(8), g.m);
-    const Requant rq = make_requant(node, qx, qw, qy, y.dtype);
+    const Requant rq = make_requant(node, qx, qw, qy, y.dtype, x.dtype == KES_U8);
     std::unique_ptr<Kernel> k;
     dispatch_quantized(x.dtype, "input x", [&](auto xt) {
         using X = typename decltype(xt)::type;
@@ -440,7 +480,7 @@ std::unique_ptr<Kernel> create_qlinear_matmul(const NodeDesc& node, std::vector<
     y.dtype = y_zp->dtype;
     y.quant = qy;
     const bool has_bias = read_bias_input(node.input(8), g.n);
-    const Requant rq = make_requant(node, qa, qb, qy, y.dtype);
+    const Requant rq = make_requant(node, qa, qb, qy, y.dtype, qb.scale.size() == 1);
     std::unique_ptr<Kernel> k;
     dispatch_quantized(a.dtype, "input a", [&](auto at) {
         using A = typename decltype(at)::type;
@@ -496,6 +536,27 @@ std::unique_ptr<Kernel> create_dynamic_quantize(const NodeDesc& node, std::vecto
 // QLinearAdd / QLinearMul(A, A_scale, A_zp, B, B_scale, B_zp, C_scale, C_zp): broadcasting, C of A's type.
 // Add as ONNX Runtime's reference loop: A_s·(a - za) + B_s·(b - zb) in f32, divided by C_s, rounded
 // half to even, + zc. Mul: the integer product (a - za)(b - zb) requantized by A_s·B_s / C_s.
+// TFLite's (kes_requantization "tflite"), as its ADD and MUL kernels: Add scales each (x - zx)·2^20
+// by x_s / (2·max(A_s, B_s)) and their sum by 2·max(A_s, B_s) / (2^20·C_s), each a fixed-point
+// multiplier; Mul requantizes the product by the fixed-point A_s·B_s / C_s (that product in f32).
+struct TfliteAddParams {
+    FixedPointMultiplier a, b, out;
+};
+TfliteAddParams tflite_add_params(float sa, float sb, float sc) {
+    constexpr int kLeftShift = 20;  // TFLite's headroom for 8-bit inputs
+    const double twice_max = 2.0 * static_cast<double>(std::max(sa, sb));
+    TfliteAddParams p;
+    p.a = quantize_multiplier(sa / twice_max, "input A");
+    p.b = quantize_multiplier(sb / twice_max, "input B");
+    p.out = quantize_multiplier(twice_max / (static_cast<double>(int64_t{1} << kLeftShift) * sc), "output C");
+    return p;
+}
+inline int32_t tflite_add(int32_t da, int32_t db, const TfliteAddParams& p) {
+    const int32_t sa = multiply_by_quantized_multiplier(da * (1 << 20), p.a);
+    const int32_t sb = multiply_by_quantized_multiplier(db * (1 << 20), p.b);
+    return multiply_by_quantized_multiplier(sa + sb, p.out);
+}
+
 template <bool kMul>
 std::unique_ptr<Kernel> create_qlinear_binary(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
     const TensorDesc& a = *node.inputs[0];
@@ -517,8 +578,14 @@ std::unique_ptr<Kernel> create_qlinear_binary(const NodeDesc& node, std::vector<
     const int32_t za = quant_zero_point(qa, 0), zb = quant_zero_point(qb, 0), zc = quant_zero_point(qc, 0);
     const float sa = qa.scale[0], sb = qb.scale[0], sc = qc.scale[0];
     const float mul_multiplier = sa * sb / sc;
+    const Requantization mode = requantization_of(node.attrs);
+    const bool tflite = mode == Requantization::Tflite;
     const QuantRange range =
-        fused_activation_range(Activation::from_attrs(node.attrs), sc, zc, quantized_range(a.dtype));
+        fused_activation_range(Activation::from_attrs(node.attrs), sc, zc, quantized_range(a.dtype), mode);
+    TfliteAddParams add_fixed;
+    FixedPointMultiplier mul_fixed;
+    if (tflite && kMul) mul_fixed = quantize_multiplier(static_cast<double>(sa * sb / sc), "output C");
+    if (tflite && !kMul) add_fixed = tflite_add_params(sa, sb, sc);
     std::unique_ptr<Kernel> k;
     dispatch_quantized(a.dtype, "input A", [&](auto t) {
         using T = typename decltype(t)::type;
@@ -528,7 +595,12 @@ std::unique_ptr<Kernel> create_qlinear_binary(const NodeDesc& node, std::vector<
             T* pc = out_as<T>(out, 0);
             for_each_broadcast(plan, [&](int64_t i, int64_t ia, int64_t ib, int64_t) {
                 const int32_t da = static_cast<int32_t>(pa[ia]) - za, db = static_cast<int32_t>(pb[ib]) - zb;
-                if constexpr (kMul) {
+                if (tflite) {
+                    const int32_t v =
+                        (kMul ? multiply_by_quantized_multiplier(da * db, mul_fixed) : tflite_add(da, db, add_fixed)) +
+                        zc;
+                    pc[i] = static_cast<T>(std::min(std::max(v, range.min), range.max));
+                } else if constexpr (kMul) {
                     pc[i] = static_cast<T>(requantize(da * db, mul_multiplier, zc, range));
                 } else {
                     const float sum = sa * static_cast<float>(da) + sb * static_cast<float>(db);
@@ -591,7 +663,8 @@ std::unique_ptr<Kernel> create_qlinear_global_average_pool(const NodeDesc& node,
 
 // QLinearConcat(Y_scale, Y_zp, X0, X0_scale, X0_zp, X1, ...), attribute axis. An input quantized as
 // the output is copied; another is requantized through a 256-entry table of QuantizeLinear(
-// (x - zx) · x_scale), as ONNX Runtime does.
+// (x - zx) · x_scale), as ONNX Runtime does; with kes_requantization "tflite", of round(x · s − zx · s)
+// half away from zero + zy, s = x_scale · (1 / y_scale) in f32, as TFLite's CONCATENATION.
 std::unique_ptr<Kernel> create_qlinear_concat(const NodeDesc& node, std::vector<TensorDesc>& outputs) {
     if (node.inputs.size() < 5 || (node.inputs.size() - 2) % 3 != 0)
         fail(KES_ERR_INVALID_ARGUMENT,
@@ -604,6 +677,7 @@ std::unique_ptr<Kernel> create_qlinear_concat(const NodeDesc& node, std::vector<
     require_quantized(x0, "input X0");
     const QuantRange range = quantized_range(dtype);
     const Quant qy = read_quant(*node.inputs[0], node.inputs[1], dtype, "Y");
+    const bool tflite = requantization_of(node.attrs) == Requantization::Tflite;
     const int64_t rank = x0.rank();
     if (rank < 1) fail(KES_ERR_INVALID_ARGUMENT, "inputs must have rank >= 1");
     const int64_t axis = normalize_axis(node.attrs.get_int("axis", 0), rank);
@@ -631,10 +705,20 @@ std::unique_ptr<Kernel> create_qlinear_concat(const NodeDesc& node, std::vector<
         const AxisSplit s = split_at_axis(x.shape, axis);
         p.block = s.dim * s.inner;
         p.same = qx.scale[0] == qy.scale[0] && qx.zero_point[0] == qy.zero_point[0];
+        const int32_t zx = quant_zero_point(qx, 0), zy = quant_zero_point(qy, 0);
+        const float tflite_scale = qx.scale[0] * (1.0f / qy.scale[0]),
+                    tflite_bias = static_cast<float>(-zx) * tflite_scale;
         for (int32_t v = range.min; v <= range.max; ++v) {
-            const float real = static_cast<float>(v - quant_zero_point(qx, 0)) * qx.scale[0];
-            p.table[static_cast<uint8_t>(v)] =
-                static_cast<int16_t>(quantize_value(real, qy.scale[0], quant_zero_point(qy, 0), range));
+            int32_t q;
+            if (tflite) {
+                // Bounded before the cast: a hostile scale ratio must not overflow the conversion.
+                const float r = std::round(static_cast<float>(v) * tflite_scale + tflite_bias) + static_cast<float>(zy);
+                q = static_cast<int32_t>(
+                    std::min(std::max(r, static_cast<float>(range.min)), static_cast<float>(range.max)));
+            } else {
+                q = quantize_value(static_cast<float>(v - zx) * qx.scale[0], qy.scale[0], zy, range);
+            }
+            p.table[static_cast<uint8_t>(v)] = static_cast<int16_t>(q);
         }
     }
     const int64_t outer = split_at_axis(out, axis).outer;
