@@ -782,7 +782,7 @@ static int run(const options* o) {
     for (int k = 0; k < started; ++k) pthread_join(p->ch[k].thread, NULL);
     signal(SIGINT, previous);
     double cpu_decode = 0;
-    uint64_t frames = 0;
+    uint64_t frames = 0, decoded = 0;
     for (int k = 0; k < p->count; ++k) {
         channel* c = &p->ch[k];
         for (unsigned i = 0; i < c->queued_count; ++i)
@@ -790,6 +790,7 @@ static int run(const options* o) {
         if (c->venc && kes_venc_finish(c->venc) != KES_OK && !rc) rc = fail(c->mp4_path);
         cpu_decode += c->cpu_decode_s;
         frames += c->processed;
+        decoded += c->delivered;
         if (c->events && started) {
             printf("channel %d: %llu frames, %llu tracks, %llu dropped%s%s\n", k, (unsigned long long)c->processed,
                    (unsigned long long)c->tracks_entered, (unsigned long long)c->queue_drops,
@@ -809,13 +810,15 @@ static int run(const options* o) {
     }
     if (started) {
         const double per = frames ? 1e3 / (double)frames : 0;
-        fprintf(stderr,
-                "video-analytics: %llu frames from %d channels in %.2f s (%.1f fps); %llu detector runs (%.2f frames "
-                "each)\n  CPU ms per frame: decode %.2f, detect %.2f, track %.3f, draw %.2f, encode %.2f\n",
-                (unsigned long long)frames, p->count, wall, wall > 0 ? (double)frames / wall : 0,
-                (unsigned long long)p->batches, p->batches ? (double)p->batched_frames / (double)p->batches : 0,
-                cpu_decode * per, p->cpu_detect_s * per, p->cpu_track_s * per, p->cpu_draw_s * per,
-                p->cpu_encode_s * per);
+        fprintf(
+            stderr,
+            "video-analytics: %llu frames from %d channels in %.2f s (%.1f fps); %llu detector runs (%.2f frames "
+            "each)\n  CPU ms per frame: decode %.2f (per frame decoded: dropped ones were decoded too), detect %.2f, "
+            "track %.3f, draw %.2f, encode %.2f\n",
+            (unsigned long long)frames, p->count, wall, wall > 0 ? (double)frames / wall : 0,
+            (unsigned long long)p->batches, p->batches ? (double)p->batched_frames / (double)p->batches : 0,
+            decoded ? cpu_decode * 1e3 / (double)decoded : 0, p->cpu_detect_s * per, p->cpu_track_s * per,
+            p->cpu_draw_s * per, p->cpu_encode_s * per);
     }
     for (size_t g = 0; g < p->gear_count; ++g)
         for (size_t i = 0; i < 2 * p->heads; ++i) kes_tensor_release(&p->out[g][i]);
