@@ -152,8 +152,9 @@ va_pid=
 cat "$work/stdout"
 [ "$rc" = 1 ] || { cat "$work/stderr"; fail "exit status $rc, not 1 (a channel failed)"; }
 for ch in 0 1; do
-  # Read in real time on a busy machine, a channel may drop frames; each is counted.
-  line=$(grep "^channel $ch: [0-9]* frames, 3 tracks, [0-9]* dropped$" "$work/stdout") || fail "channel $ch: no summary"
+  # Read in real time on a busy machine, a channel may drop frames (then its tracks may differ); each is
+  # counted.
+  line=$(grep "^channel $ch: [0-9]* frames, [0-9]* tracks, [0-9]* dropped$" "$work/stdout") || fail "channel $ch: no summary"
   [ $(($(cut -d' ' -f3 <<<"$line") + $(cut -d' ' -f7 <<<"$line"))) = 75 ] || fail "channel $ch: $line (not 75 in all)"
 done
 grep -q "^channel 2: [0-9]* frames, .*failed: .*$url" "$work/stdout" || fail "the camera's channel did not fail naming $url"

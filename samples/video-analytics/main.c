@@ -10,7 +10,8 @@
  *   --out DIR              where <ch>_<stem>_annotated.mp4 and <ch>_<stem>.jsonl go (default: .)
  *   --loop                 play files again from the start when they end (cameras never end)
  *   --realtime             read files at their frame rate, as a camera sends them: when the detector
- *                          falls behind, a channel drops its oldest frame (counted) instead of waiting
+ *                          falls behind, a channel drops its oldest frame (counted) instead of waiting,
+ *                          and a frame decoded more than a frame's time late is dropped (counted) too
  *   --max-frames N         stop each channel after N frames
  *   --duration S           stop every channel after S seconds
  *   --detect-threshold S   BlazeFace score from which a box is a face (default 0.5)
@@ -118,7 +119,8 @@ typedef struct channel {
     int finished; /* the decoder thread is done */
     int failed;
     char error[512];
-    uint64_t delivered, queue_drops, processed, processed_at_last_health;
+    uint64_t delivered, processed, processed_at_last_health;
+    uint64_t drops; /* the queue's oldest frames dropped, and with --realtime frames decoded after their time */
     double cpu_decode_s;
     /* the detector thread's */
     kes_tracker* tracker;
@@ -191,7 +193,7 @@ static int enqueue(pipeline* p, channel* c, const kes_vdec_frame* f, uint64_t se
         kes_image_release(&c->queue[c->head].frame.image);
         c->head = (c->head + 1) % QUEUE_DEPTH;
         c->queued_count--;
-        c->queue_drops++;
+        c->drops++;
     }
     queued* q = &c->queue[(c->head + c->queued_count) % QUEUE_DEPTH];
     q->frame = *f;
@@ -244,6 +246,14 @@ static void* decoder_main(void* arg) {
         }
         if (o->realtime) { /* a file played as a camera would send it */
             const double due = start + (double)seq / fps - now_s();
+            if (due < -1.0 / fps) { /* decoded after its time: a camera's frame would be gone by now */
+                kes_image_release(&f.image);
+                pthread_mutex_lock(&p->lock);
+                c->drops++;
+                pthread_mutex_unlock(&p->lock);
+                seq++;
+                continue;
+            }
             if (due > 0) {
                 const struct timespec ts = {(time_t)due, (long)((due - (double)(time_t)due) * 1e9)};
                 nanosleep(&ts, NULL);
@@ -593,7 +603,7 @@ static void report_health(channel* c, double seconds, double interval) {
             "{\"type\":\"health\",\"channel\":%d,\"seconds\":%.2f,\"fps\":%.1f,\"decoded\":%llu,\"processed\":%llu,"
             "\"dropped\":%llu,\"reconnects\":%llu,\"reconnect_attempts\":%llu,\"state\":\"%s\",\"error\":\"",
             c->index, seconds, fps, (unsigned long long)c->delivered, (unsigned long long)c->processed,
-            (unsigned long long)(c->queue_drops + h.frames_dropped), (unsigned long long)h.reconnects,
+            (unsigned long long)(c->drops + h.frames_dropped), (unsigned long long)h.reconnects,
             (unsigned long long)h.reconnect_attempts, c->failed ? "failed" : state_name(h.state));
     json_text(c->events, c->failed ? c->error : h.last_error_text);
     fprintf(c->events, "\"}\n");
@@ -793,8 +803,8 @@ static int run(const options* o) {
         decoded += c->delivered;
         if (c->events && started) {
             printf("channel %d: %llu frames, %llu tracks, %llu dropped%s%s\n", k, (unsigned long long)c->processed,
-                   (unsigned long long)c->tracks_entered, (unsigned long long)c->queue_drops,
-                   c->failed ? ", failed: " : "", c->failed ? c->error : "");
+                   (unsigned long long)c->tracks_entered, (unsigned long long)c->drops, c->failed ? ", failed: " : "",
+                   c->failed ? c->error : "");
             if (c->venc) {
                 uint64_t written = 0, bytes = 0;
                 kes_venc_get_counts(c->venc, &written, &bytes);
