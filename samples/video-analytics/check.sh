@@ -8,7 +8,8 @@
 #          every one entered at frame 0, seen in every frame and leaving at the end); channels 0 and 1 give
 #          the same tracks (a batch never mixes channels up); everywhere, counts equal the tracks listed,
 #          every id enters once before it is seen and leaves once after, and the last health line counts
-#          every frame, none dropped.
+#          every frame, none dropped; --loop reads a file again (100 frames from the 75-frame clip); a missing
+#          file and a JPEG given as a video are refused naming the channel.
 #   camera (video-analytics.DeadCameraDoesNotStallTheOthers): pan.mp4 twice, read in real time, and a camera
 #          (dvpp's RTSP test server) that is killed after its first frames and never comes back: the file
 #          channels still deliver all 75 frames each, in about real time; the camera's channel reports its
@@ -108,6 +109,12 @@ if strip(pan0) != strip(pan1): fail("channels 0 and 1 read the same clip and tra
 if len(ids2) < 3: fail(f"the demo clip (three photos) gave only {len(ids2)} tracks")
 print(f"video-analytics: 3 ids for 3 faces on pan.mp4, {len(ids2)} on the demo clip, events consistent")
 EOF
+  # --loop plays a file again from its start: 100 frames from the 75-frame clip, numbered on.
+  out=$("$va" "$work/face_full_range.kom" --out "$work/loop" --loop --max-frames 100 --no-video "$data/pan.mp4" \
+    2>"$work/stderr") || { cat "$work/stderr"; fail "--loop failed"; }
+  grep -q "^channel 0: 100 frames, [0-9]* tracks, 0 dropped$" <<<"$out" || { echo "$out"; fail "--loop did not give 100 frames"; }
+  [ "$(grep -c '"type":"frame"' "$work/loop/ch0_pan.jsonl")" = 100 ] && grep -q '"type":"frame","channel":0,"frame":99,' \
+    "$work/loop/ch0_pan.jsonl" || fail "--loop: the JSON lines do not hold frames 0..99"
   # Bad inputs are refused before any channel starts, naming the channel and the problem.
   rc=0
   err=$("$va" "$work/face_full_range.kom" --out "$work/bad" "$data/pan.mp4" "$work/none.mp4" 2>&1) || rc=$?
