@@ -4,8 +4,9 @@
 #   tracks (video-analytics.TracksFacesOnThreeChannels): pan.mp4 (photo 1's three faces, the camera panning
 #          across them for 75 frames) on channels 0 and 1 and the 75-frame demo clip (three photos, two
 #          cuts) on channel 2, batched through one detector. Asserted: every channel reads its 75 frames and
-#          its MP4 decodes to 75 frames; on pan.mp4 one id per face while it is visible (as many ids as faces,
-#          every one entered at frame 0, seen in every frame and leaving at the end); channels 0 and 1 give
+#          its MP4 decodes to 75 frames; on pan.mp4 one id per face while it is visible (three ids for the
+#          three faces that pass, each seen in one run of frames, the middle face one id from the first frame
+#          to the last, at least two faces counted in every frame); channels 0 and 1 give
 #          the same tracks (a batch never mixes channels up); everywhere, counts equal the tracks listed,
 #          every id enters once before it is seen and leaves once after, and the last health line counts
 #          every frame, none dropped; --loop reads a file again (100 frames from the 75-frame clip); a missing
