@@ -1,0 +1,209 @@
+#!/usr/bin/python3
+"""The hands sample's reference runtime: Arm NN's CpuRef backend (Debian's python3-pyarmnn) runs MediaPipe's
+palm detection and hand landmark .tflite files on the exact tensors the app fed its converted models, and
+the app's printed results are checked against those outputs. Nothing of Kestrel runs here.
+
+MediaPipe ships these models with fp16 weights behind DEQUANTIZE ops, which Arm NN's TFLite parser
+refuses (it wants constant fp32 weights). widen_fp16_weights() rewrites a copy of the file in place
+(FlatBuffers offsets only point forward, so new fp32 data appended at the end of the file can be
+reached from the old Buffer tables): each fp16 constant becomes fp32, its consumers read it directly,
+and the DEQUANTIZE ops are dropped from the operator list. The arithmetic of the graph is unchanged
+(DEQUANTIZE of fp16 is the exact widening done here).
+
+usage: armnn_reference.py run MODEL.tflite INPUT.f32 OUT_PREFIX   (writes OUT_PREFIX<i>.f32 per output)
+       armnn_reference.py check HAND_LANDMARK.tflite RESULTS.jsonl DUMP_DIR MIN_CONFIRMED   (see check())
+"""
+import struct
+import sys
+
+import numpy as np
+
+DEQUANTIZE = 6
+FLOAT32, FLOAT16 = 0, 1
+
+
+class Table:
+    """A FlatBuffers table at absolute position pos of buf (the subset of the reader this needs)."""
+
+    def __init__(self, buf, pos):
+        self.buf, self.pos = buf, pos
+        self.vtable = pos - struct.unpack_from("<i", buf, pos)[0]
+        self.vtable_size = struct.unpack_from("<H", buf, self.vtable)[0]
+
+    def field(self, index):
+        """Absolute position of field `index`, or None when the table leaves it at its default."""
+        slot = 4 + 2 * index
+        if slot >= self.vtable_size:
+            return None
+        rel = struct.unpack_from("<H", self.buf, self.vtable + slot)[0]
+        return self.pos + rel if rel else None
+
+    def scalar(self, index, fmt, default=0):
+        at = self.field(index)
+        return default if at is None else struct.unpack_from(fmt, self.buf, at)[0]
+
+    def vector(self, index):
+        """(absolute position of element 0, length), or (None, 0)."""
+        at = self.field(index)
+        if at is None:
+            return None, 0
+        start = at + struct.unpack_from("<I", self.buf, at)[0]
+        return start + 4, struct.unpack_from("<I", self.buf, start)[0]
+
+    def tables(self, index):
+        start, count = self.vector(index)
+        return [Table(self.buf, start + 4 * i + struct.unpack_from("<I", self.buf, start + 4 * i)[0])
+                for i in range(count)]
+
+
+def widen_fp16_weights(data):
+    buf = bytearray(data)
+    model = Table(buf, struct.unpack_from("<I", buf, 0)[0])
+    codes = model.tables(1)
+    dequantize = {i for i, c in enumerate(codes)
+                  if max(c.scalar(0, "<b"), c.scalar(3, "<i")) == DEQUANTIZE}
+    buffers = model.tables(4)
+    widened = {}
+    for graph in model.tables(2):
+        tensors = graph.tables(0)
+        ops_start, _ = graph.vector(3)
+        ops = graph.tables(3)
+        replace = {}
+        for op in ops:
+            if op.scalar(0, "<I") not in dequantize:
+                continue
+            in_start, _ = op.vector(1)
+            out_start, _ = op.vector(2)
+            src = struct.unpack_from("<i", buf, in_start)[0]
+            dst = struct.unpack_from("<i", buf, out_start)[0]
+            if tensors[src].scalar(1, "<b") != FLOAT16:
+                raise SystemExit("DEQUANTIZE of a tensor that is not fp16: not a pattern this tool widens")
+            replace[dst] = src
+        for op in ops:
+            if op.scalar(0, "<I") in dequantize:
+                continue
+            start, count = op.vector(1)
+            for i in range(count):
+                t = struct.unpack_from("<i", buf, start + 4 * i)[0]
+                if t in replace:
+                    struct.pack_into("<i", buf, start + 4 * i, replace[t])
+        for src in set(replace.values()):
+            tensor = tensors[src]
+            struct.pack_into("<b", buf, tensor.field(1), FLOAT32)
+            index = tensor.scalar(2, "<I")
+            if index in widened:
+                continue
+            values_at, count = buffers[index].vector(0)
+            fp32 = np.frombuffer(bytes(buf[values_at:values_at + count]), dtype="<f2").astype("<f4").tobytes()
+            while (len(buf) + 4) % 16:
+                buf.append(0)
+            prefix = len(buf)
+            buf += struct.pack("<I", len(fp32)) + fp32
+            field = buffers[index].field(0)
+            struct.pack_into("<I", buf, field, prefix - field)
+            widened[index] = True
+        # Compact the operator list without the DEQUANTIZE ops: each element is an offset from its own
+        # position, recomputed for its new slot (slots only move back, so offsets stay forward).
+        kept = [op.pos for op in ops if op.scalar(0, "<I") not in dequantize]
+        for i, pos in enumerate(kept):
+            struct.pack_into("<I", buf, ops_start + 4 * i, pos - (ops_start + 4 * i))
+        struct.pack_into("<I", buf, ops_start - 4, len(kept))
+    return bytes(buf)
+
+
+class Network:
+    """One .tflite file loaded into Arm NN's CpuRef backend."""
+
+    def __init__(self, model_path):
+        import os
+        import tempfile
+
+        import pyarmnn as ann
+
+        self.ann = ann
+        with open(model_path, "rb") as f:
+            patched = widen_fp16_weights(f.read())
+        with tempfile.NamedTemporaryFile(suffix=".tflite", delete=False) as f:
+            f.write(patched)
+            patched_path = f.name
+        try:
+            self.parser = ann.ITfLiteParser()
+            network = self.parser.CreateNetworkFromBinaryFile(patched_path)
+        finally:
+            os.unlink(patched_path)
+        self.output_names = self.parser.GetSubgraphOutputTensorNames(0)
+        self.runtime = ann.IRuntime(ann.CreationOptions())
+        optimized, _ = ann.Optimize(network, [ann.BackendId("CpuRef")], self.runtime.GetDeviceSpec(),
+                                    ann.OptimizerOptions())
+        self.net_id, _ = self.runtime.LoadNetwork(optimized)
+        self.in_binding = self.parser.GetNetworkInputBindingInfo(0, self.parser.GetSubgraphInputTensorNames(0)[0])
+        self.out_bindings = [self.parser.GetNetworkOutputBindingInfo(0, n) for n in self.output_names]
+
+    def run(self, values):
+        if values.size != self.in_binding[1].GetNumElements():
+            raise SystemExit(f"{values.size} floats, the model's input takes {self.in_binding[1].GetNumElements()}")
+        inputs = self.ann.make_input_tensors([self.in_binding], [values.astype("<f4")])
+        outputs = self.ann.make_output_tensors(self.out_bindings)
+        self.runtime.EnqueueWorkload(self.net_id, inputs, outputs)
+        return [np.asarray(r, dtype="<f4").ravel() for r in self.ann.workload_tensors_to_ndarray(outputs)]
+
+
+def run(model_path, input_path, out_prefix):
+    network = Network(model_path)
+    for i, result in enumerate(network.run(np.fromfile(input_path, dtype="<f4"))):
+        result.tofile(f"{out_prefix}{i}.f32")
+        print(network.output_names[i], result.size)
+
+
+def check(landmark_model, results_path, dump_dir, min_confirmed):
+    """Every hand the app printed against Arm NN's run of the landmark model on the crop it dumped: the hand
+    flag and handedness within 0.01, and the 21 landmarks, taken through the crop matrix the app printed,
+    within 0.5 source pixels (z within 0.5 too). Then at least min_confirmed hands that Arm NN also calls
+    hands (flag >= 0.5) over all images: the palm detector sent real hands to the landmark model."""
+    import json
+
+    network = Network(landmark_model)
+    worst = worst_flag = 0.0
+    confirmed = checked = 0
+    with open(results_path) as f:
+        for line in f:
+            image = json.loads(line)
+            stem = image["image"].rsplit("/", 1)[-1].rsplit(".", 1)[0]
+            if "frame" in image:
+                stem += f"_{image['frame']}"
+            for i, hand in enumerate(image["hands"]):
+                crop = np.fromfile(f"{dump_dir}/{stem}_hand{i}.f32", dtype="<f4")
+                out = network.run(crop)
+                flag, handedness = float(out[1][0]), float(out[2][0])
+                worst_flag = max(worst_flag, abs(flag - hand["presence"]), abs(handedness - hand["handedness"]))
+                if abs(flag - hand["presence"]) > 0.01 or abs(handedness - hand["handedness"]) > 0.01:
+                    raise SystemExit(f"FAIL: {stem} hand {i}: Arm NN's flag {flag:.4f} and handedness "
+                                     f"{handedness:.4f}, the app's {hand['presence']:.4f}, {hand['handedness']:.4f}")
+                checked += 1
+                if flag < 0.5:
+                    if "landmarks" in hand:
+                        raise SystemExit(f"FAIL: {stem} hand {i}: landmarks printed for a flag of {flag:.4f}")
+                    continue
+                confirmed += 1
+                m = np.array(hand["matrix"], dtype=np.float64).reshape(2, 3)
+                model_xyz = out[0].reshape(21, 3).astype(np.float64)
+                xy = model_xyz[:, :2] @ m[:, :2].T + m[:, 2]
+                z = model_xyz[:, 2] * np.hypot(m[0, 0], m[1, 0])
+                app = np.array(hand["landmarks"], dtype=np.float64)
+                err = max(np.abs(app[:, :2] - xy).max(), np.abs(app[:, 2] - z).max())
+                worst = max(worst, err)
+                if err > 0.5:
+                    raise SystemExit(f"FAIL: {stem} hand {i}: landmarks {err:.3f} px from Arm NN's")
+    print(f"{checked} hands checked, {confirmed} confirmed by Arm NN; landmarks within {worst:.4f} px, "
+          f"flag and handedness within {worst_flag:.5f}")
+    if confirmed < min_confirmed:
+        raise SystemExit(f"FAIL: {confirmed} hands confirmed by Arm NN, want at least {min_confirmed}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 5 and sys.argv[1] == "run":
+        run(*sys.argv[2:])
+    elif len(sys.argv) == 6 and sys.argv[1] == "check":
+        check(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
+    else:
+        sys.exit(__doc__)
