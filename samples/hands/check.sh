@@ -4,8 +4,8 @@
 #   - palm_detection_full and hand_landmark_full (@mediapipe/hands, from the model cache) converted with
 #     kes-convert; face-api's sample photos 2 and 3 (people with hands in view) as JPEGs;
 #   - hands --dump writes the exact 224x224 crop each landmark run saw; Arm NN's CpuRef (Debian's
-#     python3-pyarmnn, armnn_reference.py) runs the original .tflite on those crops: the hand flag and
-#     handedness must agree within 0.01 and the landmarks, mapped through the crop matrix hands printed,
+#     python3-pyarmnn, samples/common/armnn_reference.py) runs the original .tflite on those crops: the
+#     hand flag and handedness must agree within 0.01 and the landmarks, mapped through the crop matrix hands printed,
 #     within 0.5 px; at least the two hands of photo 2 must be hands to Arm NN too (a palm detector or
 #     a rotated region gone wrong sends the landmark model crops without a hand);
 #   - the annotated JPEGs decode at the photo's size and differ from it (the skeleton is drawn);
@@ -38,8 +38,8 @@ for i in 2 3; do cjpeg -quality 95 "$cache/photo$i.ppm" >"$work/photo$i.jpg"; do
 "$hands" "$work/palm.kom" "$work/hand.kom" "$work/photo2.jpg" "$work/photo3.jpg" --out "$work/out" \
   --dump "$work/dump" --max-hands 4 --threshold 0.3 >"$work/photos.jsonl"
 [ "$(wc -l <"$work/photos.jsonl")" -eq 2 ] || fail "want one JSON line per photo: $(cat "$work/photos.jsonl")"
-/usr/bin/python3 "$here/armnn_reference.py" check "$cache/mediapipe/hand_landmark_full.tflite" "$work/photos.jsonl" \
-  "$work/dump" 2 2>&1 | grep -v "does not support" || fail "landmarks disagree with Arm NN"
+/usr/bin/python3 "$here/../common/armnn_reference.py" check "$cache/mediapipe/hand_landmark_full.tflite" \
+  "$work/photos.jsonl" "$work/dump" 2 3 2>&1 | grep -v "does not support" || fail "landmarks disagree with Arm NN"
 hands_in() { /usr/bin/python3 -c "import json, sys
 d = json.loads(sys.stdin.readline())
 print(sum(h['presence'] >= 0.5 for h in d['hands']))"; }

@@ -1,7 +1,9 @@
 #!/usr/bin/python3
-"""The hands sample's reference runtime: Arm NN's CpuRef backend (Debian's python3-pyarmnn) runs MediaPipe's
-palm detection and hand landmark .tflite files on the exact tensors the app fed its converted models, and
-the app's printed results are checked against those outputs. Nothing of Kestrel runs here.
+"""The hands and pose samples' reference runtime: Arm NN's CpuRef backend (Debian's python3-pyarmnn) runs
+MediaPipe's landmark .tflite files on the exact crops the app fed its converted models, and the app's
+printed results are checked against those outputs. Nothing of Kestrel runs here. (Its TFLite parser has
+no PRELU, which the palm detector uses, so the detectors are checked through the landmark model: the
+crops they lead to must hold what the landmark model, run by Arm NN, calls a hand or a body.)
 
 MediaPipe ships these models with fp16 weights behind DEQUANTIZE ops, which Arm NN's TFLite parser
 refuses (it wants constant fp32 weights). widen_fp16_weights() rewrites a copy of the file in place
@@ -11,7 +13,8 @@ and the DEQUANTIZE ops are dropped from the operator list. The arithmetic of the
 (DEQUANTIZE of fp16 is the exact widening done here).
 
 usage: armnn_reference.py run MODEL.tflite INPUT.f32 OUT_PREFIX   (writes OUT_PREFIX<i>.f32 per output)
-       armnn_reference.py check HAND_LANDMARK.tflite RESULTS.jsonl DUMP_DIR MIN_CONFIRMED   (see check())
+       armnn_reference.py check LANDMARK.tflite RESULTS.jsonl DUMP_DIR MIN_CONFIRMED VALUES_PER_LANDMARK
+           (see check())
 """
 import struct
 import sys
@@ -155,55 +158,65 @@ def run(model_path, input_path, out_prefix):
         print(network.output_names[i], result.size)
 
 
-def check(landmark_model, results_path, dump_dir, min_confirmed):
-    """Every hand the app printed against Arm NN's run of the landmark model on the crop it dumped: the hand
-    flag and handedness within 0.01, and the 21 landmarks, taken through the crop matrix the app printed,
-    within 0.5 source pixels (z within 0.5 too). Then at least min_confirmed hands that Arm NN also calls
-    hands (flag >= 0.5) over all images: the palm detector sent real hands to the landmark model."""
+def check(landmark_model, results_path, dump_dir, min_confirmed, values_per_landmark):
+    """Every object the app printed (hands, poses) against Arm NN's run of the landmark model on the crop
+    it dumped: the presence flag (output 1) and handedness (output 2, where printed) within 0.01; the
+    landmarks (output 0, values_per_landmark values each), taken through the crop matrix the app
+    printed, within 0.5 source pixels (z too) and their visibility (sigmoid of value 3, where printed)
+    within 0.01. Then at least min_confirmed objects that Arm NN also finds present (flag >= 0.5) over
+    all images: the detector and the rotated region sent real objects to the landmark model."""
     import json
 
     network = Network(landmark_model)
-    worst = worst_flag = 0.0
+    worst = worst_score = 0.0
     confirmed = checked = 0
     with open(results_path) as f:
         for line in f:
             image = json.loads(line)
+            key = next(k for k, v in image.items() if k.endswith("s") and isinstance(v, list))
             stem = image["image"].rsplit("/", 1)[-1].rsplit(".", 1)[0]
             if "frame" in image:
                 stem += f"_{image['frame']}"
-            for i, hand in enumerate(image["hands"]):
-                crop = np.fromfile(f"{dump_dir}/{stem}_hand{i}.f32", dtype="<f4")
-                out = network.run(crop)
-                flag, handedness = float(out[1][0]), float(out[2][0])
-                worst_flag = max(worst_flag, abs(flag - hand["presence"]), abs(handedness - hand["handedness"]))
-                if abs(flag - hand["presence"]) > 0.01 or abs(handedness - hand["handedness"]) > 0.01:
-                    raise SystemExit(f"FAIL: {stem} hand {i}: Arm NN's flag {flag:.4f} and handedness "
-                                     f"{handedness:.4f}, the app's {hand['presence']:.4f}, {hand['handedness']:.4f}")
+            for i, found in enumerate(image[key]):
+                where = f"{stem} {key[:-1]} {i}"
+                out = network.run(np.fromfile(f"{dump_dir}/{stem}_{key[:-1]}{i}.f32", dtype="<f4"))
+                scores = [("presence", float(out[1][0]))]
+                if "handedness" in found:
+                    scores.append(("handedness", float(out[2][0])))
+                for name, reference in scores:
+                    worst_score = max(worst_score, abs(reference - found[name]))
+                    if abs(reference - found[name]) > 0.01:
+                        raise SystemExit(f"FAIL: {where}: Arm NN's {name} {reference:.4f}, the app's {found[name]:.4f}")
                 checked += 1
-                if flag < 0.5:
-                    if "landmarks" in hand:
-                        raise SystemExit(f"FAIL: {stem} hand {i}: landmarks printed for a flag of {flag:.4f}")
+                if scores[0][1] < 0.5:
+                    if "landmarks" in found:
+                        raise SystemExit(f"FAIL: {where}: landmarks printed for a presence of {scores[0][1]:.4f}")
                     continue
                 confirmed += 1
-                m = np.array(hand["matrix"], dtype=np.float64).reshape(2, 3)
-                model_xyz = out[0].reshape(21, 3).astype(np.float64)
-                xy = model_xyz[:, :2] @ m[:, :2].T + m[:, 2]
-                z = model_xyz[:, 2] * np.hypot(m[0, 0], m[1, 0])
-                app = np.array(hand["landmarks"], dtype=np.float64)
+                app = np.array(found["landmarks"], dtype=np.float64)
+                m = np.array(found["matrix"], dtype=np.float64).reshape(2, 3)
+                model = out[0].reshape(-1, values_per_landmark)[: len(app)].astype(np.float64)
+                xy = model[:, :2] @ m[:, :2].T + m[:, 2]
+                z = model[:, 2] * np.hypot(m[0, 0], m[1, 0])
                 err = max(np.abs(app[:, :2] - xy).max(), np.abs(app[:, 2] - z).max())
                 worst = max(worst, err)
                 if err > 0.5:
-                    raise SystemExit(f"FAIL: {stem} hand {i}: landmarks {err:.3f} px from Arm NN's")
-    print(f"{checked} hands checked, {confirmed} confirmed by Arm NN; landmarks within {worst:.4f} px, "
-          f"flag and handedness within {worst_flag:.5f}")
+                    raise SystemExit(f"FAIL: {where}: landmarks {err:.3f} px from Arm NN's")
+                if app.shape[1] > 3:
+                    visibility = 1 / (1 + np.exp(-model[:, 3]))
+                    worst_score = max(worst_score, np.abs(app[:, 3] - visibility).max())
+                    if np.abs(app[:, 3] - visibility).max() > 0.01:
+                        raise SystemExit(f"FAIL: {where}: visibility differs from Arm NN's")
+    print(f"{checked} checked, {confirmed} confirmed by Arm NN; landmarks within {worst:.4f} px, "
+          f"scores within {worst_score:.5f}")
     if confirmed < min_confirmed:
-        raise SystemExit(f"FAIL: {confirmed} hands confirmed by Arm NN, want at least {min_confirmed}")
+        raise SystemExit(f"FAIL: {confirmed} confirmed by Arm NN, want at least {min_confirmed}")
 
 
 if __name__ == "__main__":
     if len(sys.argv) == 5 and sys.argv[1] == "run":
         run(*sys.argv[2:])
-    elif len(sys.argv) == 6 and sys.argv[1] == "check":
-        check(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
+    elif len(sys.argv) == 7 and sys.argv[1] == "check":
+        check(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]))
     else:
         sys.exit(__doc__)
