@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "two_stage.h"
 
@@ -18,6 +19,43 @@ static const two_stage_spec* g_spec; /* the sample's: its name in every message 
 static int fail(const char* what) {
     fprintf(stderr, "%s: %s: %s (%s)\n", g_spec->program, what, kes_last_error(), kes_status_str(kes_last_status()));
     return 1;
+}
+
+/* ---- timing: per-stage totals (stderr at the end), and the same stages as trace spans --------------- */
+
+enum { ST_DECODE, ST_DETECT, ST_CROP, ST_LANDMARKS, ST_DRAW, ST_ENCODE, ST_COUNT };
+static const char* const kStageName[ST_COUNT] = {"decode", "detect", "crop", "landmarks", "draw", "encode"};
+
+typedef struct timing {
+    double ms[ST_COUNT];
+    unsigned long long calls[ST_COUNT];
+    unsigned long long images, objects;
+} timing;
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static double stage_begin(int stage) {
+    if (kes_trace_enabled()) kes_trace_begin(g_spec->program, kStageName[stage]);
+    return now_ms();
+}
+
+static void stage_end(timing* t, int stage, double start) {
+    t->ms[stage] += now_ms() - start;
+    t->calls[stage]++;
+    if (kes_trace_enabled()) kes_trace_end();
+}
+
+static void print_timing(const timing* t, double wall_ms) {
+    const double images = t->images ? (double)t->images : 1.0;
+    fprintf(stderr, "%s timing: %llu images (photos and video frames), %llu %ss, %.2f s\n", g_spec->program, t->images,
+            t->objects, g_spec->object, wall_ms / 1e3);
+    fprintf(stderr, "  %-9s %10s %10s %8s\n", "stage", "total ms", "ms/image", "calls");
+    for (int s = 0; s < ST_COUNT; ++s)
+        fprintf(stderr, "  %-9s %10.1f %10.2f %8llu\n", kStageName[s], t->ms[s], t->ms[s] / images, t->calls[s]);
 }
 
 /* ---- models -------------------------------------------------------------------------------------- */
@@ -97,6 +135,7 @@ typedef struct pipeline {
     kes_warp_config warp_cfg;
     kes_detection* dets; /* spec->anchors */
     const char* dump_dir;
+    timing time;
 } pipeline;
 
 /* AIPP for RGB in [lo, hi] from JPEGD's / VDEC's NV12: the centred recipe's colour conversion (full-range
@@ -218,29 +257,42 @@ static int dump_input(const pipeline* p, const char* stem, size_t index) {
 /* The rotated crop around one detection → the landmark model → landmarks in source pixels. */
 static int find_landmarks(pipeline* p, const kes_image* img, object* o, const char* stem, size_t index) {
     const two_stage_spec* s = p->spec;
-    if (kes_detect_roi_from_detection(&s->roi_config, &o->detection, &o->rect) != KES_OK) return fail("region");
-    if (kes_warp_matrix_from_rect(o->rect.cx, o->rect.cy, o->rect.width, o->rect.height, o->rect.rotation,
-                                  s->landmark_size, s->landmark_size, &o->to_image) != KES_OK)
-        return fail("crop matrix");
+    double t0 = stage_begin(ST_CROP);
     kes_image crop;
-    if (kes_warp_affine(p->channel, img, &o->to_image, s->landmark_size, s->landmark_size, &p->warp_cfg, p->pool,
-                        &crop) != KES_OK)
-        return fail("warp");
-    int rc = model_run(&p->landmark, &p->landmark_aipp, &crop, s->landmark_name);
-    kes_image_release(&crop);
+    int rc = 0;
+    if (kes_detect_roi_from_detection(&s->roi_config, &o->detection, &o->rect) != KES_OK)
+        rc = fail("region");
+    else if (kes_warp_matrix_from_rect(o->rect.cx, o->rect.cy, o->rect.width, o->rect.height, o->rect.rotation,
+                                       s->landmark_size, s->landmark_size, &o->to_image) != KES_OK)
+        rc = fail("crop matrix");
+    else if (kes_warp_affine(p->channel, img, &o->to_image, s->landmark_size, s->landmark_size, &p->warp_cfg, p->pool,
+                             &crop) != KES_OK)
+        rc = fail("warp");
+    stage_end(&p->time, ST_CROP, t0);
     if (rc) return rc;
-    if (p->dump_dir && dump_input(p, stem, index)) return 1;
-    /* The presence flag and the extra score are probabilities already (the models end in a sigmoid). */
-    o->presence = *(const float*)p->landmark.out[s->flag_output].data;
-    if (s->extra_output >= 0) o->extra = *(const float*)p->landmark.out[s->extra_output].data;
-    if (kes_detect_landmarks_decode(&s->landmark_config, p->landmark.out[0].data, p->landmark.out_elements[0],
-                                    o->to_image.m, o->landmarks, MAX_LANDMARKS) != KES_OK)
-        return fail("landmark decode");
-    return 0;
+    t0 = stage_begin(ST_LANDMARKS);
+    rc = model_run(&p->landmark, &p->landmark_aipp, &crop, s->landmark_name);
+    kes_image_release(&crop);
+    if (!rc && p->dump_dir) rc = dump_input(p, stem, index);
+    if (!rc) {
+        /* The presence flag and the extra score are probabilities already (the models end in a sigmoid). */
+        o->presence = *(const float*)p->landmark.out[s->flag_output].data;
+        if (s->extra_output >= 0) o->extra = *(const float*)p->landmark.out[s->extra_output].data;
+        if (kes_detect_landmarks_decode(&s->landmark_config, p->landmark.out[0].data, p->landmark.out_elements[0],
+                                        o->to_image.m, o->landmarks, MAX_LANDMARKS) != KES_OK)
+            rc = fail("landmark decode");
+    }
+    stage_end(&p->time, ST_LANDMARKS, t0);
+    return rc;
 }
 
 static int process_image(pipeline* p, const kes_image* img, const char* stem, object* objects, size_t* count) {
-    if (detect(p, img, objects, count)) return 1;
+    const double t0 = stage_begin(ST_DETECT);
+    const int rc = detect(p, img, objects, count);
+    stage_end(&p->time, ST_DETECT, t0);
+    if (rc) return rc;
+    p->time.images++;
+    p->time.objects += *count;
     for (size_t i = 0; i < *count; ++i)
         if (find_landmarks(p, img, &objects[i], stem, i)) return 1;
     return 0;
@@ -388,7 +440,10 @@ typedef struct options {
 
 static int do_photo(pipeline* p, const options* o, const char* path) {
     kes_image img;
-    if (kes_jpeg_decode_file(p->channel, path, KES_PIXEL_NV12, NULL, &img) != KES_OK) return fail(path);
+    const double t0 = stage_begin(ST_DECODE);
+    const kes_status decoded = kes_jpeg_decode_file(p->channel, path, KES_PIXEL_NV12, NULL, &img);
+    stage_end(&p->time, ST_DECODE, t0);
+    if (decoded != KES_OK) return fail(path);
     object objects[MAX_OBJECTS];
     size_t count = 0;
     char stem[1024], suffix[64];
@@ -400,9 +455,13 @@ static int do_photo(pipeline* p, const options* o, const char* path) {
         char out[4096];
         snprintf(suffix, sizeof suffix, "_%s.jpg", p->spec->program);
         output_path(path, o->out_dir, suffix, out, sizeof out);
+        double t = stage_begin(ST_DRAW);
         rc = canvas_from(p, &img, &canvas);
         if (!rc) rc = draw_objects(p->spec, &canvas, objects, count);
+        stage_end(&p->time, ST_DRAW, t);
+        t = stage_begin(ST_ENCODE);
         if (!rc) rc = write_jpeg(p, &canvas, out);
+        stage_end(&p->time, ST_ENCODE, t);
         kes_image_release(&canvas);
     }
     kes_image_release(&img);
@@ -428,7 +487,10 @@ static int do_video(pipeline* p, const options* o, const char* video) {
     unsigned long long frames = 0, with_objects = 0;
     while (!rc && (o->max_frames == 0 || frames < o->max_frames)) {
         kes_vdec_frame frame;
-        if (kes_vdec_read_frame(vdec, &frame) != KES_OK) {
+        const double t0 = stage_begin(ST_DECODE);
+        const kes_status read = kes_vdec_read_frame(vdec, &frame);
+        stage_end(&p->time, ST_DECODE, t0);
+        if (read != KES_OK) {
             rc = fail("VDEC");
             break;
         }
@@ -444,8 +506,11 @@ static int do_video(pipeline* p, const options* o, const char* video) {
         }
         if (!rc && o->annotate) {
             kes_image canvas;
+            double t = stage_begin(ST_DRAW);
             rc = canvas_from(p, &frame.image, &canvas);
             if (!rc) rc = draw_objects(p->spec, &canvas, objects, count);
+            stage_end(&p->time, ST_DRAW, t);
+            t = stage_begin(ST_ENCODE);
             if (!rc && !venc) {
                 kes_venc_config vc;
                 kes_venc_config_init(&vc);
@@ -456,6 +521,7 @@ static int do_video(pipeline* p, const options* o, const char* video) {
                 if (kes_venc_create(&vc, &venc) != KES_OK) rc = fail(out);
             }
             if (!rc && kes_venc_encode_frame(venc, &canvas) != KES_OK) rc = fail("VENC");
+            stage_end(&p->time, ST_ENCODE, t);
             kes_image_release(&canvas);
         }
         kes_image_release(&frame.image);
@@ -605,8 +671,10 @@ int two_stage_main(const two_stage_spec* spec, int argc, char** argv) {
         }
         /* A photo or video that fails is reported, and the others still run. */
         if (!failures) {
+            const double start = now_ms();
             for (size_t i = 0; i < o.photo_count; ++i) failures += do_photo(p, &o, o.photos[i]) != 0;
             for (size_t i = 0; i < o.video_count; ++i) failures += do_video(p, &o, o.videos[i]) != 0;
+            print_timing(&p->time, now_ms() - start);
         }
         rc = failures ? 1 : 0;
         if (p) close_pipeline(p);
