@@ -14,7 +14,7 @@ and the DEQUANTIZE ops are dropped from the operator list. The arithmetic of the
 
 usage: armnn_reference.py run MODEL.tflite INPUT.f32 OUT_PREFIX   (writes OUT_PREFIX<i>.f32 per output)
        armnn_reference.py check LANDMARK.tflite RESULTS.jsonl DUMP_DIR MIN_CONFIRMED VALUES_PER_LANDMARK
-           (see check())
+           [BASE TIP]   (see check())
 """
 import struct
 import sys
@@ -158,13 +158,17 @@ def run(model_path, input_path, out_prefix):
         print(network.output_names[i], result.size)
 
 
-def check(landmark_model, results_path, dump_dir, min_confirmed, values_per_landmark):
+def check(landmark_model, results_path, dump_dir, min_confirmed, values_per_landmark, upright=None):
     """Every object the app printed (hands, poses) against Arm NN's run of the landmark model on the crop
     it dumped: the presence flag (output 1) and handedness (output 2, where printed) within 0.01; the
     landmarks (output 0, values_per_landmark values each), taken through the crop matrix the app
     printed, within 0.5 source pixels (z too) and their visibility (sigmoid of value 3, where printed)
     within 0.01. Then at least min_confirmed objects that Arm NN also finds present (flag >= 0.5) over
-    all images: the detector and the rotated region sent real objects to the landmark model."""
+    all images: the detector and the rotated region sent real objects to the landmark model.
+    upright = (base, tip): the region must also hold the object as MediaPipe's region intends, judged
+    from Arm NN's landmarks in the crop: base → tip within 30 degrees of straight up, and the landmarks'
+    box centred vertically within 0.12 of the crop's side (hands: the wrist → middle finger's base; a
+    region shifted the wrong way by half a palm puts the hand 0.17-0.19 off, the right one 0.06-0.08)."""
     import json
 
     network = Network(landmark_model)
@@ -193,6 +197,16 @@ def check(landmark_model, results_path, dump_dir, min_confirmed, values_per_land
                         raise SystemExit(f"FAIL: {where}: landmarks printed for a presence of {scores[0][1]:.4f}")
                     continue
                 confirmed += 1
+                if upright:
+                    crop_xy = out[0].reshape(-1, values_per_landmark)[:, :2].astype(np.float64)
+                    size = float(network.in_binding[1].GetShape()[1])
+                    v = crop_xy[upright[1]] - crop_xy[upright[0]]
+                    angle = abs(np.degrees(np.arctan2(v[0], -v[1])))
+                    box = crop_xy[: len(found["landmarks"])]
+                    off = abs((box[:, 1].min() + box[:, 1].max()) / 2 / size - 0.5)
+                    if angle > 30 or off > 0.12:
+                        raise SystemExit(f"FAIL: {where}: the crop holds it {angle:.0f} degrees from upright and "
+                                         f"{off:.2f} off centre vertically (want <= 30 and <= 0.12)")
                 app = np.array(found["landmarks"], dtype=np.float64)
                 m = np.array(found["matrix"], dtype=np.float64).reshape(2, 3)
                 model = out[0].reshape(-1, values_per_landmark)[: len(app)].astype(np.float64)
@@ -216,7 +230,8 @@ def check(landmark_model, results_path, dump_dir, min_confirmed, values_per_land
 if __name__ == "__main__":
     if len(sys.argv) == 5 and sys.argv[1] == "run":
         run(*sys.argv[2:])
-    elif len(sys.argv) == 7 and sys.argv[1] == "check":
-        check(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]))
+    elif len(sys.argv) in (7, 9) and sys.argv[1] == "check":
+        upright = (int(sys.argv[7]), int(sys.argv[8])) if len(sys.argv) == 9 else None
+        check(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]), upright)
     else:
         sys.exit(__doc__)

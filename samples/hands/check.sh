@@ -7,10 +7,13 @@
 #     python3-pyarmnn, samples/common/armnn_reference.py) runs the original .tflite on those crops: the
 #     hand flag and handedness must agree within 0.01 and the landmarks, mapped through the crop matrix hands printed,
 #     within 0.5 px; at least the two hands of photo 2 must be hands to Arm NN too (a palm detector or
-#     a rotated region gone wrong sends the landmark model crops without a hand);
+#     a rotated region gone wrong sends the landmark model crops without a hand), held upright and
+#     centred in their crops as MediaPipe's region intends (judged from Arm NN's landmarks: wrist ->
+#     middle finger's base within 30 degrees of up, centred vertically within 0.12);
 #   - the annotated JPEGs decode at the photo's size and differ from it (the skeleton is drawn);
 #   - a clip panning over photo 2: one JSON line per frame, a hand in every frame, and an MP4 holding
-#     every frame; a truncated JPEG is an error naming it, and the other photo is still processed.
+#     every frame; a truncated JPEG is an error naming it, and the other photo is still processed; the two
+#     models swapped are refused by name.
 # Needs engine/tests/models/fetch_models.sh's MediaPipe models, cjpeg/djpeg, ffmpeg/ffprobe and pyarmnn;
 # exits 77 (skipped) when they are missing.
 #   check.sh KES_CONVERT HANDS WORK_DIR
@@ -39,7 +42,7 @@ for i in 2 3; do cjpeg -quality 95 "$cache/photo$i.ppm" >"$work/photo$i.jpg"; do
   --dump "$work/dump" --max-hands 4 --threshold 0.3 >"$work/photos.jsonl"
 [ "$(wc -l <"$work/photos.jsonl")" -eq 2 ] || fail "want one JSON line per photo: $(cat "$work/photos.jsonl")"
 /usr/bin/python3 "$here/../common/armnn_reference.py" check "$cache/mediapipe/hand_landmark_full.tflite" \
-  "$work/photos.jsonl" "$work/dump" 2 3 2>&1 | grep -v "does not support" || fail "landmarks disagree with Arm NN"
+  "$work/photos.jsonl" "$work/dump" 2 3 0 9 2>&1 | grep -v "does not support" || fail "landmarks disagree with Arm NN"
 hands_in() { /usr/bin/python3 -c "import json, sys
 d = json.loads(sys.stdin.readline())
 print(sum(h['presence'] >= 0.5 for h in d['hands']))"; }
@@ -76,4 +79,12 @@ set -e
 [ $rc -eq 1 ] || fail "a truncated JPEG: exit $rc, want 1"
 grep -q "hands: $work/truncated.jpg: " "$work/bad.err" || fail "the error does not name the file: $(cat "$work/bad.err")"
 grep -q '"image": ".*photo2.jpg"' "$work/bad.jsonl" || fail "the good photo after a bad one was not processed"
+# The models swapped: refused by name before any photo is read.
+set +e
+"$hands" "$work/hand.kom" "$work/palm.kom" "$work/photo2.jpg" >"$work/swapped.out" 2>&1
+rc=$?
+set -e
+[ $rc -eq 1 ] || fail "swapped models: exit $rc, want 1"
+grep -q "hands: $work/hand.kom: the model does not take one 192x192 RGB float image" "$work/swapped.out" ||
+  fail "swapped models: $(cat "$work/swapped.out")"
 echo "hands check passed"
