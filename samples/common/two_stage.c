@@ -181,6 +181,11 @@ static int pipeline_configure(pipeline* p, const char* detector_path, const char
         (s->extra_output >= 0 &&
          (p->landmark.outputs <= (size_t)s->extra_output || p->landmark.out_elements[s->extra_output] != 1)))
         return wrong_model(landmark_path, want);
+    if (s->landmark_config.num_landmarks > MAX_LANDMARKS || s->keypoints > KES_DETECT_MAX_KEYPOINTS) {
+        fprintf(stderr, "%s: the spec asks for more than %d landmarks or %d keypoints\n", s->program, MAX_LANDMARKS,
+                KES_DETECT_MAX_KEYPOINTS);
+        return 1;
+    }
     kes_detect_anchor_config anchor_cfg = s->anchor_config;
     anchor_cfg.input_width = anchor_cfg.input_height = s->detector_size;
     size_t n = 0;
