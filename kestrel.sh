@@ -25,7 +25,8 @@ HOST_PACKAGES=(g++ cmake ninja-build pkg-config googletest libbenchmark-dev libt
 DEV_PACKAGES=(clang-format g++-aarch64-linux-gnu qemu-user-static)
 # What the tests make or compare their data with: ffmpeg (clips), libjpeg-turbo-progs and exiftool (JPEG
 # variants), the ONNX node tests, python3-faiss (opens fv's FAISS export), an RTSP camera (GStreamer),
-# node + npm come from ensure_npm (the real models and photos, ONNX Runtime for their reference outputs).
+# node + npm come from ensure_npm (the real models and photos, ONNX Runtime for their reference outputs),
+# Arm NN's CpuRef the reference for MediaPipe's .tflite models (samples/hands).
 TEST_PACKAGES=(ffmpeg libjpeg-turbo-progs libimage-exiftool-perl libonnx-testdata python3-onnx python3-numpy python3-pytest
   python3-faiss libopencv-dev libgstrtspserver-1.0-dev gstreamer1.0-plugins-base gstreamer1.0-plugins-good
   gstreamer1.0-plugins-bad gstreamer1.0-plugins-ugly

@@ -87,15 +87,27 @@ install(PROGRAMS ${PROJECT_SOURCE_DIR}/engine/tests/models/fetch_models.sh
         DESTINATION ${CMAKE_INSTALL_DATADIR}/kestrel)
 
 set(kes_samples "")
-foreach(sample kes-info jpeg-to-tensor face-search video-analytics)
+set(kes_two_stage_samples "")
+foreach(sample kes-info jpeg-to-tensor face-search video-analytics hands pose)
   if(TARGET ${sample})
     list(APPEND kes_samples ${sample})
     install(DIRECTORY ${PROJECT_SOURCE_DIR}/samples/${sample}/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kestrel/samples/${sample}
             FILES_MATCHING PATTERN "*.c" PATTERN "*.h" PATTERN "*.cfg" PATTERN "README.md" PATTERN "fuzz" EXCLUDE)
   endif()
 endforeach()
+# hands and pose share MediaPipe's two-stage pipeline, samples/common/two_stage.c.
+foreach(sample hands pose)
+  if(TARGET ${sample})
+    list(APPEND kes_two_stage_samples ${sample})
+  endif()
+endforeach()
+if(kes_two_stage_samples)
+  install(FILES ${PROJECT_SOURCE_DIR}/samples/common/two_stage.c ${PROJECT_SOURCE_DIR}/samples/common/two_stage.h
+          DESTINATION ${CMAKE_INSTALL_DATADIR}/kestrel/samples/common)
+endif()
 if(kes_samples)
   string(REPLACE ";" " " kes_samples "${kes_samples}")
+  string(REPLACE ";" " " kes_two_stage_samples "${kes_two_stage_samples}")
   file(CONFIGURE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/samples/CMakeLists.txt @ONLY CONTENT [[
 # The Kestrel samples, built against an installed or unpacked Kestrel:
 #   cmake -S <prefix>/share/kestrel/samples -B build -DCMAKE_PREFIX_PATH=<prefix> && cmake --build build
@@ -109,6 +121,10 @@ foreach(sample @kes_samples@)
   file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/${sample}/*.c)
   add_executable(${sample} ${sources})
   target_link_libraries(${sample} PRIVATE Kestrel::kestrel Threads::Threads m)
+endforeach()
+foreach(sample @kes_two_stage_samples@)
+  target_sources(${sample} PRIVATE common/two_stage.c)
+  target_include_directories(${sample} PRIVATE common)
 endforeach()
 ]])
   install(FILES ${CMAKE_CURRENT_BINARY_DIR}/samples/CMakeLists.txt DESTINATION ${CMAKE_INSTALL_DATADIR}/kestrel/samples)
