@@ -26,6 +26,7 @@ list(APPEND engine_sources
   src/kernels/common/gemm.cpp
   src/kernels/common/elementwise.cpp
   src/kernels/common/pool_nhwc.cpp
+  src/kernels/common/qconv_nchw.cpp
   src/kernels/common/resize_nhwc.cpp
   src/kernels/common/transpose.cpp
   src/kernels/x86/microkernels_avx2.cpp
@@ -53,6 +54,7 @@ set(engine_ops_test_sources
   tests/test_ops_nms.cpp
   tests/test_ops_quant.cpp
   tests/test_kernels_fast.cpp
+  tests/test_kernels_quant.cpp
   tests/test_fusion_dwpw.cpp)
 
 # The ops get their own test binary (kes_engine_ops_tests, label "engine"): every test runs each

@@ -40,6 +40,7 @@ constexpr FastOp kFastOps[] = {
     {"Mul", kernels::select_mul},
     {"PRelu", kernels::select_prelu},
     {"Pow", kernels::select_pow},
+    {"QLinearConv", kernels::select_qlinear_conv},
     {"Relu", kernels::select_relu},
     {"Resize", kernels::select_resize},
     {"Sigmoid", kernels::select_sigmoid},

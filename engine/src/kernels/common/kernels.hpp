@@ -57,6 +57,8 @@ std::unique_ptr<Kernel> select_pointwise_conv(const NodeDesc&, const std::vector
 // inputs with input 0 replaced by the depthwise node's input 0, and writes the pointwise node's output.
 // Same bytes as the two kernels run one after the other, for any thread count.
 std::unique_ptr<Kernel> fuse_depthwise_pointwise(const Kernel& dw, const Kernel& pw);
+// QLinearConv, 2-D NCHW with constant weights and bias, on the int8 microkernels (qconv_nchw.cpp).
+std::unique_ptr<Kernel> select_qlinear_conv(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_gemm(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_matmul(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_relu(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);

@@ -293,7 +293,7 @@ struct Requant {
 
 Requant make_requant(const NodeDesc& node, const Quant& in, const Quant& w, const Quant& out, kes_dtype out_dtype) {
     Requant r;
-    for (float ws : w.scale) r.multiplier.push_back(in.scale[0] * ws / out.scale[0]);
+    for (float ws : w.scale) r.multiplier.push_back(requant_multiplier(in.scale[0], ws, out.scale[0]));
     r.zp = quant_zero_point(out, 0);
     r.range =
         fused_activation_range(Activation::from_attrs(node.attrs), out.scale[0], r.zp, quantized_range(out_dtype));

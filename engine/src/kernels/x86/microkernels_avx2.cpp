@@ -50,13 +50,69 @@ struct Avx2 {
     static void store_partial(float* p, size_t n, reg x) { _mm256_maskstore_ps(p, mask(n), x); }
 };
 
+// Requantizes two vectors of 8 sums (pixels 0-7, 8-15 of one output channel) and stores their nc ≤ 16
+// bytes: ops/quant.hpp's rule, lane for lane (cvtps rounds half to even under the default MXCSR; MAXPS
+// returns its second operand, the bound, for a NaN product).
+inline void store_requantized(__m256i a, __m256i b, float multiplier, const QuantOut& q, uint8_t* y, size_t nc) {
+    const __m256 m = _mm256_set1_ps(multiplier), lo = _mm256_set1_ps(q.lo), hi = _mm256_set1_ps(q.hi);
+    const __m256i zp = _mm256_set1_epi32(q.zero_point);
+    const __m256 fa = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(a), m), lo), hi);
+    const __m256 fb = _mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(b), m), lo), hi);
+    const __m256i ia = _mm256_add_epi32(_mm256_cvtps_epi32(fa), zp), ib = _mm256_add_epi32(_mm256_cvtps_epi32(fb), zp);
+    // Values in [-128, 255]: packs keeps them; their low bytes are the u8 or i8 results.
+    __m256i w16 = _mm256_permute4x64_epi64(_mm256_packs_epi32(ia, ib), 0xD8);
+    w16 = _mm256_and_si256(w16, _mm256_set1_epi16(0xFF));
+    const __m128i bytes = _mm_packus_epi16(_mm256_castsi256_si128(w16), _mm256_extracti128_si256(w16, 1));
+    if (nc == 16) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(y), bytes);
+    } else {
+        alignas(16) uint8_t tmp[16];
+        _mm_store_si128(reinterpret_cast<__m128i*>(tmp), bytes);
+        __builtin_memcpy(y, tmp, nc);
+    }
+}
+
+// Microkernels::qgemm, 4 output channels × 16 pixels, k in pairs: vpmaddwd of 8 pixels' (x[k], x[k+1])
+// with the broadcast (w[k], w[k+1]) gives 8 exact int32 sums of two products (no 16-bit saturation,
+// unlike vpmaddubsw). 8 accumulators + 2 pixel vectors + 1 broadcast.
+constexpr int kQMr = 4, kQNr = 16, kQKg = 2;
+void qgemm_4x16(size_t mr, size_t nc, size_t kgroups, const int16_t* w, const int16_t* x, const int32_t* bias,
+                const float* multiplier, const QuantOut& q, uint8_t* y, size_t y_stride) {
+    __m256i acc[kQMr][2];
+#pragma GCC unroll 4
+    for (int r = 0; r < kQMr; ++r) acc[r][0] = acc[r][1] = _mm256_set1_epi32(static_cast<size_t>(r) < mr ? bias[r] : 0);
+    for (size_t g = 0; g < kgroups; ++g, w += kQMr * kQKg, x += kQNr * kQKg) {
+        const __m256i x0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x));
+        const __m256i x1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + 16));
+#pragma GCC unroll 4
+        for (int r = 0; r < kQMr; ++r) {
+            int32_t pair;
+            __builtin_memcpy(&pair, w + r * kQKg, sizeof pair);
+            const __m256i wr = _mm256_set1_epi32(pair);
+            acc[r][0] = _mm256_add_epi32(acc[r][0], _mm256_madd_epi16(x0, wr));
+            acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(x1, wr));
+        }
+    }
+#pragma GCC unroll 4
+    for (int r = 0; r < kQMr; ++r) {
+        if (static_cast<size_t>(r) >= mr) break;
+        store_requantized(acc[r][0], acc[r][1], multiplier[r], q, y + static_cast<size_t>(r) * y_stride, nc);
+    }
+}
+
 }  // namespace
 
 const Microkernels* microkernels_avx2() {
     // Built on first call, which dispatch::pick_table makes only on a CPU with these instructions: as a
     // namespace-scope object its initialiser ran ISA code at load time, before any check (SIGILL).
     // 6 × 16 tile: 12 accumulators + 2 weight vectors + 1 broadcast of the 16 ymm registers.
-    static const Microkernels table = impl::make_table<Avx2, 6, 2, 2>("avx2");
+    // The int8 GEMM tile is this file's own (qgemm_4x16); the rest are the template's.
+    static const Microkernels table = [] {
+        Microkernels t = impl::make_table<Avx2, 6, 2, 2>("avx2");
+        t.qgemm_mr = kQMr, t.qgemm_nr = kQNr, t.qgemm_kgroup = kQKg;
+        t.qgemm = &qgemm_4x16;
+        return t;
+    }();
     return &table;
 }
 

@@ -1,0 +1,213 @@
+// test_kernels_quant.cpp — the fast int8 kernels (kernels/common/qconv_nchw.cpp over the tables' qgemm
+// and qdwconv_row) against the reference int8 kernels (kernels/ref/quant.cpp), the oracle: the same
+// bytes, on random shapes (dense, grouped and depthwise; strides, dilations, pads; u8 and i8 inputs,
+// weights and outputs; per-tensor and per-channel weights; bias; fused Relu/Clip), on every microkernel
+// table this CPU has (under qemu, the NEON table), on 1 thread and on 3.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "alloc_counter.hpp"
+#include "fast_kernel_test_util.hpp"
+#include "kernels/common/microkernels.hpp"
+#include "kernels/select.hpp"
+#include "op_test_util.hpp"
+
+namespace {
+
+using kes_test::A;
+using kes_test::TT;
+
+// n random bytes of a u8 (0..255) or i8 (-128..127) tensor; `extreme` draws only the two ends.
+TT random_q(std::mt19937& rng, kes_dtype dtype, kes::Shape shape, bool is_const, bool extreme = false) {
+    int64_t n = 1;
+    for (int64_t s : shape) n *= s;
+    std::vector<uint8_t> v(static_cast<size_t>(n));
+    for (uint8_t& b : v)
+        b = extreme ? (rng() % 2 ? 0x7F : 0x80) + (dtype == KES_U8 ? 0x80 : 0) : static_cast<uint8_t>(rng());
+    return kes_test::make_tensor<uint8_t>(dtype, std::move(shape), v, is_const);
+}
+
+TT zero_point(kes_dtype dtype, kes::Shape shape, const std::vector<int>& values) {
+    std::vector<uint8_t> v;
+    for (int z : values) v.push_back(static_cast<uint8_t>(z));
+    return kes_test::make_tensor<uint8_t>(dtype, std::move(shape), v, true);
+}
+
+// Runs the reference kernel and every table's fast kernel for the node; all must give the same bytes.
+// Returns the reference output.
+TT expect_fast_equals_reference(const std::string& op, const kes::Attrs& attrs, const std::vector<const TT*>& in,
+                                const std::string& what) {
+    SCOPED_TRACE(op + " " + what);
+    const std::vector<TT> ref = kes_test::run_op(op, attrs, in, 1);
+    if (ref[0].bytes.empty()) return ref[0];
+    kes_test::TestNode t(op, attrs, in);
+    kes_test::ThreePool pool;
+    for (const kes::kernels::Microkernels* table : kes::kernels::microkernels_available()) {
+        SCOPED_TRACE(table->name);
+        std::unique_ptr<kes::Kernel> fast = kes::select_kernel(*t.node, t.outs, *table);
+        EXPECT_NE(fast, nullptr) << "no fast kernel took the node";
+        if (!fast) return ref[0];
+        kes_test::AlignedBuffer packed(fast->packed_bytes());
+        fast->pack(packed.data());
+        fast->bind_packed(packed.data());
+        kes_test::AlignedBuffer scratch(fast->scratch_bytes(kes::kMaxThreads));
+        EXPECT_EQ((fast->scratch_bytes(2) - fast->scratch_bytes(1)) % 128, 0u) << fast->impl();
+        std::vector<uint8_t> y1(ref[0].bytes.size(), 0xCD), y3(y1.size(), 0x5A);
+        void* o1[] = {y1.data()};
+        void* o3[] = {y3.data()};
+        kes::RunContext serial;
+        serial.scratch = scratch.data();
+        kes::RunContext threaded{pool.pool, 3, scratch.data(), fast->scratch_bytes(kes::kMaxThreads)};
+        kes_test::start_counting();
+        fast->run(serial, t.data.data(), o1);
+        fast->run(threaded, t.data.data(), o3);
+        EXPECT_EQ(kes_test::stop_counting(), 0u) << "run() allocated";
+        EXPECT_EQ(y1, y3) << "1 and 3 threads differ (" << fast->impl() << ")";
+        for (size_t i = 0; i < y1.size(); ++i)
+            if (y1[i] != ref[0].bytes[i]) {
+                ADD_FAILURE() << "byte " << i << " of " << y1.size() << ": reference " << int{ref[0].bytes[i]} << ", "
+                              << fast->impl() << " " << int{y1[i]};
+                break;
+            }
+    }
+    return ref[0];
+}
+
+const kes_dtype kTypes[] = {KES_U8, KES_I8};
+
+int random_zero_point(std::mt19937& rng, kes_dtype dtype) {
+    const int z = static_cast<int>(rng() % 256);
+    return dtype == KES_U8 ? z : z - 128;
+}
+
+// One end of the type's range, at random.
+int end_of(std::mt19937& rng, kes_dtype dtype) {
+    const int lo = dtype == KES_U8 ? 0 : -128;
+    return rng() % 2 ? lo : lo + 255;
+}
+
+struct QConvCase {
+    int64_t n, c, m, group, h, w, kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
+};
+
+// One QLinearConv with random data and quantization over the given geometry; `extreme` puts every
+// input, weight and zero point at an end of its type's range (|x - zx|, |w - zw| are 0 or 255: the
+// products a saturating 16-bit pair sum would clip).
+// Counts of output bytes: all, and those strictly inside the type's range (not saturated).
+struct Spread {
+    size_t outputs = 0, inside = 0;
+};
+
+void check_qconv(std::mt19937& rng, const QConvCase& g, bool extreme, Spread& spread) {
+    const kes_dtype xt = kTypes[rng() % 2], wt = kTypes[rng() % 2], yt = kTypes[rng() % 2];
+    const TT x = random_q(rng, xt, {g.n, g.c, g.h, g.w}, false, extreme);
+    const TT w = random_q(rng, wt, {g.m, g.c / g.group, g.kh, g.kw}, true, extreme);
+    const bool per_channel = rng() % 2 == 0;
+    std::uniform_real_distribution<float> scale(0.001f, 0.05f);
+    std::vector<float> w_scale;
+    std::vector<int> w_zp;
+    for (int64_t i = 0; i < (per_channel ? g.m : 1); ++i) {
+        w_scale.push_back(scale(rng));
+        w_zp.push_back(extreme ? end_of(rng, wt) : random_zero_point(rng, wt));
+    }
+    const kes::Shape ws = per_channel ? kes::Shape{g.m} : kes::Shape{};
+    const TT sx = kes_test::konst(kes_test::f32({}, {scale(rng)})), sw = kes_test::konst(kes_test::f32(ws, w_scale));
+    const TT zx = zero_point(xt, {}, {extreme ? end_of(rng, xt) : random_zero_point(rng, xt)});
+    const TT zw = zero_point(wt, ws, w_zp);
+    // The output scale near the sums' spread, so outputs span the range instead of all saturating.
+    // (At the extremes a product is 255² instead of about 255²/6 on average, and the signs agree more.)
+    const float spread_factor = extreme ? 3000.0f : 40.0f;
+    const float sum_scale = scale(rng) * w_scale[0] * static_cast<float>(g.c / g.group * g.kh * g.kw) * spread_factor;
+    const TT sy = kes_test::konst(kes_test::f32({}, {sum_scale}));
+    const TT zy = zero_point(yt, {}, {random_zero_point(rng, yt)});
+    std::vector<int32_t> bias(static_cast<size_t>(g.m));
+    for (int32_t& v : bias) v = static_cast<int32_t>(rng() % 200001) - 100000;
+    const TT b = kes_test::konst(kes_test::i32({g.m}, bias));
+    A attrs;
+    attrs.i("group", g.group).is("strides", {g.sh, g.sw}).is("dilations", {g.dh, g.dw});
+    attrs.is("pads", {g.pt, g.pl, g.pb, g.pr});
+    const int act = static_cast<int>(rng() % 3);
+    if (act == 1) attrs.s("activation", "Relu");
+    if (act == 2) attrs.s("activation", "Clip").f("activation_min", -0.5f).f("activation_max", 3.0f);
+    std::vector<const TT*> in{&x, &sx, &zx, &w, &sw, &zw, &sy, &zy};
+    if (rng() % 4 != 0) in.push_back(&b);
+    const std::string what =
+        "x[" + std::to_string(g.n) + "," + std::to_string(g.c) + "," + std::to_string(g.h) + "," + std::to_string(g.w) +
+        "] w[" + std::to_string(g.m) + "," + std::to_string(g.kh) + "," + std::to_string(g.kw) + "] s" +
+        std::to_string(g.sh) + std::to_string(g.sw) + " d" + std::to_string(g.dh) + std::to_string(g.dw) + " p" +
+        std::to_string(g.pt) + std::to_string(g.pl) + std::to_string(g.pb) + std::to_string(g.pr) + " g" +
+        std::to_string(g.group) + " types " + kes_dtype_name(xt) + "/" + kes_dtype_name(wt) + "/" + kes_dtype_name(yt) +
+        (per_channel ? " per-channel" : "") + (extreme ? " extreme" : "") + " act" + std::to_string(act);
+    const TT y = expect_fast_equals_reference("QLinearConv", attrs, in, what);
+    const uint8_t lo = yt == KES_U8 ? 0x00 : 0x80, hi = yt == KES_U8 ? 0xFF : 0x7F;
+    for (uint8_t v : y.bytes) spread.inside += v != lo && v != hi;
+    spread.outputs += y.bytes.size();
+}
+
+TEST(QuantFastKernels, QLinearConvEqualsReferenceOnRandomShapes) {
+    std::mt19937 rng(2024);
+    auto pick = [&](std::initializer_list<int64_t> v) { return *(v.begin() + rng() % v.size()); };
+    int tested = 0;
+    Spread spread;
+    for (int iter = 0; tested < 120 && iter < 2000; ++iter) {
+        QConvCase g{};
+        g.n = pick({1, 1, 2}), g.h = pick({1, 3, 7, 8, 13}), g.w = pick({1, 4, 9, 11, 29});
+        g.kh = pick({1, 1, 3, 5}), g.kw = pick({1, 3, 3, 5});
+        g.sh = pick({1, 2}), g.sw = pick({1, 2}), g.dh = pick({1, 1, 2}), g.dw = pick({1, 1, 2});
+        const int mode = static_cast<int>(rng() % 3);  // 0 dense, 1 grouped, 2 depthwise
+        g.c = pick({1, 3, 5, 8, 17, 24, 33}), g.m = pick({1, 2, 7, 16, 19, 32, 40}), g.group = 1;
+        if (mode == 1) {
+            g.group = pick({2, 3});
+            g.c = g.group * pick({1, 2, 5}), g.m = g.group * pick({1, 3, 8});
+        } else if (mode == 2) {
+            g.c = g.m = g.group = pick({1, 3, 8, 17, 24, 33});
+        }
+        g.pt = static_cast<int64_t>(rng() % g.kh), g.pl = static_cast<int64_t>(rng() % g.kw);
+        g.pb = static_cast<int64_t>(rng() % g.kh), g.pr = static_cast<int64_t>(rng() % g.kw);
+        if (g.h + g.pt + g.pb < (g.kh - 1) * g.dh + 1 || g.w + g.pl + g.pr < (g.kw - 1) * g.dw + 1) continue;
+        check_qconv(rng, g, false, spread);
+        if (HasFailure()) return;
+        ++tested;
+    }
+    EXPECT_EQ(tested, 120);
+    // The cases exercise the rounding, not only the saturation: most outputs lie inside the range.
+    EXPECT_GT(spread.inside * 2, spread.outputs) << spread.inside << " of " << spread.outputs;
+}
+
+// Inputs and weights at their types' ends, zero points at the other ends: every product is as large as
+// the types allow, where 16-bit pair sums (vpmaddubsw) saturate; the int16 path must stay exact.
+TEST(QuantFastKernels, QLinearConvIsExactAtTheTypesExtremes) {
+    std::mt19937 rng(7);
+    Spread spread;
+    const QConvCase cases[] = {
+        {1, 64, 24, 1, 9, 20, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},    // 1×1, K = 64
+        {2, 16, 33, 1, 11, 13, 3, 3, 1, 2, 1, 1, 1, 1, 1, 1},   // 3×3, K = 144, stride 2 across
+        {1, 24, 24, 24, 17, 19, 5, 5, 2, 1, 1, 2, 2, 2, 2, 2},  // depthwise 5×5
+    };
+    for (const QConvCase& g : cases)
+        for (int i = 0; i < 4; ++i) {
+            check_qconv(rng, g, true, spread);
+            if (HasFailure()) return;
+        }
+    EXPECT_GT(spread.inside * 2, spread.outputs) << spread.inside << " of " << spread.outputs;
+}
+
+TEST(QuantFastKernels, Conv1DAndRuntimeWeightsKeepTheReferenceKernel) {
+    std::mt19937 rng(3);
+    const TT x1 = random_q(rng, KES_U8, {1, 4, 10}, false), w1 = random_q(rng, KES_I8, {2, 4, 3}, true);
+    const TT w_runtime = random_q(rng, KES_I8, {2, 4, 3, 3}, false), x2 = random_q(rng, KES_U8, {1, 4, 6, 6}, false);
+    const TT s = kes_test::konst(kes_test::f32({}, {0.02f})), zu = zero_point(KES_U8, {}, {3}),
+             zi = zero_point(KES_I8, {}, {0});
+    for (const auto& in : {std::vector<const TT*>{&x1, &s, &zu, &w1, &s, &zi, &s, &zu},
+                           std::vector<const TT*>{&x2, &s, &zu, &w_runtime, &s, &zi, &s, &zu}}) {
+        kes_test::TestNode t("QLinearConv", A(), in);
+        EXPECT_EQ(kes::select_kernel(*t.node, t.outs), nullptr);
+    }
+}
+
+}  // namespace
