@@ -187,7 +187,7 @@ TEST(QuantFastKernels, QLinearConvIsExactAtTheTypesExtremes) {
     const QConvCase cases[] = {
         {1, 64, 24, 1, 9, 20, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},    // 1×1, K = 64
         {2, 16, 33, 1, 11, 13, 3, 3, 1, 2, 1, 1, 1, 1, 1, 1},   // 3×3, K = 144, stride 2 across
-        {1, 24, 24, 24, 17, 19, 5, 5, 2, 1, 1, 2, 2, 2, 2, 2},  // depthwise 5×5
+        {1, 24, 24, 24, 17, 37, 5, 5, 2, 1, 1, 2, 2, 2, 2, 2},  // depthwise 5×5, 33 outputs a row
     };
     for (const QConvCase& g : cases)
         for (int i = 0; i < 4; ++i) {
@@ -195,6 +195,33 @@ TEST(QuantFastKernels, QLinearConvIsExactAtTheTypesExtremes) {
             if (HasFailure()) return;
         }
     EXPECT_GT(spread.inside * 2, spread.outputs) << spread.inside << " of " << spread.outputs;
+}
+
+// QLinearAdd of two inputs of one shape (a residual): the reference's f32 arithmetic and rounding, so the
+// same bytes; random scales from equal to 50x apart, zero points anywhere, fused Relu/Clip, sizes across
+// the threads' chunks.
+TEST(QuantFastKernels, QLinearAddEqualsReference) {
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> scale(0.002f, 0.1f);
+    for (int iter = 0; iter < 40; ++iter) {
+        const kes_dtype t = kTypes[rng() % 2];
+        const int64_t c = 1 + static_cast<int64_t>(rng() % 40), hw = 1 + static_cast<int64_t>(rng() % 1500);
+        const TT a = random_q(rng, t, {1, c, hw}, false), b = random_q(rng, t, {1, c, hw}, false);
+        const TT sa = kes_test::konst(kes_test::f32({}, {scale(rng)})),
+                 sb = kes_test::konst(kes_test::f32({}, {scale(rng)}));
+        const TT sc = kes_test::konst(kes_test::f32({}, {scale(rng)}));
+        const TT za = zero_point(t, {}, {random_zero_point(rng, t)}),
+                 zb = zero_point(t, {}, {random_zero_point(rng, t)});
+        const TT zc = zero_point(t, {}, {random_zero_point(rng, t)});
+        A attrs;
+        const int act = static_cast<int>(rng() % 3);
+        if (act == 1) attrs.s("activation", "Relu");
+        if (act == 2) attrs.s("activation", "Clip").f("activation_min", -1.0f).f("activation_max", 2.0f);
+        expect_fast_equals_reference(
+            "QLinearAdd", attrs, {&a, &sa, &za, &b, &sb, &zb, &sc, &zc},
+            std::to_string(c) + "x" + std::to_string(hw) + " " + kes_dtype_name(t) + " act" + std::to_string(act));
+        if (HasFailure()) return;
+    }
 }
 
 TEST(QuantFastKernels, Conv1DAndRuntimeWeightsKeepTheReferenceKernel) {

@@ -40,6 +40,7 @@ constexpr FastOp kFastOps[] = {
     {"Mul", kernels::select_mul},
     {"PRelu", kernels::select_prelu},
     {"Pow", kernels::select_pow},
+    {"QLinearAdd", kernels::select_qlinear_add},
     {"QLinearConv", kernels::select_qlinear_conv},
     {"Relu", kernels::select_relu},
     {"Resize", kernels::select_resize},

@@ -59,6 +59,8 @@ std::unique_ptr<Kernel> select_pointwise_conv(const NodeDesc&, const std::vector
 std::unique_ptr<Kernel> fuse_depthwise_pointwise(const Kernel& dw, const Kernel& pw);
 // QLinearConv, 2-D NCHW with constant weights and bias, on the int8 microkernels (qconv_nchw.cpp).
 std::unique_ptr<Kernel> select_qlinear_conv(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
+// QLinearAdd of two inputs of one shape, vectorised (qelementwise.cpp).
+std::unique_ptr<Kernel> select_qlinear_add(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_gemm(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_matmul(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_relu(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);

@@ -77,6 +77,8 @@ public:
             units_ = static_cast<size_t>(s_.n * s_.c);
         } else {
             name_ = std::string("qconv-igemm-") + mk.name;
+            pointwise_ = s_.taps() == 1 && s_.wh.stride == 1 && s_.ww.stride == 1 && s_.wh.pad_begin == 0 &&
+                         s_.ww.pad_begin == 0 && s_.oh == s_.ih && s_.ow == s_.iw;
             tiles_ = (static_cast<size_t>(s_.mpg()) + mk.qgemm_mr - 1) / mk.qgemm_mr;
             block_ = kPanelsPerBlock * mk.qgemm_nr;
             blocks_ = (pixels_ + block_ - 1) / block_;
@@ -163,19 +165,43 @@ private:
         const size_t panels = (count + nr - 1) / nr;
         std::memset(cols, 0, panels * panel * sizeof(int16_t));
         const int64_t kh = s_.wh.kernel, kw = s_.ww.kernel, plane = s_.ih * s_.iw;
+        if (pointwise_) {  // output pixel p is input pixel p: no window arithmetic
+            for (size_t k = 0; k < k_; ++k) {
+                const size_t src = in_offset + k * static_cast<size_t>(plane) + p0;
+                int16_t* row = cols + k / kg * nr * kg + k % kg;
+                for (size_t q0 = 0; q0 < count; q0 += nr) {
+                    int16_t* dst = row + q0 / nr * panel;
+                    const size_t n = std::min(nr, count - q0);
+                    for (size_t q = 0; q < n; ++q) dst[q * kg] = centred<X>(x, src + q0 + q, s_.x_zp);
+                }
+            }
+            return;
+        }
         for (size_t k = 0; k < k_; ++k) {
             const int64_t c = static_cast<int64_t>(k) / (kh * kw), ky = static_cast<int64_t>(k) / kw % kh,
                           kx = static_cast<int64_t>(k) % kw;
             const size_t c_offset = in_offset + static_cast<size_t>(c * plane);
             int16_t* row = cols + k / kg * nr * kg + k % kg;
             int64_t oy = static_cast<int64_t>(p0) / s_.ow, ox = static_cast<int64_t>(p0) % s_.ow;
-            for (size_t q = 0; q < count; ++q) {
+            // Runs of pixels along one output row share their input row: one row test per run, and the
+            // column within the panel counts up (no division per element).
+            size_t j = 0;
+            for (size_t q = 0; q < count;) {
+                const size_t run = std::min(count - q, static_cast<size_t>(s_.ow - ox));
                 const int64_t iy = oy * s_.wh.stride - s_.wh.pad_begin + ky * s_.wh.dilation;
-                const int64_t ix = ox * s_.ww.stride - s_.ww.pad_begin + kx * s_.ww.dilation;
-                if (iy >= 0 && iy < s_.ih && ix >= 0 && ix < s_.iw)
-                    row[q / nr * panel + q % nr * kg] =
-                        centred<X>(x, c_offset + static_cast<size_t>(iy * s_.iw + ix), s_.x_zp);
-                if (++ox == s_.ow) ox = 0, ++oy;
+                if (iy >= 0 && iy < s_.ih) {
+                    const size_t src = c_offset + static_cast<size_t>(iy * s_.iw);
+                    int64_t ix = ox * s_.ww.stride - s_.ww.pad_begin + kx * s_.ww.dilation;
+                    size_t jj = j;
+                    int16_t* dst = row + (q / nr) * panel;
+                    for (size_t i = 0; i < run; ++i, ix += s_.ww.stride) {
+                        if (ix >= 0 && ix < s_.iw) dst[jj * kg] = centred<X>(x, src + static_cast<size_t>(ix), s_.x_zp);
+                        if (++jj == nr) jj = 0, dst += panel;
+                    }
+                }
+                q += run;
+                j = q % nr;
+                ox = 0, ++oy;
             }
         }
     }
@@ -216,6 +242,7 @@ private:
     const int16_t* packed_ = nullptr;
     size_t k_ = 0, kgroups_ = 0, pixels_ = 0, tiles_ = 0, block_ = 0, blocks_ = 0, units_ = 0, slot_bytes_ = 0;
     size_t plane_w_ = 0, plane_h_ = 0;
+    bool pointwise_ = false;  // 1×1, stride 1, no padding: im2col is a copy
 };
 
 // The constant weights minus their zero points (per tensor or per output channel), as int16.

@@ -100,17 +100,49 @@ void qgemm_4x16(size_t mr, size_t nc, size_t kgroups, const int16_t* w, const in
     }
 }
 
+// Microkernels::qdwconv_row: at stride 1, 16 outputs at a time with the taps in pairs (vpmaddwd of the
+// two tap rows interleaved with the broadcast weight pair: 16 multiply-adds per instruction, exact), the
+// last outputs of a row one by one; strided rows are the portable template's.
+void qdwconv_row_16(size_t n, size_t ks, const int16_t* const* taps, size_t step, const int16_t* w, int32_t bias,
+                    float multiplier, const QuantOut& q, uint8_t* y) {
+    if (step != 1) return impl::qdwconv_row<Avx2>(n, ks, taps, step, w, bias, multiplier, q, y);
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256i lo_acc = _mm256_set1_epi32(bias), hi_acc = lo_acc;
+        for (size_t t = 0; t < ks; t += 2) {
+            const bool pair = t + 1 < ks;
+            const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(taps[t] + i));
+            const __m256i b =
+                pair ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(taps[t + 1] + i)) : _mm256_setzero_si256();
+            const uint32_t weights = static_cast<uint16_t>(w[t]) |
+                                     (pair ? static_cast<uint32_t>(static_cast<uint16_t>(w[t + 1])) << 16 : 0u);
+            const __m256i wp = _mm256_set1_epi32(static_cast<int32_t>(weights));
+            // Within each 128-bit lane: unpacklo holds outputs 0-3 (8-11), unpackhi 4-7 (12-15).
+            lo_acc = _mm256_add_epi32(lo_acc, _mm256_madd_epi16(_mm256_unpacklo_epi16(a, b), wp));
+            hi_acc = _mm256_add_epi32(hi_acc, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), wp));
+        }
+        store_requantized(_mm256_permute2x128_si256(lo_acc, hi_acc, 0x20),
+                          _mm256_permute2x128_si256(lo_acc, hi_acc, 0x31), multiplier, q, y + i, 16);
+    }
+    for (; i < n; ++i) {
+        uint32_t acc = static_cast<uint32_t>(bias);
+        for (size_t t = 0; t < ks; ++t) acc += static_cast<uint32_t>(w[t] * taps[t][i]);
+        y[i] = impl::requantize_byte<Avx2>(static_cast<int32_t>(acc), multiplier, q);
+    }
+}
+
 }  // namespace
 
 const Microkernels* microkernels_avx2() {
     // Built on first call, which dispatch::pick_table makes only on a CPU with these instructions: as a
     // namespace-scope object its initialiser ran ISA code at load time, before any check (SIGILL).
     // 6 × 16 tile: 12 accumulators + 2 weight vectors + 1 broadcast of the 16 ymm registers.
-    // The int8 GEMM tile is this file's own (qgemm_4x16); the rest are the template's.
+    // The int8 GEMM tile and depthwise row are this file's own; the rest are the template's.
     static const Microkernels table = [] {
         Microkernels t = impl::make_table<Avx2, 6, 2, 2>("avx2");
         t.qgemm_mr = kQMr, t.qgemm_nr = kQNr, t.qgemm_kgroup = kQKg;
         t.qgemm = &qgemm_4x16;
+        t.qdwconv_row = &qdwconv_row_16;
         return t;
     }();
     return &table;
