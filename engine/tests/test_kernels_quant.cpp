@@ -1,8 +1,9 @@
-// test_kernels_quant.cpp — the fast int8 kernels (kernels/common/qconv_nchw.cpp over the tables' qgemm
-// and qdwconv_row) against the reference int8 kernels (kernels/ref/quant.cpp), the oracle: the same
-// bytes, on random shapes (dense, grouped and depthwise; strides, dilations, pads; u8 and i8 inputs,
-// weights and outputs; per-tensor and per-channel weights; bias; fused Relu/Clip), on every microkernel
-// table this CPU has (under qemu, the NEON table), on 1 thread and on 3.
+// test_kernels_quant.cpp — the fast int8 kernels against the reference kernels, the oracle: the same
+// bytes. QLinearConv (qconv_nchw.cpp over the tables' qgemm and qdwconv_row) on random shapes (dense,
+// grouped, depthwise; strides, dilations, pads; u8 and i8 inputs, weights and outputs; per-tensor and
+// per-channel weights; bias; fused Relu/Clip) and at the types' extremes; QLinearAdd (qelementwise.cpp);
+// MaxPool on bytes (qpool_nchw.cpp). Every microkernel table this CPU has (under qemu, the NEON table),
+// on 1 thread and on 3.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -222,6 +223,36 @@ TEST(QuantFastKernels, QLinearAddEqualsReference) {
             std::to_string(c) + "x" + std::to_string(hw) + " " + kes_dtype_name(t) + " act" + std::to_string(act));
         if (HasFailure()) return;
     }
+}
+
+// MaxPool on u8/i8 NCHW bytes: random windows, strides, dilations, pads (windows partly or, with large
+// pads, wholly in the padding) and ceil_mode.
+TEST(QuantFastKernels, QuantizedMaxPoolEqualsReference) {
+    std::mt19937 rng(13);
+    auto pick = [&](std::initializer_list<int64_t> v) { return *(v.begin() + rng() % v.size()); };
+    int tested = 0;
+    for (int iter = 0; tested < 60 && iter < 1000; ++iter) {
+        const int64_t n = pick({1, 2}), c = pick({1, 3, 8}), h = pick({1, 2, 7, 16}), w = pick({1, 3, 16, 33});
+        const int64_t kh = pick({1, 2, 3}), kw = pick({1, 2, 3, 5}), sh = pick({1, 2}), sw = pick({1, 2, 3});
+        const int64_t dh = pick({1, 1, 2}), dw = pick({1, 1, 2});
+        const int64_t pt = static_cast<int64_t>(rng() % kh), pl = static_cast<int64_t>(rng() % kw);
+        const int64_t pb = static_cast<int64_t>(rng() % kh), pr = static_cast<int64_t>(rng() % kw);
+        if (h + pt + pb < (kh - 1) * dh + 1 || w + pl + pr < (kw - 1) * dw + 1) continue;
+        const kes_dtype t = kTypes[rng() % 2];
+        const TT x = random_q(rng, t, {n, c, h, w}, false);
+        A attrs;
+        attrs.is("kernel_shape", {kh, kw}).is("strides", {sh, sw}).is("dilations", {dh, dw});
+        attrs.is("pads", {pt, pl, pb, pr}).i("ceil_mode", static_cast<int64_t>(rng() % 2));
+        expect_fast_equals_reference("MaxPool", attrs, {&x},
+                                     std::to_string(h) + "x" + std::to_string(w) + " k" + std::to_string(kh) +
+                                         std::to_string(kw) + " s" + std::to_string(sh) + std::to_string(sw) + " d" +
+                                         std::to_string(dh) + std::to_string(dw) + " p" + std::to_string(pt) +
+                                         std::to_string(pl) + std::to_string(pb) + std::to_string(pr) + " " +
+                                         kes_dtype_name(t));
+        if (HasFailure()) return;
+        ++tested;
+    }
+    EXPECT_EQ(tested, 60);
 }
 
 TEST(QuantFastKernels, Conv1DAndRuntimeWeightsKeepTheReferenceKernel) {

@@ -37,6 +37,7 @@ constexpr FastOp kFastOps[] = {
     {"LeakyRelu", kernels::select_leaky_relu},
     {"MatMul", kernels::select_matmul},
     {"MaxPool", kernels::select_max_pool},
+    {"MaxPool", kernels::select_quantized_max_pool},
     {"Mul", kernels::select_mul},
     {"PRelu", kernels::select_prelu},
     {"Pow", kernels::select_pow},

@@ -61,6 +61,8 @@ std::unique_ptr<Kernel> fuse_depthwise_pointwise(const Kernel& dw, const Kernel&
 std::unique_ptr<Kernel> select_qlinear_conv(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 // QLinearAdd of two inputs of one shape, vectorised (qelementwise.cpp).
 std::unique_ptr<Kernel> select_qlinear_add(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
+// MaxPool on u8/i8 2-D NCHW images, without Indices (qpool_nchw.cpp).
+std::unique_ptr<Kernel> select_quantized_max_pool(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_gemm(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_matmul(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_relu(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);

@@ -206,21 +206,27 @@ private:
         }
     }
 
+    // One input channel, minus its zero point, into the middle of the zero-padded int16 plane.
+    template <class X>
+    void fill_plane(const void* x, size_t in_offset, int16_t* plane) const {
+        for (int64_t iy = 0; iy < s_.ih; ++iy) {
+            int16_t* dst =
+                plane + static_cast<size_t>(iy + s_.wh.pad_begin) * plane_w_ + static_cast<size_t>(s_.ww.pad_begin);
+            const X* src = static_cast<const X*>(x) + in_offset + static_cast<size_t>(iy * s_.iw);
+            for (int64_t ix = 0; ix < s_.iw; ++ix) dst[ix] = static_cast<int16_t>(src[ix] - s_.x_zp);
+        }
+    }
+
     void run_depthwise(size_t unit, const void* x, uint8_t* y, uint8_t* scratch) const {
         const size_t c = unit % static_cast<size_t>(s_.c);
         auto* plane = reinterpret_cast<int16_t*>(scratch);
         auto** taps = reinterpret_cast<const int16_t**>(scratch + slot_stride(plane_w_ * plane_h_ * sizeof(int16_t)));
         std::memset(plane, 0, plane_w_ * plane_h_ * sizeof(int16_t));
         const size_t in_offset = unit * static_cast<size_t>(s_.ih * s_.iw);  // unit = image · c + channel
-        for (int64_t iy = 0; iy < s_.ih; ++iy) {
-            int16_t* dst =
-                plane + static_cast<size_t>(iy + s_.wh.pad_begin) * plane_w_ + static_cast<size_t>(s_.ww.pad_begin);
-            const size_t src = in_offset + static_cast<size_t>(iy * s_.iw);
-            for (int64_t ix = 0; ix < s_.iw; ++ix) {
-                const size_t i = src + static_cast<size_t>(ix);
-                dst[ix] = s_.x_signed ? centred<int8_t>(x, i, s_.x_zp) : centred<uint8_t>(x, i, s_.x_zp);
-            }
-        }
+        if (s_.x_signed)
+            fill_plane<int8_t>(x, in_offset, plane);
+        else
+            fill_plane<uint8_t>(x, in_offset, plane);
         const int64_t kh = s_.wh.kernel, kw = s_.ww.kernel;
         const int16_t* w = packed_ + c * static_cast<size_t>(kh * kw);
         for (int64_t oy = 0; oy < s_.oh; ++oy) {
