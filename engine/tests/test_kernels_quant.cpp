@@ -189,6 +189,7 @@ TEST(QuantFastKernels, QLinearConvIsExactAtTheTypesExtremes) {
         {1, 64, 24, 1, 9, 20, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0},    // 1×1, K = 64
         {2, 16, 33, 1, 11, 13, 3, 3, 1, 2, 1, 1, 1, 1, 1, 1},   // 3×3, K = 144, stride 2 across
         {1, 24, 24, 24, 17, 37, 5, 5, 2, 1, 1, 2, 2, 2, 2, 2},  // depthwise 5×5, 33 outputs a row
+        {1, 8, 8, 8, 9, 70, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1},      // depthwise 3×3, stride 2, 35 outputs a row
     };
     for (const QConvCase& g : cases)
         for (int i = 0; i < 4; ++i) {

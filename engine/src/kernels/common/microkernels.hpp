@@ -176,7 +176,10 @@ struct Microkernels {
                   const float* multiplier, const QuantOut& out, uint8_t* y, size_t y_stride);
     // One output row of a depthwise int8 convolution (one channel, NCHW), n outputs:
     //   acc[i] = bias + Σ_{t<ks} w[t] · taps[t][i·step], requantized and stored as y[i]
-    // `taps` holds ks pointers into int16 input rows with the zero point subtracted (padding is 0).
+    // `taps` holds ks pointers into int16 input rows with the zero point subtracted (padding is 0), each
+    // readable qdwconv_overread int16 past its last tap (n - 1)·step: vector loads of the last outputs
+    // need no tail loop (the lanes past n are never stored).
+    static constexpr size_t qdwconv_overread = 32;
     void (*qdwconv_row)(size_t n, size_t ks, const int16_t* const* taps, size_t step, const int16_t* w, int32_t bias,
                         float multiplier, const QuantOut& out, uint8_t* y);
 };

@@ -72,7 +72,7 @@ public:
             name_ = std::string("qconv-dw-") + mk.name;
             plane_w_ = static_cast<size_t>(s_.iw + s_.ww.pad_begin + s_.ww.pad_end);
             plane_h_ = static_cast<size_t>(s_.ih + s_.wh.pad_begin + s_.wh.pad_end);
-            slot_bytes_ = slot_stride(plane_w_ * plane_h_ * sizeof(int16_t)) +
+            slot_bytes_ = slot_stride(plane_elems() * sizeof(int16_t)) +
                           slot_stride(static_cast<size_t>(s_.taps()) * sizeof(const int16_t*));
             units_ = static_cast<size_t>(s_.n * s_.c);
         } else {
@@ -132,6 +132,8 @@ public:
     }
 
 private:
+    // The padded plane and the zeros after it that qdwconv_row may read.
+    size_t plane_elems() const { return plane_w_ * plane_h_ + Microkernels::qdwconv_overread; }
     size_t panel_elems() const { return kgroups_ * mk_.qgemm_nr * mk_.qgemm_kgroup; }
     size_t tile_elems() const { return kgroups_ * mk_.qgemm_mr * mk_.qgemm_kgroup; }
 
@@ -220,8 +222,8 @@ private:
     void run_depthwise(size_t unit, const void* x, uint8_t* y, uint8_t* scratch) const {
         const size_t c = unit % static_cast<size_t>(s_.c);
         auto* plane = reinterpret_cast<int16_t*>(scratch);
-        auto** taps = reinterpret_cast<const int16_t**>(scratch + slot_stride(plane_w_ * plane_h_ * sizeof(int16_t)));
-        std::memset(plane, 0, plane_w_ * plane_h_ * sizeof(int16_t));
+        auto** taps = reinterpret_cast<const int16_t**>(scratch + slot_stride(plane_elems() * sizeof(int16_t)));
+        std::memset(plane, 0, plane_elems() * sizeof(int16_t));
         const size_t in_offset = unit * static_cast<size_t>(s_.ih * s_.iw);  // unit = image · c + channel
         if (s_.x_signed)
             fill_plane<int8_t>(x, in_offset, plane);

@@ -100,20 +100,31 @@ void qgemm_4x16(size_t mr, size_t nc, size_t kgroups, const int16_t* w, const in
     }
 }
 
-// Microkernels::qdwconv_row: at stride 1, 16 outputs at a time with the taps in pairs (vpmaddwd of the
-// two tap rows interleaved with the broadcast weight pair: 16 multiply-adds per instruction, exact), the
-// last outputs of a row one by one; strided rows are the portable template's.
-void qdwconv_row_16(size_t n, size_t ks, const int16_t* const* taps, size_t step, const int16_t* w, int32_t bias,
-                    float multiplier, const QuantOut& q, uint8_t* y) {
-    if (step != 1) return impl::qdwconv_row<Avx2>(n, ks, taps, step, w, bias, multiplier, q, y);
-    size_t i = 0;
-    for (; i + 16 <= n; i += 16) {
+// 16 int16 of a tap row for 16 consecutive outputs: contiguous at stride 1; at stride 2 the even
+// elements of 32 (sign-extended to int32 and packed back, exact: they are int16).
+template <int STEP>
+inline __m256i load_tap_row(const int16_t* p) {
+    if (STEP == 1) return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 16));
+    const __m256i e0 = _mm256_srai_epi32(_mm256_slli_epi32(v0, 16), 16),
+                  e1 = _mm256_srai_epi32(_mm256_slli_epi32(v1, 16), 16);
+    return _mm256_permute4x64_epi64(_mm256_packs_epi32(e0, e1), 0xD8);
+}
+
+// Microkernels::qdwconv_row at stride 1 and 2: 16 outputs at a time with the taps in pairs (vpmaddwd of
+// the two tap rows interleaved with the broadcast weight pair: 16 multiply-adds per instruction, exact);
+// the last block reads past the row (qdwconv_overread) and stores only its outputs. Larger strides
+// are the portable template's.
+template <int STEP>
+void qdwconv_row_16(size_t n, size_t ks, const int16_t* const* taps, const int16_t* w, int32_t bias, float multiplier,
+                    const QuantOut& q, uint8_t* y) {
+    for (size_t i = 0; i < n; i += 16) {
         __m256i lo_acc = _mm256_set1_epi32(bias), hi_acc = lo_acc;
         for (size_t t = 0; t < ks; t += 2) {
             const bool pair = t + 1 < ks;
-            const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(taps[t] + i));
-            const __m256i b =
-                pair ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(taps[t + 1] + i)) : _mm256_setzero_si256();
+            const __m256i a = load_tap_row<STEP>(taps[t] + i * STEP);
+            const __m256i b = pair ? load_tap_row<STEP>(taps[t + 1] + i * STEP) : _mm256_setzero_si256();
             const uint32_t weights = static_cast<uint16_t>(w[t]) |
                                      (pair ? static_cast<uint32_t>(static_cast<uint16_t>(w[t + 1])) << 16 : 0u);
             const __m256i wp = _mm256_set1_epi32(static_cast<int32_t>(weights));
@@ -122,13 +133,16 @@ void qdwconv_row_16(size_t n, size_t ks, const int16_t* const* taps, size_t step
             hi_acc = _mm256_add_epi32(hi_acc, _mm256_madd_epi16(_mm256_unpackhi_epi16(a, b), wp));
         }
         store_requantized(_mm256_permute2x128_si256(lo_acc, hi_acc, 0x20),
-                          _mm256_permute2x128_si256(lo_acc, hi_acc, 0x31), multiplier, q, y + i, 16);
+                          _mm256_permute2x128_si256(lo_acc, hi_acc, 0x31), multiplier, q, y + i,
+                          n - i < 16 ? n - i : 16);
     }
-    for (; i < n; ++i) {
-        uint32_t acc = static_cast<uint32_t>(bias);
-        for (size_t t = 0; t < ks; ++t) acc += static_cast<uint32_t>(w[t] * taps[t][i]);
-        y[i] = impl::requantize_byte<Avx2>(static_cast<int32_t>(acc), multiplier, q);
-    }
+}
+
+void qdwconv_row_avx2(size_t n, size_t ks, const int16_t* const* taps, size_t step, const int16_t* w, int32_t bias,
+                      float multiplier, const QuantOut& q, uint8_t* y) {
+    if (step == 1) return qdwconv_row_16<1>(n, ks, taps, w, bias, multiplier, q, y);
+    if (step == 2) return qdwconv_row_16<2>(n, ks, taps, w, bias, multiplier, q, y);
+    impl::qdwconv_row<Avx2>(n, ks, taps, step, w, bias, multiplier, q, y);
 }
 
 }  // namespace
@@ -142,7 +156,7 @@ const Microkernels* microkernels_avx2() {
         Microkernels t = impl::make_table<Avx2, 6, 2, 2>("avx2");
         t.qgemm_mr = kQMr, t.qgemm_nr = kQNr, t.qgemm_kgroup = kQKg;
         t.qgemm = &qgemm_4x16;
-        t.qdwconv_row = &qdwconv_row_16;
+        t.qdwconv_row = &qdwconv_row_avx2;
         return t;
     }();
     return &table;
