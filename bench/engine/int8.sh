@@ -12,7 +12,7 @@
 #
 #   bench/engine/int8.sh [HOST_BUILD_DIR] [--iterations N]     (medians over N runs after 20 warm-up)
 #   bench/engine/int8.sh --qemu [AARCH64_BUILD_DIR]
-# Needs the build's engine/kes-convert and engine/kes-model-bench, and the model cache of
+# Needs the build's engine/kes-model-bench, the host build's engine/kes-convert, and the model cache of
 # engine/tests/models/fetch_models.sh (files/blazeface_128.onnx, quant/blazeface_128_qdq.onnx, ort/).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -37,15 +37,13 @@ qdq_onnx=$cache/quant/blazeface_128_qdq.onnx
 for f in "$float_onnx" "$qdq_onnx"; do
   [ -f "$f" ] || { echo "int8.sh: $f missing: run engine/tests/models/fetch_models.sh" >&2; exit 1; }
 done
-for t in engine/kes-model-bench engine/kes-convert; do
-  [ -x "$build/$t" ] || { echo "int8.sh: build $build first ($t)" >&2; exit 1; }
-done
+[ -x "$build/engine/kes-model-bench" ] || { echo "int8.sh: build $build first (engine/kes-model-bench)" >&2; exit 1; }
+# The converter is the host build's in both cases (an aarch64 one would run under qemu; .kom files do
+# not depend on the machine that converted them).
+convert="$root/build/host/engine/kes-convert"
+[ -x "$convert" ] || { echo "int8.sh: build the host's engine/kes-convert first (build/host)" >&2; exit 1; }
 work="$build/bench-int8"
 mkdir -p "$work"
-# The converter is the host's in both cases (the aarch64 one would run under qemu; .kom files do not
-# depend on the machine that converted them).
-convert="$root/build/host/engine/kes-convert"
-[ -x "$convert" ] || convert="$build/engine/kes-convert"
 "$convert" "$float_onnx" -o "$work/f32.kom" >/dev/null
 "$convert" "$qdq_onnx" -o "$work/int8.kom" >/dev/null
 

@@ -187,22 +187,27 @@ private:
             int64_t oy = static_cast<int64_t>(p0) / s_.ow, ox = static_cast<int64_t>(p0) % s_.ow;
             // Runs of pixels along one output row share their input row: one row test per run, and the
             // column within the panel counts up (no division per element).
-            size_t j = 0;
+            const int64_t sw = s_.ww.stride;
             for (size_t q = 0; q < count;) {
                 const size_t run = std::min(count - q, static_cast<size_t>(s_.ow - ox));
                 const int64_t iy = oy * s_.wh.stride - s_.wh.pad_begin + ky * s_.wh.dilation;
                 if (iy >= 0 && iy < s_.ih) {
-                    const size_t src = c_offset + static_cast<size_t>(iy * s_.iw);
-                    int64_t ix = ox * s_.ww.stride - s_.ww.pad_begin + kx * s_.ww.dilation;
-                    size_t jj = j;
-                    int16_t* dst = row + (q / nr) * panel;
-                    for (size_t i = 0; i < run; ++i, ix += s_.ww.stride) {
-                        if (ix >= 0 && ix < s_.iw) dst[jj * kg] = centred<X>(x, src + static_cast<size_t>(ix), s_.x_zp);
-                        if (++jj == nr) jj = 0, dst += panel;
+                    // The pixels i of the run whose tap is inside the row: [first, last), no test per pixel.
+                    const int64_t ix0 = ox * sw - s_.ww.pad_begin + kx * s_.ww.dilation;
+                    const int64_t first = ix0 >= 0 ? 0 : (-ix0 + sw - 1) / sw;
+                    const int64_t last =
+                        std::min(static_cast<int64_t>(run), ix0 >= s_.iw ? 0 : (s_.iw - ix0 + sw - 1) / sw);
+                    const X* px = static_cast<const X*>(x);
+                    const int64_t base = static_cast<int64_t>(c_offset) + iy * s_.iw + ix0;  // ≥ 0 from `first` on
+                    const size_t at = q + static_cast<size_t>(first);  // its column: panel at / nr, at % nr
+                    int16_t* dst = row + at / nr * panel;
+                    size_t col = at % nr;
+                    for (int64_t i = first; i < last; ++i) {
+                        dst[col * kg] = static_cast<int16_t>(px[base + i * sw] - s_.x_zp);
+                        if (++col == nr) col = 0, dst += panel;
                     }
                 }
                 q += run;
-                j = q % nr;
                 ox = 0, ++oy;
             }
         }
