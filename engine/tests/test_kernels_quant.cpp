@@ -1,11 +1,12 @@
 // test_kernels_quant.cpp — the fast int8 kernels against the reference kernels, the oracle: the same
 // bytes. QLinearConv (qconv_nchw.cpp over the tables' qgemm and qdwconv_row) on random shapes (dense,
 // grouped, depthwise; strides, dilations, pads; u8 and i8 inputs, weights and outputs; per-tensor and
-// per-channel weights; bias; fused Relu/Clip) and at the types' extremes; QLinearAdd (qelementwise.cpp);
-// MaxPool on bytes (qpool_nchw.cpp). Every microkernel table this CPU has (under qemu, the NEON table),
+// per-channel weights; bias; fused Relu/Clip) and at the types' extremes; QLinearAdd and QuantizeLinear
+// (qelementwise.cpp); MaxPool on bytes (qpool_nchw.cpp). Every microkernel table this CPU has (under qemu, the NEON table),
 // on 1 thread and on 3.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -254,6 +255,31 @@ TEST(QuantFastKernels, QuantizedMaxPoolEqualsReference) {
         ++tested;
     }
     EXPECT_EQ(tested, 60);
+}
+
+// QuantizeLinear per tensor: the reference's division, saturation, NaN → qmin and rounding half to even
+// (exact halves included), u8 and i8, with and without a zero point.
+TEST(QuantFastKernels, QuantizeLinearEqualsReference) {
+    std::mt19937 rng(17);
+    for (int iter = 0; iter < 30; ++iter) {
+        const kes_dtype t = kTypes[rng() % 2];
+        const int64_t n = 1 + static_cast<int64_t>(rng() % 40000);
+        const float s = std::uniform_real_distribution<float>(0.001f, 0.2f)(rng);
+        std::vector<float> v(static_cast<size_t>(n));
+        std::uniform_real_distribution<float> d(-300.0f * s, 300.0f * s);
+        for (float& x : v) x = d(rng);
+        // Exact halves of the step, infinities and a NaN.
+        v[0] = 2.5f * s;
+        if (n > 4) v[1] = -0.5f * s, v[2] = INFINITY, v[3] = -INFINITY, v[4] = NAN;
+        const TT x = kes_test::f32({n}, v);
+        const TT scale = kes_test::konst(kes_test::f32({}, {s}));
+        const TT zp = zero_point(t, {}, {random_zero_point(rng, t)});
+        const bool with_zp = t == KES_I8 || rng() % 2;
+        std::vector<const TT*> in{&x, &scale};
+        if (with_zp) in.push_back(&zp);
+        expect_fast_equals_reference("QuantizeLinear", A(), in, std::to_string(n) + " " + kes_dtype_name(t));
+        if (HasFailure()) return;
+    }
 }
 
 TEST(QuantFastKernels, Conv1DAndRuntimeWeightsKeepTheReferenceKernel) {

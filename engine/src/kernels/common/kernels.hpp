@@ -63,6 +63,8 @@ std::unique_ptr<Kernel> select_qlinear_conv(const NodeDesc&, const std::vector<T
 std::unique_ptr<Kernel> select_qlinear_add(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 // MaxPool on u8/i8 2-D NCHW images, without Indices (qpool_nchw.cpp).
 std::unique_ptr<Kernel> select_quantized_max_pool(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
+// QuantizeLinear per tensor, vectorised (qelementwise.cpp).
+std::unique_ptr<Kernel> select_quantize_linear(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_gemm(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_matmul(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_relu(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);

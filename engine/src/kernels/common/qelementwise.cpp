@@ -1,8 +1,11 @@
-// qelementwise.cpp — fast QLinearAdd (com.microsoft) of two inputs of one shape (a residual connection):
-// the reference's arithmetic, a_s·(a − za) + b_s·(b − zb), then / c_s, in f32, clamped, rounded half to
-// even, + zc (kernels/ref/quant.cpp, ops/quant.hpp), in a loop the compiler vectorises, over threads.
+// qelementwise.cpp — fast elementwise kernels of quantized models, each the reference's arithmetic
+// (kernels/ref/quant.cpp, ops/quant.hpp) in a loop the compiler vectorises, split over threads:
+// - QLinearAdd (com.microsoft) of two inputs of one shape (a residual): a_s·(a − za) + b_s·(b − zb), then
+//   / c_s, in f32, clamped, rounded half to even, + zc. Broadcasts keep the reference kernel.
+// - QuantizeLinear per tensor (a model's input): x / scale, clamped, rounded half to even, + zp.
 // This file is compiled without FP contraction (ops.cmake): an FMA would round the sum differently from
-// the reference and from ONNX Runtime. Other shapes (broadcasts) keep the reference kernel.
+// the reference and from ONNX Runtime.
+#include <limits>
 #include <string>
 
 #include "../../ops/quant.hpp"
@@ -26,9 +29,10 @@ struct QAddSpec {
 // round_to_quantized() of ops/quant.hpp, in a form SSE2 and NEON vectorise: v clamped (a NaN takes the
 // lower bound, as there) to within ±510 of zero, where adding and subtracting 1.5·2²³ rounds half to
 // even (the default rounding mode) exactly as nearbyint does.
+constexpr float kRound = 12582912.0f;  // 1.5 · 2^23
+
 template <class T>
 void qadd(const T* a, const T* b, T* c, size_t n, const QAddSpec& s) {
-    constexpr float kRound = 12582912.0f;  // 1.5 · 2^23
     for (size_t i = 0; i < n; ++i) {
         const float da = static_cast<float>(static_cast<int32_t>(a[i]) - s.za);
         const float db = static_cast<float>(static_cast<int32_t>(b[i]) - s.zb);
@@ -62,7 +66,57 @@ private:
     QAddSpec s_;
 };
 
+// QuantizeLinear with one scale and zero point, read at run time as the reference reads them.
+template <class T>
+void quantize(const float* x, T* y, size_t n, float scale, int32_t zp) {
+    const float lo = static_cast<float>(std::numeric_limits<T>::min() - zp);
+    const float hi = static_cast<float>(std::numeric_limits<T>::max() - zp);
+    for (size_t i = 0; i < n; ++i) {
+        float v = x[i] / scale;
+        v = v > lo ? v : lo;  // NaN takes the lower bound, as in round_to_quantized
+        v = v < hi ? v : hi;
+        y[i] = static_cast<T>(static_cast<int32_t>((v + kRound) - kRound) + zp);
+    }
+}
+
+class QuantizeKernel final : public Kernel {
+public:
+    QuantizeKernel(size_t count, bool is_signed, bool has_zero_point)
+        : count_(count), signed_(is_signed), has_zero_point_(has_zero_point) {}
+    const char* impl() const override { return "quantize-vectorised"; }
+    using Kernel::run;
+    void run(const RunContext& rc, const void* const* inputs, void* const* outputs) const override {
+        const float scale = *static_cast<const float*>(inputs[1]);
+        const void* zp = has_zero_point_ ? inputs[2] : nullptr;  // an omitted last input has no slot
+        parallel_units(rc, (count_ + kChunk - 1) / kChunk, [&](uint64_t unit, uint32_t) {
+            const size_t begin = static_cast<size_t>(unit) * kChunk, n = std::min(kChunk, count_ - begin);
+            const float* x = static_cast<const float*>(inputs[0]) + begin;
+            if (signed_)
+                quantize(x, static_cast<int8_t*>(outputs[0]) + begin, n, scale,
+                         zp ? *static_cast<const int8_t*>(zp) : 0);
+            else
+                quantize(x, static_cast<uint8_t*>(outputs[0]) + begin, n, scale,
+                         zp ? *static_cast<const uint8_t*>(zp) : 0);
+        });
+    }
+
+private:
+    size_t count_;
+    bool signed_, has_zero_point_;
+};
+
 }  // namespace
+
+// QuantizeLinear(x, y_scale, y_zero_point) per tensor (one scale); the reference create() has checked it.
+std::unique_ptr<Kernel> select_quantize_linear(const NodeDesc& node, const std::vector<TensorDesc>& outputs,
+                                               const Microkernels&) {
+    const TensorDesc& x = *node.inputs[0];
+    const TensorDesc* zp = node.input(2);
+    if (x.dtype != KES_F32 || node.inputs[1]->elements() != 1 || (zp && zp->elements() != 1)) return nullptr;
+    if (!is_quantized_dtype(outputs[0].dtype) || x.elements() == 0) return nullptr;
+    return std::make_unique<QuantizeKernel>(static_cast<size_t>(x.elements()), outputs[0].dtype == KES_I8,
+                                            zp != nullptr);
+}
 
 // QLinearAdd(A, A_scale, A_zp, B, B_scale, B_zp, C_scale, C_zp): the reference create() has checked it.
 std::unique_ptr<Kernel> select_qlinear_add(const NodeDesc& node, const std::vector<TensorDesc>& outputs,
