@@ -1,9 +1,9 @@
 // test_kernels_quant.cpp — the fast int8 kernels against the reference kernels, the oracle: the same
 // bytes. QLinearConv (qconv_nchw.cpp over the tables' qgemm and qdwconv_row) on random shapes (dense,
 // grouped, depthwise; strides, dilations, pads; u8 and i8 inputs, weights and outputs; per-tensor and
-// per-channel weights; bias; fused Relu/Clip) and at the types' extremes; QLinearAdd and QuantizeLinear
-// (qelementwise.cpp); MaxPool on bytes (qpool_nchw.cpp). Every microkernel table this CPU has (under qemu, the NEON table),
-// on 1 thread and on 3.
+// per-channel weights; bias; fused Relu/Clip) and at the types' extremes; QLinearAdd, QuantizeLinear and
+// Clip on bytes (qelementwise.cpp); MaxPool on bytes (qpool_nchw.cpp). Every microkernel table this CPU has (under
+// qemu, the NEON table), on 1 thread and on 3.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -278,6 +278,26 @@ TEST(QuantFastKernels, QuantizeLinearEqualsReference) {
         std::vector<const TT*> in{&x, &scale};
         if (with_zp) in.push_back(&zp);
         expect_fast_equals_reference("QuantizeLinear", A(), in, std::to_string(n) + " " + kes_dtype_name(t));
+        if (HasFailure()) return;
+    }
+}
+
+// Clip on bytes: constant and runtime bounds, either omitted, min above max (every value becomes max).
+TEST(QuantFastKernels, ClipOnBytesEqualsReference) {
+    std::mt19937 rng(19);
+    for (int iter = 0; iter < 24; ++iter) {
+        const kes_dtype t = kTypes[rng() % 2];
+        const TT x = random_q(rng, t, {1, 1 + static_cast<int64_t>(rng() % 40000)}, false);
+        const bool runtime = rng() % 2;
+        TT lo = zero_point(t, {}, {random_zero_point(rng, t)}), hi = zero_point(t, {}, {random_zero_point(rng, t)});
+        lo.is_const = hi.is_const = !runtime;
+        std::vector<const TT*> in{&x};
+        const int bounds = iter % 4;  // none, min, max, both
+        if (bounds != 0) in.push_back(bounds == 2 ? nullptr : &lo);
+        if (bounds >= 2) in.push_back(&hi);
+        expect_fast_equals_reference("Clip", A(), in,
+                                     std::string(kes_dtype_name(t)) + " bounds " + std::to_string(bounds) +
+                                         (runtime ? " runtime" : " constant"));
         if (HasFailure()) return;
     }
 }

@@ -23,6 +23,7 @@ constexpr FastOp kFastOps[] = {
     {"BatchNormalization", kernels::select_batch_norm},
     {"ChannelShuffle", kernels::select_channel_shuffle},
     {"Clip", kernels::select_clip},
+    {"Clip", kernels::select_clip_bytes},
     {"Concat", kernels::select_concat},
     {"Conv", kernels::select_pointwise_conv},
     {"Conv", kernels::select_conv},

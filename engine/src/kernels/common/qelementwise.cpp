@@ -3,6 +3,7 @@
 // - QLinearAdd (com.microsoft) of two inputs of one shape (a residual): a_s·(a − za) + b_s·(b − zb), then
 //   / c_s, in f32, clamped, rounded half to even, + zc. Broadcasts keep the reference kernel.
 // - QuantizeLinear per tensor (a model's input): x / scale, clamped, rounded half to even, + zp.
+// - Clip on u8/i8 (a Relu left after a QLinearAdd runs on the bytes): min(max(x, lo), hi) as the reference.
 // This file is compiled without FP contraction (ops.cmake): an FMA would round the sum differently from
 // the reference and from ONNX Runtime.
 #include <limits>
@@ -105,7 +106,52 @@ private:
     bool signed_, has_zero_point_;
 };
 
+template <class T>
+void clip_bytes(const T* x, T* y, size_t n, T lo, T hi) {
+    for (size_t i = 0; i < n; ++i) {
+        const T v = x[i] < lo ? lo : x[i];
+        y[i] = v > hi ? hi : v;  // min > max gives max everywhere, as ONNX says
+    }
+}
+
+class ClipBytesKernel final : public Kernel {
+public:
+    ClipBytesKernel(size_t count, bool is_signed, bool has_min, bool has_max)
+        : count_(count), signed_(is_signed), has_min_(has_min), has_max_(has_max) {}
+    const char* impl() const override { return "clip-bytes"; }
+    using Kernel::run;
+    void run(const RunContext& rc, const void* const* inputs, void* const* outputs) const override {
+        if (signed_)
+            clip<int8_t>(rc, inputs, outputs);
+        else
+            clip<uint8_t>(rc, inputs, outputs);
+    }
+
+private:
+    template <class T>
+    void clip(const RunContext& rc, const void* const* inputs, void* const* outputs) const {
+        // Bounds are read per run (they may be runtime tensors); an omitted one is the type's end.
+        const T lo = has_min_ && inputs[1] ? *static_cast<const T*>(inputs[1]) : std::numeric_limits<T>::lowest();
+        const T hi = has_max_ && inputs[2] ? *static_cast<const T*>(inputs[2]) : std::numeric_limits<T>::max();
+        parallel_units(rc, (count_ + kChunk - 1) / kChunk, [&](uint64_t unit, uint32_t) {
+            const size_t begin = static_cast<size_t>(unit) * kChunk, n = std::min(kChunk, count_ - begin);
+            clip_bytes(static_cast<const T*>(inputs[0]) + begin, static_cast<T*>(outputs[0]) + begin, n, lo, hi);
+        });
+    }
+
+    size_t count_;
+    bool signed_, has_min_, has_max_;
+};
+
 }  // namespace
+
+// Clip(x, min, max) on u8/i8; the reference create() has checked it.
+std::unique_ptr<Kernel> select_clip_bytes(const NodeDesc& node, const std::vector<TensorDesc>&, const Microkernels&) {
+    const TensorDesc& x = *node.inputs[0];
+    if (!is_quantized_dtype(x.dtype) || x.elements() == 0) return nullptr;
+    return std::make_unique<ClipBytesKernel>(static_cast<size_t>(x.elements()), x.dtype == KES_I8,
+                                             node.input(1) != nullptr, node.input(2) != nullptr);
+}
 
 // QuantizeLinear(x, y_scale, y_zero_point) per tensor (one scale); the reference create() has checked it.
 std::unique_ptr<Kernel> select_quantize_linear(const NodeDesc& node, const std::vector<TensorDesc>& outputs,
