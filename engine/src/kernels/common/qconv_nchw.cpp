@@ -167,16 +167,13 @@ private:
         const size_t panels = (count + nr - 1) / nr;
         std::memset(cols, 0, panels * panel * sizeof(int16_t));
         const int64_t kh = s_.wh.kernel, kw = s_.ww.kernel, plane = s_.ih * s_.iw;
-        if (pointwise_) {  // output pixel p is input pixel p: no window arithmetic
-            for (size_t k = 0; k < k_; ++k) {
-                const size_t src = in_offset + k * static_cast<size_t>(plane) + p0;
-                int16_t* row = cols + k / kg * nr * kg + k % kg;
-                for (size_t q0 = 0; q0 < count; q0 += nr) {
-                    int16_t* dst = row + q0 / nr * panel;
-                    const size_t n = std::min(nr, count - q0);
-                    for (size_t q = 0; q < n; ++q) dst[q * kg] = centred<X>(x, src + q0 + q, s_.x_zp);
-                }
-            }
+        if (pointwise_) {  // output pixel p is input pixel p: a copy
+            if (kg == 2)
+                gather_pointwise<X, 2>(static_cast<const X*>(x) + in_offset + p0, static_cast<size_t>(plane), count,
+                                       cols);
+            else
+                gather_pointwise<X, 1>(static_cast<const X*>(x) + in_offset + p0, static_cast<size_t>(plane), count,
+                                       cols);
             return;
         }
         for (size_t k = 0; k < k_; ++k) {
@@ -211,6 +208,23 @@ private:
                 ox = 0, ++oy;
             }
         }
+    }
+
+    // The pointwise im2col with the k group size known to the compiler, so that the interleaving of KG
+    // channels vectorises: channel k's pixels, `plane` bytes apart, into the panels.
+    template <class X, size_t KG>
+    void gather_pointwise(const X* x, size_t plane, size_t count, int16_t* cols) const {
+        const size_t nr = mk_.qgemm_nr, panel = panel_elems();
+        for (size_t k0 = 0; k0 < k_; k0 += KG)
+            for (size_t q0 = 0; q0 < count; q0 += nr) {
+                int16_t* dst = cols + q0 / nr * panel + k0 * nr;
+                const size_t n = std::min(nr, count - q0);
+                for (size_t j = 0; j < KG; ++j) {
+                    if (k0 + j >= k_) break;  // K's padding to whole groups stays zero
+                    const X* src = x + (k0 + j) * plane + q0;
+                    for (size_t q = 0; q < n; ++q) dst[q * KG + j] = static_cast<int16_t>(src[q] - s_.x_zp);
+                }
+            }
     }
 
     // One input channel, minus its zero point, into the middle of the zero-padded int16 plane.
