@@ -28,6 +28,7 @@ list(APPEND engine_sources
   src/kernels/common/pool_nhwc.cpp
   src/kernels/common/qconv_nchw.cpp
   src/kernels/common/qelementwise.cpp
+  src/kernels/common/qgemm.cpp
   src/kernels/common/qpool_nchw.cpp
   src/kernels/common/resize_nhwc.cpp
   src/kernels/common/transpose.cpp

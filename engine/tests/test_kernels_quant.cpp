@@ -1,9 +1,9 @@
 // test_kernels_quant.cpp — the fast int8 kernels against the reference kernels, the oracle: the same
 // bytes. QLinearConv (qconv_nchw.cpp over the tables' qgemm and qdwconv_row) on random shapes (dense,
 // grouped, depthwise; strides, dilations, pads; u8 and i8 inputs, weights and outputs; per-tensor and
-// per-channel weights; bias; fused Relu/Clip) and at the types' extremes; QLinearAdd, QuantizeLinear and
-// Clip on bytes (qelementwise.cpp); MaxPool on bytes (qpool_nchw.cpp). Every microkernel table this CPU has (under
-// qemu, the NEON table), on 1 thread and on 3.
+// per-channel weights; bias; fused Relu/Clip) and at the types' extremes; QLinearMatMul (qgemm.cpp);
+// QLinearAdd, QuantizeLinear and Clip on bytes (qelementwise.cpp); MaxPool on bytes (qpool_nchw.cpp). Every microkernel
+// table this CPU has (under qemu, the NEON table), on 1 thread and on 3.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -198,6 +198,44 @@ TEST(QuantFastKernels, QLinearConvIsExactAtTheTypesExtremes) {
             if (HasFailure()) return;
         }
     EXPECT_GT(spread.inside * 2, spread.outputs) << spread.inside << " of " << spread.outputs;
+}
+
+// QLinearMatMul with a constant 2-D B: rows of A across tiles and batches, K and N off every tile size,
+// per-tensor and per-column B, u8/i8 everywhere, the int32 bias (input 8), a fused Relu.
+TEST(QuantFastKernels, QLinearMatMulEqualsReference) {
+    std::mt19937 rng(23);
+    std::uniform_real_distribution<float> scale(0.002f, 0.05f);
+    for (int iter = 0; iter < 40; ++iter) {
+        const kes_dtype at = kTypes[rng() % 2], bt = kTypes[rng() % 2], yt = kTypes[rng() % 2];
+        const int64_t batch = 1 + static_cast<int64_t>(rng() % 3), m = 1 + static_cast<int64_t>(rng() % 40);
+        const int64_t k = 1 + static_cast<int64_t>(rng() % 70), n = 1 + static_cast<int64_t>(rng() % 30);
+        const TT a = random_q(rng, at, {batch, m, k}, false), b = random_q(rng, bt, {k, n}, true);
+        const bool per_column = rng() % 2 == 0;
+        std::vector<float> b_scale;
+        std::vector<int> b_zp;
+        for (int64_t i = 0; i < (per_column ? n : 1); ++i) {
+            b_scale.push_back(scale(rng));
+            b_zp.push_back(random_zero_point(rng, bt));
+        }
+        const kes::Shape bs = per_column ? kes::Shape{n} : kes::Shape{};
+        const TT sa = kes_test::konst(kes_test::f32({}, {scale(rng)})),
+                 sb = kes_test::konst(kes_test::f32(bs, b_scale));
+        const TT za = zero_point(at, {}, {random_zero_point(rng, at)}), zb = zero_point(bt, bs, b_zp);
+        const TT sy = kes_test::konst(kes_test::f32({}, {scale(rng) * b_scale[0] * static_cast<float>(k) * 40.0f}));
+        const TT zy = zero_point(yt, {}, {random_zero_point(rng, yt)});
+        std::vector<int32_t> bias(static_cast<size_t>(n));
+        for (int32_t& v : bias) v = static_cast<int32_t>(rng() % 20001) - 10000;
+        const TT bias_t = kes_test::konst(kes_test::i32({n}, bias));
+        A attrs;
+        if (rng() % 3 == 0) attrs.s("activation", "Relu");
+        std::vector<const TT*> in{&a, &sa, &za, &b, &sb, &zb, &sy, &zy};
+        if (rng() % 2) in.push_back(&bias_t);
+        expect_fast_equals_reference("QLinearMatMul", attrs, in,
+                                     std::to_string(batch) + "x" + std::to_string(m) + "x" + std::to_string(k) + " * " +
+                                         std::to_string(k) + "x" + std::to_string(n) +
+                                         (per_column ? " per-column" : ""));
+        if (HasFailure()) return;
+    }
 }
 
 // QLinearAdd of two inputs of one shape (a residual): the reference's f32 arithmetic and rounding, so the

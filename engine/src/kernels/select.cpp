@@ -44,6 +44,7 @@ constexpr FastOp kFastOps[] = {
     {"Pow", kernels::select_pow},
     {"QLinearAdd", kernels::select_qlinear_add},
     {"QLinearConv", kernels::select_qlinear_conv},
+    {"QLinearMatMul", kernels::select_qlinear_matmul},
     {"QuantizeLinear", kernels::select_quantize_linear},
     {"Relu", kernels::select_relu},
     {"Resize", kernels::select_resize},

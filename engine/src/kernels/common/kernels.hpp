@@ -67,6 +67,8 @@ std::unique_ptr<Kernel> select_quantized_max_pool(const NodeDesc&, const std::ve
 std::unique_ptr<Kernel> select_quantize_linear(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 // Clip on u8/i8 (qelementwise.cpp).
 std::unique_ptr<Kernel> select_clip_bytes(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
+// QLinearMatMul with a constant 2-D B on the int8 qgemm tile (qgemm.cpp).
+std::unique_ptr<Kernel> select_qlinear_matmul(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_gemm(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_matmul(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_relu(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
