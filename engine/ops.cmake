@@ -27,6 +27,10 @@ list(APPEND engine_sources
   src/kernels/common/gemm.cpp
   src/kernels/common/elementwise.cpp
   src/kernels/common/pool_nhwc.cpp
+  src/kernels/common/qconv_nchw.cpp
+  src/kernels/common/qelementwise.cpp
+  src/kernels/common/qgemm.cpp
+  src/kernels/common/qpool_nchw.cpp
   src/kernels/common/resize_nhwc.cpp
   src/kernels/common/transpose.cpp
   src/kernels/x86/microkernels_avx2.cpp
@@ -38,7 +42,8 @@ list(APPEND engine_sources
 set_source_files_properties(src/kernels/common/microkernels.cpp PROPERTIES COMPILE_OPTIONS -ffp-contract=off)
 # The quantized reference kernels round f32 results to integers (QLinearAdd's a_s·a + b_s·b): an FMA
 # where the baseline ISA has one (aarch64) would round differently from x86 and from ONNX Runtime.
-set_source_files_properties(src/kernels/ref/quant.cpp PROPERTIES COMPILE_OPTIONS -ffp-contract=off)
+set_source_files_properties(src/kernels/ref/quant.cpp src/kernels/common/qelementwise.cpp PROPERTIES COMPILE_OPTIONS
+                            -ffp-contract=off)
 kes_add_simd_source(src/kernels/x86/microkernels_avx2.cpp X86 -mavx2 -mfma)
 kes_add_simd_source(src/kernels/x86/microkernels_avx512.cpp X86 -mavx512f -mavx2 -mfma)
 
@@ -54,6 +59,7 @@ set(engine_ops_test_sources
   tests/test_ops_nms.cpp
   tests/test_ops_quant.cpp
   tests/test_kernels_fast.cpp
+  tests/test_kernels_quant.cpp
   tests/test_fusion_dwpw.cpp)
 
 # The ops get their own test binary (kes_engine_ops_tests, label "engine"): every test runs each

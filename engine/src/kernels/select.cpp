@@ -23,6 +23,7 @@ constexpr FastOp kFastOps[] = {
     {"BatchNormalization", kernels::select_batch_norm},
     {"ChannelShuffle", kernels::select_channel_shuffle},
     {"Clip", kernels::select_clip},
+    {"Clip", kernels::select_clip_bytes},
     {"Concat", kernels::select_concat},
     {"Conv", kernels::select_pointwise_conv},
     {"Conv", kernels::select_conv},
@@ -37,9 +38,14 @@ constexpr FastOp kFastOps[] = {
     {"LeakyRelu", kernels::select_leaky_relu},
     {"MatMul", kernels::select_matmul},
     {"MaxPool", kernels::select_max_pool},
+    {"MaxPool", kernels::select_quantized_max_pool},
     {"Mul", kernels::select_mul},
     {"PRelu", kernels::select_prelu},
     {"Pow", kernels::select_pow},
+    {"QLinearAdd", kernels::select_qlinear_add},
+    {"QLinearConv", kernels::select_qlinear_conv},
+    {"QLinearMatMul", kernels::select_qlinear_matmul},
+    {"QuantizeLinear", kernels::select_quantize_linear},
     {"Relu", kernels::select_relu},
     {"Resize", kernels::select_resize},
     {"Sigmoid", kernels::select_sigmoid},
@@ -72,6 +78,10 @@ std::unique_ptr<Kernel> select_kernel(const NodeDesc& node, const std::vector<Te
 
 std::unique_ptr<Kernel> select_kernel(const NodeDesc& node, const std::vector<TensorDesc>& outputs,
                                       const kernels::Microkernels& table) {
+    // The fast int8 kernels requantize as ONNX Runtime does (an f32 multiplier); a TFLite model's quantized
+    // ops follow TFLite's fixed-point arithmetic (kes_requantization "tflite", ops/quant.hpp), which only
+    // their reference kernels implement, so they keep those and stay bit-exact with TFLite.
+    if (node.attrs.get_string("kes_requantization") == "tflite") return nullptr;
     // An op may have several entries, most specific first: the first that takes the node runs it.
     for (const FastOp& f : kFastOps)
         if (f.op == node.op)

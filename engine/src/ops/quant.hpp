@@ -64,6 +64,12 @@ inline int32_t quantize_value(float x, float scale, int32_t zp, QuantRange r) {
     return round_to_quantized(x / scale, zp, r);
 }
 
+// The multiplier of that requantization, in ONNX Runtime's order (in_scale · w_scale, then / out_scale,
+// in f32): the reference and the fast kernels compute it here, so they agree on every bit.
+inline float requant_multiplier(float in_scale, float w_scale, float out_scale) {
+    return in_scale * w_scale / out_scale;
+}
+
 // Requantization of an int32 accumulator by an f32 multiplier (see the top of this file).
 inline int32_t requantize(int32_t acc, float multiplier, int32_t zp, QuantRange r) {
     return round_to_quantized(static_cast<float>(acc) * multiplier, zp, r);

@@ -57,6 +57,18 @@ std::unique_ptr<Kernel> select_pointwise_conv(const NodeDesc&, const std::vector
 // inputs with input 0 replaced by the depthwise node's input 0, and writes the pointwise node's output.
 // Same bytes as the two kernels run one after the other, for any thread count.
 std::unique_ptr<Kernel> fuse_depthwise_pointwise(const Kernel& dw, const Kernel& pw);
+// QLinearConv, 2-D NCHW with constant weights and bias, on the int8 microkernels (qconv_nchw.cpp).
+std::unique_ptr<Kernel> select_qlinear_conv(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
+// QLinearAdd of two inputs of one shape, vectorised (qelementwise.cpp).
+std::unique_ptr<Kernel> select_qlinear_add(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
+// MaxPool on u8/i8 2-D NCHW images, without Indices (qpool_nchw.cpp).
+std::unique_ptr<Kernel> select_quantized_max_pool(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
+// QuantizeLinear per tensor, vectorised (qelementwise.cpp).
+std::unique_ptr<Kernel> select_quantize_linear(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
+// Clip on u8/i8 (qelementwise.cpp).
+std::unique_ptr<Kernel> select_clip_bytes(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
+// QLinearMatMul with a constant 2-D B on the int8 qgemm tile (qgemm.cpp).
+std::unique_ptr<Kernel> select_qlinear_matmul(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_gemm(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_matmul(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);
 std::unique_ptr<Kernel> select_relu(const NodeDesc&, const std::vector<TensorDesc>&, const Microkernels&);

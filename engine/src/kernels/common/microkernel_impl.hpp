@@ -631,6 +631,63 @@ void fill_igemm(Microkernels& t, size_t h) {
     }
 }
 
+// ---- int8 ----
+
+// ops/quant.hpp's requantize() of one sum, bit for bit: the same f32 product, clamp (a NaN product, from
+// an infinite multiplier times 0, takes the lower bound, as there) and rounding half to even. The result
+// is in the output type's range: its low byte is the u8 or i8 value.
+template <class V>
+inline uint8_t requantize_byte(int32_t acc, float multiplier, const QuantOut& q) {
+    float v = static_cast<float>(acc) * multiplier;
+    if (!(v >= q.lo)) v = q.lo;
+    if (v > q.hi) v = q.hi;
+    return static_cast<uint8_t>(static_cast<int32_t>(__builtin_nearbyintf(v)) + q.zero_point);
+}
+
+// The portable integer GEMM tile (Microkernels::qgemm): plain loops the ISA file's compiler vectorises.
+// Sums in uint32: int32 wrap-around without signed overflow (the reference wraps its sum the same way).
+template <class V, int MR, int NR, int KG>
+void qgemm(size_t mr, size_t nc, size_t kgroups, const int16_t* w, const int16_t* x, const int32_t* bias,
+           const float* multiplier, const QuantOut& q, uint8_t* y, size_t y_stride) {
+    uint32_t acc[MR][NR];
+    for (int r = 0; r < MR; ++r)
+        for (int n = 0; n < NR; ++n) acc[r][n] = static_cast<size_t>(r) < mr ? static_cast<uint32_t>(bias[r]) : 0u;
+    for (size_t g = 0; g < kgroups; ++g, w += MR * KG, x += NR * KG)
+        for (int r = 0; r < MR; ++r)
+            for (int n = 0; n < NR; ++n) {
+                int32_t s = 0;  // KG products of |v| ≤ 255: fits
+                for (int j = 0; j < KG; ++j) s += static_cast<int32_t>(w[r * KG + j]) * x[n * KG + j];
+                acc[r][n] += static_cast<uint32_t>(s);
+            }
+    for (size_t r = 0; r < mr; ++r)
+        for (size_t n = 0; n < nc; ++n)
+            y[r * y_stride + n] = requantize_byte<V>(static_cast<int32_t>(acc[r][n]), multiplier[r], q);
+}
+
+// The portable depthwise row (Microkernels::qdwconv_row), in blocks of outputs held in registers.
+template <class V>
+void qdwconv_row(size_t n, size_t ks, const int16_t* const* taps, size_t step, const int16_t* w, int32_t bias,
+                 float multiplier, const QuantOut& q, uint8_t* y) {
+    constexpr size_t kBlock = 64;
+    uint32_t acc[kBlock];
+    for (size_t i0 = 0; i0 < n; i0 += kBlock) {
+        const size_t len = lesser(kBlock, n - i0);
+        for (size_t i = 0; i < len; ++i) acc[i] = static_cast<uint32_t>(bias);
+        for (size_t t = 0; t < ks; ++t) {
+            const int16_t* in = taps[t] + i0 * step;
+            const int32_t wt = w[t];
+            if (step == 1)
+                for (size_t i = 0; i < len; ++i) acc[i] += static_cast<uint32_t>(wt * in[i]);
+            else
+                for (size_t i = 0; i < len; ++i) acc[i] += static_cast<uint32_t>(wt * in[i * step]);
+        }
+        for (size_t i = 0; i < len; ++i) y[i0 + i] = requantize_byte<V>(static_cast<int32_t>(acc[i]), multiplier, q);
+    }
+}
+
+// The portable int8 tile: 4 output channels × 16 pixels, k in pairs (the layout AVX2's vpmaddwd reads).
+constexpr int kQgemmMr = 4, kQgemmNr = 16, kQgemmKgroup = 2;
+
 template <class V, int MR, int NV, int DWB>
 Microkernels make_table(const char* name) {
     Microkernels t{};
@@ -671,6 +728,9 @@ Microkernels make_table(const char* name) {
     t.vexp = &vexp<V>;
     t.vsquare = &vsquare<V>;
     t.vsoftmax_rows = &vsoftmax_rows<V>;
+    t.qgemm_mr = kQgemmMr, t.qgemm_nr = kQgemmNr, t.qgemm_kgroup = kQgemmKgroup;
+    t.qgemm = &qgemm<V, kQgemmMr, kQgemmNr, kQgemmKgroup>;
+    t.qdwconv_row = &qdwconv_row<V>;
     return t;
 }
 

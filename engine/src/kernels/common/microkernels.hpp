@@ -26,6 +26,15 @@ struct UnaryParams {
     float alpha, beta;
 };
 
+// The requantization of an int32 sum to a u8/i8 output (ops/quant.hpp's requantize(), vectorised as
+// ONNX Runtime's MLAS does it, in f32): v = f32(acc) · multiplier, clamped to [lo, hi] (the output
+// range minus the zero point, as floats), rounded half to even, + zero_point. The result lies in the
+// output type's range, so its low byte is the u8 or i8 value either way.
+struct QuantOut {
+    float lo, hi;
+    int32_t zero_point;
+};
+
 // out[i] = f(x[i]) over n floats (out may equal x).
 using UnaryFn = void (*)(size_t n, const float* x, float* out, const UnaryParams& p);
 
@@ -149,6 +158,30 @@ struct Microkernels {
     UnaryFn vclamp, vleaky_relu, vhard_sigmoid, vhard_swish, vsigmoid, vtanh, vswish, vexp, vsquare;
     // Softmax of each of `rows` rows of m floats: e^(x - max) / Σ e^(x - max).
     void (*vsoftmax_rows)(size_t rows, size_t m, const float* x, float* out);
+
+    // ---- int8 (QLinearConv, QLinearMatMul) ----
+    // Exact integer sums on operands widened to int16 with their zero points already subtracted (the
+    // packers do it: weights at load, activations per tile), so no zero-point compensation term and no
+    // 16-bit saturation: |x - zx|, |w - zw| ≤ 255, a product ≤ 65025, a pair of them fits int32
+    // (vpmaddwd, smlal). Int32 sums wrap as the reference's (its 64-bit sum is wrapped to int32).
+    //
+    // Integer GEMM tile: mr ≤ qgemm_mr rows (output channels) × nc ≤ qgemm_nr columns (pixels),
+    //   acc[r][n] = bias[r] + Σ_{k<K} w[k][r] · x[k][n]
+    // then requantized as ops/quant.hpp's requantize() (QuantOut), stored as bytes y[r·y_stride + n].
+    // K is given as kgroups groups of qgemm_kgroup consecutive k (K padded with zeros to whole groups).
+    // Packed `w`: kgroups × qgemm_mr × kgroup int16 (row-major in that order; rows past mr are zero);
+    // packed `x`: kgroups × qgemm_nr × kgroup int16 (columns past nc are zero).
+    uint32_t qgemm_mr, qgemm_nr, qgemm_kgroup;
+    void (*qgemm)(size_t mr, size_t nc, size_t kgroups, const int16_t* w, const int16_t* x, const int32_t* bias,
+                  const float* multiplier, const QuantOut& out, uint8_t* y, size_t y_stride);
+    // One output row of a depthwise int8 convolution (one channel, NCHW), n outputs:
+    //   acc[i] = bias + Σ_{t<ks} w[t] · taps[t][i·step], requantized and stored as y[i]
+    // `taps` holds ks pointers into int16 input rows with the zero point subtracted (padding is 0), each
+    // readable qdwconv_overread int16 past its last tap (n - 1)·step: vector loads of the last outputs
+    // need no tail loop (the lanes past n are never stored).
+    static constexpr size_t qdwconv_overread = 32;
+    void (*qdwconv_row)(size_t n, size_t ks, const int16_t* const* taps, size_t step, const int16_t* w, int32_t bias,
+                        float multiplier, const QuantOut& out, uint8_t* y);
 };
 
 const Microkernels& microkernels_scalar();

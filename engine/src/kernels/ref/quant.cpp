@@ -327,7 +327,7 @@ Requant make_requant(const NodeDesc& node, const Quant& in, const Quant& w, cons
     Requant r;
     const Requantization mode = requantization_of(node.attrs);
     for (float ws : w.scale) {
-        r.multiplier.push_back(in.scale[0] * ws / out.scale[0]);
+        r.multiplier.push_back(requant_multiplier(in.scale[0], ws, out.scale[0]));
         if (mode == Requantization::Tflite) {
             const double product =
                 f32_product ? static_cast<double>(in.scale[0] * ws) : static_cast<double>(in.scale[0]) * ws;
