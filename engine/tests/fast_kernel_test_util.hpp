@@ -54,14 +54,16 @@ inline TT random_f32(std::mt19937& rng, kes::Shape shape, bool is_const = false,
 // A node over test tensors, as the executor gives it to select_kernel: constants' bytes visible, an
 // omitted optional input a null descriptor; its reference kernel is created, which fills `outs`.
 struct TestNode {
-    std::string op;  // NodeDesc keeps references to the name and op
+    std::string op;     // NodeDesc keeps references to the name, op and attributes:
+    kes::Attrs attrs;   // a copy, so a temporary Attrs{} argument does not dangle (select_kernel reads them)
     std::vector<kes::TensorDesc> descs;
     std::vector<const kes::TensorDesc*> ptrs;
     std::vector<const void*> data;  // each input's bytes, for Kernel::run
     std::vector<kes::TensorDesc> outs;
     std::unique_ptr<kes::NodeDesc> node;
-    TestNode(const std::string& op_name, const kes::Attrs& attrs, const std::vector<const TT*>& in, size_t outputs = 1)
-        : op(op_name), descs(in.size()) {
+    TestNode(const std::string& op_name, const kes::Attrs& attrs_in, const std::vector<const TT*>& in,
+             size_t outputs = 1)
+        : op(op_name), attrs(attrs_in), descs(in.size()) {
         static const std::string name = "n0";
         for (size_t i = 0; i < in.size(); ++i) {
             if (!in[i]) {
