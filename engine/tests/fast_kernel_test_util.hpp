@@ -54,8 +54,8 @@ inline TT random_f32(std::mt19937& rng, kes::Shape shape, bool is_const = false,
 // A node over test tensors, as the executor gives it to select_kernel: constants' bytes visible, an
 // omitted optional input a null descriptor; its reference kernel is created, which fills `outs`.
 struct TestNode {
-    std::string op;     // NodeDesc keeps references to the name, op and attributes:
-    kes::Attrs attrs;   // a copy, so a temporary Attrs{} argument does not dangle (select_kernel reads them)
+    std::string op;    // NodeDesc keeps references to the name, op and attributes:
+    kes::Attrs attrs;  // a copy, so a temporary Attrs{} argument does not dangle (select_kernel reads them)
     std::vector<kes::TensorDesc> descs;
     std::vector<const kes::TensorDesc*> ptrs;
     std::vector<const void*> data;  // each input's bytes, for Kernel::run

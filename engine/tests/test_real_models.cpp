@@ -425,7 +425,8 @@ void check_mediapipe(const char* model, Reference reference = Reference::made_by
     const std::string ref = dir + "/reference/mediapipe/" + model;
     SKIP_UNLESS_FETCHED(model_path);
     if (reference == Reference::on_request && !std::ifstream(ref + "_out0.f32")) {
-        GTEST_SKIP() << "no reference for " << model << ": KES_MEDIAPIPE_REFERENCE=all engine/tests/models/fetch_models.sh";
+        GTEST_SKIP() << "no reference for " << model
+                     << ": KES_MEDIAPIPE_REFERENCE=all engine/tests/models/fetch_models.sh";
     }
     SKIP_UNLESS_FETCHED(ref + "_out0.f32");
     LoadedModel m;
