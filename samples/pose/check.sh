@@ -7,9 +7,8 @@
 # visibility within 0.01; a person must be found in at least two of the photos (the detector and the
 # rotated region from its keypoints lead to crops the landmark model, run by Arm NN, calls a pose); the
 # annotated JPEGs decode at the photos' sizes.
-# pose_detection.tflite holds sparse weights (the DENSIFY op) and a DEPTH_TO_SPACE, which the TFLite importer
-# does not read yet (the engine has DepthToSpace for ONNX): until kes-convert converts the file the test is
-# skipped (77), saying which op it lacks. Needs the MediaPipe models (engine/tests/models/fetch_models.sh), cjpeg/djpeg
+# pose_detection.tflite holds sparse weights (the DENSIFY op, densified at conversion) and a DEPTH_TO_SPACE.
+# Needs the MediaPipe models (engine/tests/models/fetch_models.sh), cjpeg/djpeg
 # and pyarmnn; exits 77 (skipped) when they are missing.
 #   check.sh KES_CONVERT POSE WORK_DIR
 set -euo pipefail
@@ -27,13 +26,7 @@ for tool in cjpeg djpeg; do command -v $tool >/dev/null || skip_missing "pose ch
   skip_missing "pose check: needs Arm NN's Python module (apt-get install python3-pyarmnn libarmnn-cpuref-backend22 libarmnntfliteparser22)"
 rm -rf "$work"
 mkdir -p "$work/out" "$work/dump"
-if ! "$convert" "$cache/mediapipe/pose_detection.tflite" --output "$work/detector.kom" -q 2>"$work/convert.err"; then
-  # Not a missing dependency of this machine but an op the engine does not have yet: a skip everywhere.
-  op=$(grep -o -E "builtin op (DENSIFY|DEPTH_TO_SPACE) is not supported" "$work/convert.err" | cut -d' ' -f3) ||
-    { cat "$work/convert.err"; fail "pose_detection does not convert"; }
-  echo "pose check skipped: pose_detection.tflite needs the $op op, which kes-convert does not convert yet"
-  exit 77
-fi
+"$convert" "$cache/mediapipe/pose_detection.tflite" --output "$work/detector.kom" -q || fail "pose_detection does not convert"
 "$convert" "$cache/mediapipe/pose_landmark_full.tflite" --output "$work/landmark.kom" -q
 for i in 1 4 6; do cjpeg -quality 95 "$cache/photo$i.ppm" >"$work/photo$i.jpg"; done
 "$pose" "$work/detector.kom" "$work/landmark.kom" "$work/photo1.jpg" "$work/photo4.jpg" "$work/photo6.jpg" \

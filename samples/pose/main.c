@@ -7,8 +7,7 @@
  *   DETECTOR: pose_detection (224×224 → [1,2254,12] boxes + 4 keypoints, [1,2254,1] scores);
  *   LANDMARK: pose_landmark_lite, _full or _heavy (256×256 → 39 × (x, y, z, visibility, presence), the
  *   pose flag, the segmentation mask, heatmaps, world landmarks); from the @mediapipe/pose npm package,
- *   converted with kes-convert. pose_detection's file holds sparse (DENSIFY) weights and a DEPTH_TO_SPACE:
- *   it converts once the TFLite importer reads both.
+ *   converted with kes-convert (pose_detection's sparse DENSIFY weights are densified at conversion).
  *
  * Output: as hands' (samples/hands/main.c), with "poses" and landmarks [x, y, z, visibility] (33 of them:
  * the model's 6 auxiliary points are MediaPipe's tracking aid, not body joints). Exit status: 0 on
