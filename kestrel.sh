@@ -100,6 +100,7 @@ timed() {
   shift
   "$@" || rc=$?
   STAGE_TIMES+=("$stage: $((SECONDS - start)) s")
+  echo "== $stage: $((SECONDS - start)) s (exit $rc)"
   return $rc
 }
 # check PRESET [RUN [ctest arguments...]]: the preset's tests (all, or those the arguments select), logged
