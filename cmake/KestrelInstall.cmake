@@ -88,7 +88,7 @@ install(PROGRAMS ${PROJECT_SOURCE_DIR}/engine/tests/models/fetch_models.sh
 
 set(kes_samples "")
 set(kes_two_stage_samples "")
-foreach(sample kes-info jpeg-to-tensor face-search video-analytics hands pose)
+foreach(sample kes-info jpeg-to-tensor face-search video-analytics hands pose segment)
   if(TARGET ${sample})
     list(APPEND kes_samples ${sample})
     install(DIRECTORY ${PROJECT_SOURCE_DIR}/samples/${sample}/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kestrel/samples/${sample}
