@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "kestrel/kestrel.h"
+#include "sample_io.h"
 
 static int fail(const char* what) {
     fprintf(stderr, "segment: %s: %s (%s)\n", what, kes_last_error(), kes_status_str(kes_last_status()));
@@ -118,20 +119,6 @@ static double foreground_share(const kes_tensor* mask) {
 
 /* ---- files --------------------------------------------------------------------------------------- */
 
-/* <dir or the input's directory>/<the input's name without extension><suffix>. */
-static void output_path(const char* input, const char* dir, const char* suffix, char* path, size_t size) {
-    const char* slash = strrchr(input, '/');
-    const char* name = slash ? slash + 1 : input;
-    const char* dot = strrchr(name, '.');
-    const int stem = (int)(dot && dot != name ? (size_t)(dot - name) : strlen(name));
-    if (dir)
-        snprintf(path, size, "%s/%.*s%s", dir, stem, name, suffix);
-    else if (slash)
-        snprintf(path, size, "%.*s%.*s%s", (int)(name - input), input, stem, name, suffix);
-    else
-        snprintf(path, size, "%.*s%s", stem, name, suffix);
-}
-
 static int write_file(const char* path, const void* data, size_t size) {
     FILE* f = fopen(path, "wb");
     int ok = f && fwrite(data, 1, size, f) == size;
@@ -143,7 +130,7 @@ static int write_file(const char* path, const void* data, size_t size) {
 static int dump_mask(const app* a, const char* input) {
     if (!a->opt->mask_dir) return 0;
     char path[4096];
-    output_path(input, a->opt->mask_dir, "_mask.f32", path, sizeof path);
+    sample_output_path(input, a->opt->mask_dir, "_mask.f32", path, sizeof path);
     return write_file(path, a->mask.data, a->mask.size);
 }
 
@@ -164,25 +151,9 @@ static void print_result(const app* a, const char* source, long long frame, uint
 
 /* ---- drawing ------------------------------------------------------------------------------------- */
 
-/* A copy of the frame with JPEGE's strides (even size, as the encoders take it), to blend and encode. */
-static int canvas_from(app* a, const kes_image* img, kes_image* canvas) {
-    const uint32_t w = img->width & ~1u, h = img->height & ~1u;
-    uint32_t ws = 0, hs = 0;
-    if (kes_image_strides(KES_PIXEL_NV12, w, h, KES_STRIDE_JPEGE, kes_board_get(), &ws, &hs) != KES_OK ||
-        kes_image_alloc(canvas, a->pool, KES_PIXEL_NV12, w, h, ws, hs) != KES_OK)
-        return fail("canvas");
-    const uint8_t* src = img->data;
-    uint8_t* dst = canvas->data;
-    for (uint32_t y = 0; y < h; ++y) memcpy(dst + (size_t)y * ws, src + (size_t)y * img->width_stride, w);
-    src += (size_t)img->width_stride * img->height_stride;
-    dst += (size_t)ws * hs;
-    for (uint32_t y = 0; y < h / 2; ++y) memcpy(dst + (size_t)y * ws, src + (size_t)y * img->width_stride, w);
-    return 0;
-}
-
 /* Blends the mask onto a canvas of the frame; a virtual background is resized to the canvas first. */
 static int draw(app* a, const kes_image* frame, kes_image* canvas) {
-    if (canvas_from(a, frame, canvas)) return 1;
+    if (sample_canvas_from("segment", a->pool, frame, canvas)) return 1;
     kes_osd_mask_config cfg = a->opt->mask_cfg;
     kes_image background, sized;
     int rc = 0;
@@ -196,7 +167,7 @@ static int draw(app* a, const kes_image* frame, kes_image* canvas) {
         kes_image_release(&background);
         /* The blend wants the frame's layout: the canvas's strides. */
         if (!rc) {
-            rc = canvas_from(a, &resized, &sized);
+            rc = sample_canvas_from("segment", a->pool, &resized, &sized);
             kes_image_release(&resized);
         }
         if (rc) return rc;
@@ -204,19 +175,6 @@ static int draw(app* a, const kes_image* frame, kes_image* canvas) {
     }
     if (kes_osd_blend_mask(canvas, &a->mask, &cfg) != KES_OK) rc = fail("mask blend");
     if (cfg.background == KES_OSD_BACKGROUND_IMAGE) kes_image_release(&sized);
-    return rc;
-}
-
-static int write_jpeg(app* a, const kes_image* canvas, const char* path) {
-    size_t capacity = 0, size = 0;
-    void* jpeg = NULL;
-    int rc = 0;
-    if (kes_jpeg_predict_encode_size(a->channel, canvas, &capacity) != KES_OK || !(jpeg = malloc(capacity)) ||
-        kes_jpeg_encode(a->channel, canvas, 90, jpeg, capacity, &size) != KES_OK)
-        rc = fail("JPEGE");
-    else
-        rc = write_file(path, jpeg, size);
-    free(jpeg);
     return rc;
 }
 
@@ -233,10 +191,10 @@ static int do_photo(app* a, const char* path) {
     if (!rc) {
         kes_image canvas;
         char out[4096];
-        output_path(path, a->opt->out_dir, "_segment.jpg", out, sizeof out);
+        sample_output_path(path, a->opt->out_dir, "_segment.jpg", out, sizeof out);
         rc = draw(a, &img, &canvas);
         if (!rc) {
-            rc = write_jpeg(a, &canvas, out);
+            rc = sample_write_jpeg("segment", a->channel, &canvas, out);
             kes_image_release(&canvas);
         }
     }
@@ -272,7 +230,7 @@ static int do_video(app* a, const char* video) {
     kes_vdec* vdec = NULL;
     kes_venc* venc = NULL;
     char out[4096];
-    output_path(video, a->opt->out_dir, "_segment.mp4", out, sizeof out);
+    sample_output_path(video, a->opt->out_dir, "_segment.mp4", out, sizeof out);
     int rc = kes_vdec_create(&cfg, &vdec) != KES_OK ? fail(video) : 0;
     kes_vdec_stream_info info;
     memset(&info, 0, sizeof info);
