@@ -65,3 +65,26 @@ void sample_output_path(const char* input, const char* dir, const char* suffix, 
     else
         snprintf(path, size, "%s%s", stem, suffix);
 }
+
+int sample_parse_count(const char* text, unsigned long max, unsigned long* out) {
+    char* end = NULL;
+    errno = 0;
+    const unsigned long v = strtoul(text, &end, 10);
+    /* strtoul takes "-1" as a huge number: the sign is refused before. */
+    if (text[0] == '-' || errno || end == text || *end || v == 0 || v > max) return 1;
+    *out = v;
+    return 0;
+}
+
+void sample_print_json_string(const char* text) {
+    putchar('"');
+    for (const char* c = text; *c; ++c) {
+        if (*c == '"' || *c == '\\')
+            printf("\\%c", *c);
+        else if ((unsigned char)*c < 0x20)
+            printf("\\u%04x", (unsigned char)*c);
+        else
+            putchar(*c);
+    }
+    putchar('"');
+}

@@ -1,6 +1,6 @@
-/* sample_io.h — what the MediaPipe samples (hands, pose, segment) do alike with their results: an
- * encodable copy of a frame to draw on, the JPEG of it, and where output files go. Each call that can
- * fail prints "<program>: <what>: <why>" on stderr and returns 1 (0 on success). */
+/* sample_io.h — what the MediaPipe samples (hands, pose, segment) do alike: an encodable copy of a frame
+ * to draw on, the JPEG of it, where output files go, counts on the command line and JSON strings. Each
+ * call that can fail and takes `program` prints "<program>: <what>: <why>" on stderr and returns 1 (0 on success). */
 #ifndef KESTREL_SAMPLES_SAMPLE_IO_H
 #define KESTREL_SAMPLES_SAMPLE_IO_H
 
@@ -20,5 +20,11 @@ void sample_stem_of(const char* path, char* stem, size_t size);
 
 /* dir/<stem of input><suffix>, or beside the input when dir is NULL. */
 void sample_output_path(const char* input, const char* dir, const char* suffix, char* path, size_t size);
+
+/* A whole number from 1 to max (no sign, nothing after it) into *out: 0; otherwise 1, *out untouched. */
+int sample_parse_count(const char* text, unsigned long max, unsigned long* out);
+
+/* `text` as a JSON string on stdout, quotes and control characters escaped. */
+void sample_print_json_string(const char* text);
 
 #endif

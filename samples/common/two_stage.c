@@ -307,26 +307,13 @@ static int process_image(pipeline* p, const kes_image* img, const char* stem, ob
 
 /* ---- output -------------------------------------------------------------------------------------- */
 
-static void print_json_string(const char* s) {
-    putchar('"');
-    for (; *s; ++s) {
-        if (*s == '"' || *s == '\\')
-            printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            printf("\\u%04x", (unsigned char)*s);
-        else
-            putchar(*s);
-    }
-    putchar('"');
-}
-
 /* A landmark model's flag from which its object is there (MediaPipe's thresholds are 0.5 too). */
 #define PRESENT 0.5f
 
 static void print_objects(const two_stage_spec* s, const char* source, long long frame, const kes_image* img,
                           const object* objects, size_t count) {
     printf("{\"image\": ");
-    print_json_string(source);
+    sample_print_json_string(source);
     if (frame >= 0) printf(", \"frame\": %lld", frame);
     printf(", \"width\": %u, \"height\": %u, \"%ss\": [", img->width, img->height, s->object);
     const int with_visibility = s->landmark_config.values_per_landmark >= 4;
@@ -514,15 +501,6 @@ static int usage_error(const char* message, const char* arg) {
     return 2;
 }
 
-static int parse_count(const char* arg, unsigned long max, unsigned long* out) {
-    char* end = NULL;
-    errno = 0;
-    const unsigned long v = strtoul(arg, &end, 10);
-    if (errno || end == arg || *end || v == 0 || v > max || arg[0] == '-') return 1;
-    *out = v;
-    return 0;
-}
-
 static int parse_args(const two_stage_spec* s, int argc, char** argv, options* o) {
     memset(o, 0, sizeof *o);
     o->annotate = 1;
@@ -554,10 +532,10 @@ static int parse_args(const two_stage_spec* s, int argc, char** argv, options* o
             } else if (!strcmp(a, "--dump")) {
                 o->dump_dir = value;
             } else if (!strcmp(a, "--max-frames")) {
-                if (parse_count(value, 1ul << 30, &o->max_frames))
+                if (sample_parse_count(value, 1ul << 30, &o->max_frames))
                     return usage_error("--max-frames must be a whole number from 1", value);
             } else if (!strcmp(a, max_option)) {
-                if (parse_count(value, MAX_OBJECTS, &o->max_objects)) return usage_error(max_problem, value);
+                if (sample_parse_count(value, MAX_OBJECTS, &o->max_objects)) return usage_error(max_problem, value);
             } else {
                 char* end = NULL;
                 const double t = strtod(value, &end);

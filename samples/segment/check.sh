@@ -33,8 +33,11 @@ for f in files/mediapipe/selfie_segmentation.tflite files/mediapipe/selfie_segme
          reference/mediapipe/selfie_segmentation_landscape_out0.f32; do
   [ -f "$root/$f" ] || skip_missing "segment check: $root/$f missing (run engine/tests/models/fetch_models.sh)"
 done
-for tool in cjpeg djpeg ffmpeg ffprobe; do command -v $tool >/dev/null || skip_missing "segment check: needs $tool"; done
-/usr/bin/python3 -c "import numpy" 2>/dev/null || skip_missing "segment check: needs numpy (apt-get install python3-numpy)"
+for tool in cjpeg djpeg ffmpeg ffprobe; do
+  command -v $tool >/dev/null || skip_missing "segment check: needs $tool"
+done
+/usr/bin/python3 -c "import numpy" 2>/dev/null ||
+  skip_missing "segment check: needs numpy (apt-get install python3-numpy)"
 py() { /usr/bin/python3 -c "$@"; }
 rm -rf "$work"
 mkdir -p "$work/out" "$work/mask"
@@ -85,7 +88,8 @@ kept = np.abs(out - photo).max(axis=2) < 40
 print('drawing: %.4f of %d background pixels green, %.4f of %d foreground pixels kept'
       % (green[back].mean(), back.sum(), kept[front].mean(), front.sum()))
 if not (back.sum() > 1000 and front.sum() > 1000): sys.exit('the reference mask lacks clear foreground or background')
-if not (green[back].mean() >= 0.95 and kept[front].mean() >= 0.95): sys.exit('the background is not replaced as the mask says')" ||
+if not (green[back].mean() >= 0.95 and kept[front].mean() >= 0.95):
+    sys.exit('the background is not replaced as the mask says')" ||
   fail "photo path"
 
 # Photo 1 at its own size, blurred background.
@@ -121,7 +125,8 @@ set +e
 rc=$?
 set -e
 [ $rc -eq 1 ] || fail "bad inputs: exit $rc, want 1"
-grep -q "segment: $work/truncated.jpg: " "$work/bad.err" || fail "the error does not name the JPEG: $(cat "$work/bad.err")"
+grep -q "segment: $work/truncated.jpg: " "$work/bad.err" ||
+  fail "the error does not name the JPEG: $(cat "$work/bad.err")"
 grep -q "segment: $work/short.f32: want exactly 786432 bytes" "$work/bad.err" ||
   fail "the error does not name the raw input: $(cat "$work/bad.err")"
 grep -q '"image": ".*photo1.jpg"' "$work/bad.jsonl" || fail "the good photo after a bad one was not processed"
@@ -131,5 +136,6 @@ set +e
 rc=$?
 set -e
 [ $rc -eq 1 ] || fail "a palm detector: exit $rc, want 1"
-grep -q "segment: $work/palm.kom: not a selfie segmentation model" "$work/wrong.out" || fail "wrong model: $(cat "$work/wrong.out")"
+grep -q "segment: $work/palm.kom: not a selfie segmentation model" "$work/wrong.out" ||
+  fail "wrong model: $(cat "$work/wrong.out")"
 echo "segment check passed"

@@ -135,16 +135,8 @@ static int dump_mask(const app* a, const char* input) {
 }
 
 static void print_result(const app* a, const char* source, long long frame, uint32_t width, uint32_t height) {
-    printf("{\"image\": \"");
-    for (const char* s = source; *s; ++s) {
-        if (*s == '"' || *s == '\\')
-            printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            printf("\\u%04x", (unsigned char)*s);
-        else
-            putchar(*s);
-    }
-    printf("\"");
+    printf("{\"image\": ");
+    sample_print_json_string(source);
     if (frame >= 0) printf(", \"frame\": %lld", frame);
     printf(", \"width\": %u, \"height\": %u, \"foreground\": %.4f}\n", width, height, foreground_share(&a->mask));
 }
@@ -296,15 +288,6 @@ static int usage_error(const char* message, const char* arg) {
     return 2;
 }
 
-static int parse_count(const char* arg, unsigned long max, unsigned long* out) {
-    char* end = NULL;
-    errno = 0;
-    const unsigned long v = strtoul(arg, &end, 10);
-    if (errno || end == arg || *end || v == 0 || v > max || arg[0] == '-') return 1;
-    *out = v;
-    return 0;
-}
-
 /* "blur", "colour:RRGGBB" (or "color:") or a JPEG's path. */
 static int parse_background(const char* value, options* o) {
     if (!strcmp(value, "blur")) {
@@ -354,10 +337,10 @@ static int parse_args(int argc, char** argv, options* o) {
             } else if (!strcmp(a, "--dump-mask")) {
                 o->mask_dir = value;
             } else if (!strcmp(a, "--max-frames")) {
-                if (parse_count(value, 1ul << 30, &o->max_frames))
+                if (sample_parse_count(value, 1ul << 30, &o->max_frames))
                     return usage_error("--max-frames must be a whole number from 1", value);
             } else if (!strcmp(a, "--blur-radius")) {
-                if (parse_count(value, KES_OSD_MAX_BLUR_RADIUS, &radius))
+                if (sample_parse_count(value, KES_OSD_MAX_BLUR_RADIUS, &radius))
                     return usage_error("--blur-radius must be a whole number from 1 to 255", value);
                 o->mask_cfg.blur_radius = (uint32_t)radius;
             } else if (parse_background(value, o)) {
