@@ -14,8 +14,8 @@
 #   - photo 1 at its own size with the default blur: the output decodes at 960x640 and differs from it;
 #   - a clip panning over photo 1 with a virtual background (photo 2): one JSON line per frame, someone in
 #     front in every frame, and an MP4 holding every frame;
-#   - a truncated JPEG and a raw input of the wrong size are errors naming the file; a detector model
-#     is refused as not a selfie segmentation model.
+#   - a truncated JPEG, a raw input of the wrong size and a missing background image are errors naming
+#     the file; a detector model is refused as not a selfie segmentation model.
 # Needs engine/tests/models/fetch_models.sh's MediaPipe models and reference, cjpeg/djpeg, ffmpeg/ffprobe
 # and numpy; exits 77 (skipped) when they are missing.
 #   check.sh KES_CONVERT SEGMENT WORK_DIR
@@ -130,6 +130,12 @@ grep -q "segment: $work/truncated.jpg: " "$work/bad.err" ||
 grep -q "segment: $work/short.f32: want exactly 786432 bytes" "$work/bad.err" ||
   fail "the error does not name the raw input: $(cat "$work/bad.err")"
 grep -q '"image": ".*photo1.jpg"' "$work/bad.jsonl" || fail "the good photo after a bad one was not processed"
+set +e
+"$segment" "$work/selfie_segmentation.kom" "$work/photo1.jpg" --background "$work/no-such.jpg" >/dev/null 2>"$work/nobg.err"
+rc=$?
+set -e
+[ $rc -eq 1 ] || fail "a missing background image: exit $rc, want 1"
+grep -q "segment: $work/no-such.jpg: " "$work/nobg.err" || fail "missing background: $(cat "$work/nobg.err")"
 "$convert" "$cache/mediapipe/palm_detection_lite.tflite" --output "$work/palm.kom" -q
 set +e
 "$segment" "$work/palm.kom" "$work/photo1.jpg" >"$work/wrong.out" 2>&1

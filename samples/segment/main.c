@@ -51,8 +51,9 @@ typedef struct app {
     kes_aipp_params aipp;
     kes_model* model;
     kes_model_context* ctx;
-    kes_tensor in;   /* NHWC [1, H, W, 3] float, written by AIPP */
-    kes_tensor mask; /* [1, H, W, 1] float, the model's output seen as NHWC */
+    kes_tensor in;                          /* NHWC [1, H, W, 3] float, written by AIPP */
+    kes_tensor mask;                        /* [1, H, W, 1] float, the model's output seen as NHWC */
+    kes_image background, sized_background; /* --background IMAGE.jpg: as decoded, and as last drawn */
     uint32_t width, height;
 } app;
 
@@ -143,30 +144,39 @@ static void print_result(const app* a, const char* source, long long frame, uint
 
 /* ---- drawing ------------------------------------------------------------------------------------- */
 
-/* Blends the mask onto a canvas of the frame; a virtual background is resized to the canvas first. */
+/* The virtual background (--background IMAGE.jpg), decoded once. */
+static int open_background(app* a) {
+    if (a->opt->mask_cfg.background != KES_OSD_BACKGROUND_IMAGE) return 0;
+    if (kes_jpeg_decode_file(a->channel, a->opt->background_image, KES_PIXEL_NV12, a->pool, &a->background) != KES_OK)
+        return fail(a->opt->background_image);
+    return 0;
+}
+
+/* The virtual background at the canvas's size and strides (the blend wants the frame's layout), remade
+ * only when the size changes: a video's frames all have one. */
+static int sized_background(app* a, const kes_image* canvas) {
+    if (a->sized_background.width == canvas->width && a->sized_background.height == canvas->height) return 0;
+    kes_image_release(&a->sized_background);
+    kes_image resized;
+    if (kes_vpc_crop_resize(a->channel, &a->background, NULL, canvas->width, canvas->height, KES_VPC_INTERP_BILINEAR,
+                            a->pool, &resized) != KES_OK)
+        return fail("VPC resize of the background");
+    const int rc = sample_canvas_from("segment", a->pool, &resized, &a->sized_background);
+    kes_image_release(&resized);
+    return rc;
+}
+
+/* Blends the mask onto a canvas of the frame, which the caller releases when this succeeds. */
 static int draw(app* a, const kes_image* frame, kes_image* canvas) {
     if (sample_canvas_from("segment", a->pool, frame, canvas)) return 1;
     kes_osd_mask_config cfg = a->opt->mask_cfg;
-    kes_image background, sized;
     int rc = 0;
     if (cfg.background == KES_OSD_BACKGROUND_IMAGE) {
-        if (kes_jpeg_decode_file(a->channel, a->opt->background_image, KES_PIXEL_NV12, a->pool, &background) != KES_OK)
-            return fail(a->opt->background_image);
-        kes_image resized;
-        if (kes_vpc_crop_resize(a->channel, &background, NULL, canvas->width, canvas->height, KES_VPC_INTERP_BILINEAR,
-                                a->pool, &resized) != KES_OK)
-            rc = fail("VPC resize of the background");
-        kes_image_release(&background);
-        /* The blend wants the frame's layout: the canvas's strides. */
-        if (!rc) {
-            rc = sample_canvas_from("segment", a->pool, &resized, &sized);
-            kes_image_release(&resized);
-        }
-        if (rc) return rc;
-        cfg.image = &sized;
+        rc = sized_background(a, canvas);
+        cfg.image = &a->sized_background;
     }
-    if (kes_osd_blend_mask(canvas, &a->mask, &cfg) != KES_OK) rc = fail("mask blend");
-    if (cfg.background == KES_OSD_BACKGROUND_IMAGE) kes_image_release(&sized);
+    if (!rc && kes_osd_blend_mask(canvas, &a->mask, &cfg) != KES_OK) rc = fail("mask blend");
+    if (rc) kes_image_release(canvas);
     return rc;
 }
 
@@ -381,6 +391,7 @@ int main(int argc, char** argv) {
             ch_cfg.pool = a.pool; /* host memory: the CPU blends the mask */
             failures = kes_dvpp_channel_create(&ch_cfg, &a.channel) != KES_OK ? (size_t)fail("DVPP channel")
                                                                               : (size_t)open_model(&a);
+            if (!failures) failures = (size_t)open_background(&a);
         }
         /* An input that fails is reported, and the others still run. */
         if (!failures) {
@@ -389,6 +400,8 @@ int main(int argc, char** argv) {
             for (size_t i = 0; i < o.video_count; ++i) failures += do_video(&a, o.videos[i]) != 0;
         }
         rc = failures ? 1 : 0;
+        kes_image_release(&a.sized_background);
+        kes_image_release(&a.background);
         kes_tensor_release(&a.mask);
         kes_tensor_release(&a.in);
         kes_model_context_destroy(a.ctx);
