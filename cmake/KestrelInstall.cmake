@@ -88,26 +88,38 @@ install(PROGRAMS ${PROJECT_SOURCE_DIR}/engine/tests/models/fetch_models.sh
 
 set(kes_samples "")
 set(kes_two_stage_samples "")
-foreach(sample kes-info jpeg-to-tensor face-search video-analytics hands pose)
+set(kes_sample_io_samples "")
+foreach(sample kes-info jpeg-to-tensor face-search video-analytics hands pose segment)
   if(TARGET ${sample})
     list(APPEND kes_samples ${sample})
     install(DIRECTORY ${PROJECT_SOURCE_DIR}/samples/${sample}/ DESTINATION ${CMAKE_INSTALL_DATADIR}/kestrel/samples/${sample}
             FILES_MATCHING PATTERN "*.c" PATTERN "*.h" PATTERN "*.cfg" PATTERN "README.md" PATTERN "fuzz" EXCLUDE)
   endif()
 endforeach()
-# hands and pose share MediaPipe's two-stage pipeline, samples/common/two_stage.c.
+# hands and pose share MediaPipe's two-stage pipeline, samples/common/two_stage.c; they and segment share
+# the output helpers of samples/common/sample_io.c.
 foreach(sample hands pose)
   if(TARGET ${sample})
     list(APPEND kes_two_stage_samples ${sample})
+  endif()
+endforeach()
+foreach(sample hands pose segment)
+  if(TARGET ${sample})
+    list(APPEND kes_sample_io_samples ${sample})
   endif()
 endforeach()
 if(kes_two_stage_samples)
   install(FILES ${PROJECT_SOURCE_DIR}/samples/common/two_stage.c ${PROJECT_SOURCE_DIR}/samples/common/two_stage.h
           DESTINATION ${CMAKE_INSTALL_DATADIR}/kestrel/samples/common)
 endif()
+if(kes_sample_io_samples)
+  install(FILES ${PROJECT_SOURCE_DIR}/samples/common/sample_io.c ${PROJECT_SOURCE_DIR}/samples/common/sample_io.h
+          DESTINATION ${CMAKE_INSTALL_DATADIR}/kestrel/samples/common)
+endif()
 if(kes_samples)
   string(REPLACE ";" " " kes_samples "${kes_samples}")
   string(REPLACE ";" " " kes_two_stage_samples "${kes_two_stage_samples}")
+  string(REPLACE ";" " " kes_sample_io_samples "${kes_sample_io_samples}")
   file(CONFIGURE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/samples/CMakeLists.txt @ONLY CONTENT [[
 # The Kestrel samples, built against an installed or unpacked Kestrel:
 #   cmake -S <prefix>/share/kestrel/samples -B build -DCMAKE_PREFIX_PATH=<prefix> && cmake --build build
@@ -124,6 +136,9 @@ foreach(sample @kes_samples@)
 endforeach()
 foreach(sample @kes_two_stage_samples@)
   target_sources(${sample} PRIVATE common/two_stage.c)
+endforeach()
+foreach(sample @kes_sample_io_samples@)
+  target_sources(${sample} PRIVATE common/sample_io.c)
   target_include_directories(${sample} PRIVATE common)
 endforeach()
 ]])

@@ -9,6 +9,8 @@
 
 #include "two_stage.h"
 
+#include "sample_io.h"
+
 #define MAX_OBJECTS 16
 #define MAX_LANDMARKS 64
 #define MAX_ANCHORS 4096
@@ -305,26 +307,13 @@ static int process_image(pipeline* p, const kes_image* img, const char* stem, ob
 
 /* ---- output -------------------------------------------------------------------------------------- */
 
-static void print_json_string(const char* s) {
-    putchar('"');
-    for (; *s; ++s) {
-        if (*s == '"' || *s == '\\')
-            printf("\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            printf("\\u%04x", (unsigned char)*s);
-        else
-            putchar(*s);
-    }
-    putchar('"');
-}
-
 /* A landmark model's flag from which its object is there (MediaPipe's thresholds are 0.5 too). */
 #define PRESENT 0.5f
 
 static void print_objects(const two_stage_spec* s, const char* source, long long frame, const kes_image* img,
                           const object* objects, size_t count) {
     printf("{\"image\": ");
-    print_json_string(source);
+    sample_print_json_string(source);
     if (frame >= 0) printf(", \"frame\": %lld", frame);
     printf(", \"width\": %u, \"height\": %u, \"%ss\": [", img->width, img->height, s->object);
     const int with_visibility = s->landmark_config.values_per_landmark >= 4;
@@ -371,63 +360,6 @@ static int draw_objects(const two_stage_spec* s, kes_image* canvas, const object
     return 0;
 }
 
-/* A copy of the image with JPEGE's strides (even size), to draw on and encode. */
-static int canvas_from(pipeline* p, const kes_image* img, kes_image* canvas) {
-    const uint32_t w = img->width & ~1u, h = img->height & ~1u;
-    uint32_t ws = 0, hs = 0;
-    if (kes_image_strides(KES_PIXEL_NV12, w, h, KES_STRIDE_JPEGE, kes_board_get(), &ws, &hs) != KES_OK ||
-        kes_image_alloc(canvas, p->pool, KES_PIXEL_NV12, w, h, ws, hs) != KES_OK)
-        return fail("canvas");
-    const uint8_t* src = img->data;
-    uint8_t* dst = canvas->data;
-    for (uint32_t y = 0; y < h; ++y) memcpy(dst + (size_t)y * ws, src + (size_t)y * img->width_stride, w);
-    src += (size_t)img->width_stride * img->height_stride;
-    dst += (size_t)ws * hs;
-    for (uint32_t y = 0; y < h / 2; ++y) memcpy(dst + (size_t)y * ws, src + (size_t)y * img->width_stride, w);
-    return 0;
-}
-
-/* The input's file name without its extension. */
-static void stem_of(const char* path, char* stem, size_t size) {
-    const char* slash = strrchr(path, '/');
-    snprintf(stem, size, "%s", slash ? slash + 1 : path);
-    char* dot = strrchr(stem, '.');
-    if (dot && dot != stem) *dot = '\0';
-}
-
-/* out_dir/<stem><suffix>, or beside the input. */
-static void output_path(const char* input, const char* out_dir, const char* suffix, char* path, size_t size) {
-    char stem[1024];
-    stem_of(input, stem, sizeof stem);
-    const char* slash = strrchr(input, '/');
-    if (out_dir)
-        snprintf(path, size, "%s/%s%s", out_dir, stem, suffix);
-    else if (slash)
-        snprintf(path, size, "%.*s/%s%s", (int)(slash - input), input, stem, suffix);
-    else
-        snprintf(path, size, "%s%s", stem, suffix);
-}
-
-static int write_jpeg(pipeline* p, const kes_image* canvas, const char* path) {
-    size_t capacity = 0, size = 0;
-    int rc = 0;
-    void* jpeg = NULL;
-    if (kes_jpeg_predict_encode_size(p->channel, canvas, &capacity) != KES_OK || !(jpeg = malloc(capacity)) ||
-        kes_jpeg_encode(p->channel, canvas, 90, jpeg, capacity, &size) != KES_OK) {
-        rc = fail("JPEGE");
-    } else {
-        FILE* f = fopen(path, "wb");
-        int written = f && fwrite(jpeg, 1, size, f) == size;
-        if (f && fclose(f) != 0) written = 0;
-        if (!written) {
-            fprintf(stderr, "%s: %s: %s\n", g_spec->program, path, strerror(errno));
-            rc = 1;
-        }
-    }
-    free(jpeg);
-    return rc;
-}
-
 /* ---- photos and videos --------------------------------------------------------------------------- */
 
 typedef struct options {
@@ -452,20 +384,20 @@ static int do_photo(pipeline* p, const options* o, const char* path) {
     object objects[MAX_OBJECTS];
     size_t count = 0;
     char stem[1024], suffix[64];
-    stem_of(path, stem, sizeof stem);
+    sample_stem_of(path, stem, sizeof stem);
     int rc = process_image(p, &img, stem, objects, &count);
     if (!rc) print_objects(p->spec, path, -1, &img, objects, count);
     if (!rc && o->annotate) {
         kes_image canvas;
         char out[4096];
         snprintf(suffix, sizeof suffix, "_%s.jpg", p->spec->program);
-        output_path(path, o->out_dir, suffix, out, sizeof out);
+        sample_output_path(path, o->out_dir, suffix, out, sizeof out);
         double t = stage_begin(ST_DRAW);
-        rc = canvas_from(p, &img, &canvas);
+        rc = sample_canvas_from(g_spec->program, p->pool, &img, &canvas);
         if (!rc) rc = draw_objects(p->spec, &canvas, objects, count);
         stage_end(&p->time, ST_DRAW, t);
         t = stage_begin(ST_ENCODE);
-        if (!rc) rc = write_jpeg(p, &canvas, out);
+        if (!rc) rc = sample_write_jpeg(g_spec->program, p->channel, &canvas, out);
         stage_end(&p->time, ST_ENCODE, t);
         kes_image_release(&canvas);
     }
@@ -482,8 +414,8 @@ static int do_video(pipeline* p, const options* o, const char* video) {
     kes_venc* venc = NULL;
     char out[4096], stem[1024], suffix[64];
     snprintf(suffix, sizeof suffix, "_%s.mp4", p->spec->program);
-    output_path(video, o->out_dir, suffix, out, sizeof out);
-    stem_of(video, stem, sizeof stem);
+    sample_output_path(video, o->out_dir, suffix, out, sizeof out);
+    sample_stem_of(video, stem, sizeof stem);
     int rc = kes_vdec_create(&cfg, &vdec) != KES_OK ? fail(video) : 0;
     kes_vdec_stream_info info;
     memset(&info, 0, sizeof info);
@@ -512,7 +444,7 @@ static int do_video(pipeline* p, const options* o, const char* video) {
         if (!rc && o->annotate) {
             kes_image canvas;
             double t = stage_begin(ST_DRAW);
-            rc = canvas_from(p, &frame.image, &canvas);
+            rc = sample_canvas_from(g_spec->program, p->pool, &frame.image, &canvas);
             if (!rc) rc = draw_objects(p->spec, &canvas, objects, count);
             stage_end(&p->time, ST_DRAW, t);
             t = stage_begin(ST_ENCODE);
@@ -569,15 +501,6 @@ static int usage_error(const char* message, const char* arg) {
     return 2;
 }
 
-static int parse_count(const char* arg, unsigned long max, unsigned long* out) {
-    char* end = NULL;
-    errno = 0;
-    const unsigned long v = strtoul(arg, &end, 10);
-    if (errno || end == arg || *end || v == 0 || v > max || arg[0] == '-') return 1;
-    *out = v;
-    return 0;
-}
-
 static int parse_args(const two_stage_spec* s, int argc, char** argv, options* o) {
     memset(o, 0, sizeof *o);
     o->annotate = 1;
@@ -609,10 +532,10 @@ static int parse_args(const two_stage_spec* s, int argc, char** argv, options* o
             } else if (!strcmp(a, "--dump")) {
                 o->dump_dir = value;
             } else if (!strcmp(a, "--max-frames")) {
-                if (parse_count(value, 1ul << 30, &o->max_frames))
+                if (sample_parse_count(value, 1ul << 30, &o->max_frames))
                     return usage_error("--max-frames must be a whole number from 1", value);
             } else if (!strcmp(a, max_option)) {
-                if (parse_count(value, MAX_OBJECTS, &o->max_objects)) return usage_error(max_problem, value);
+                if (sample_parse_count(value, MAX_OBJECTS, &o->max_objects)) return usage_error(max_problem, value);
             } else {
                 char* end = NULL;
                 const double t = strtod(value, &end);

@@ -122,7 +122,7 @@ for build in "$@"; do
   [ -f "$pkg/share/doc/kestrel/README.md" ] || die "$name.tar.gz lacks share/doc/kestrel/README.md"
   # Every tool and sample this build links (the presets generate Ninja) ships in bin/; no test, fuzzer or
   # benchmark does.
-  for t in kes-info jpeg-to-tensor face-search video-analytics hands pose kes-convert kes-model-bench kes-compare kes-fv kes-sim-pack; do
+  for t in kes-info jpeg-to-tensor face-search video-analytics hands pose segment kes-convert kes-model-bench kes-compare kes-fv kes-sim-pack; do
     if grep -q "^build [^:]*/$t: [A-Z]*_EXECUTABLE_LINKER" "$build/build.ninja"; then
       [ -x "$pkg/bin/$t" ] || die "$name.tar.gz lacks bin/$t"
     fi
