@@ -4,7 +4,8 @@
 #                       pattern or on the photo given: ./kestrel.sh demo photo.jpg, then face-search:
 #                       people enrolled by name, recognised in other photos and a video, annotated JPEG/MP4;
 #                       then video-analytics: faces tracked on three streams at once, annotated MP4s + JSON lines;
-#                       then pose: skeletons on photos and the video, from MediaPipe's pose models)
+#                       then pose: skeletons on photos and the video, from MediaPipe's pose models; then
+#                       segment: the background blurred or replaced, from MediaPipe's selfie segmentation)
 #   ./kestrel.sh test   install everything, build host / host-debug (ASan+UBSan) / host-tsan / aarch64,
 #                       run every test natively, as other x86-64 CPUs (qemu Haswell, Nehalem) and on both
 #                       boards' cores (qemu cortex-a76, cortex-a53), check formatting and the installed
@@ -189,7 +190,7 @@ case "${1:-}" in
     ensure_packages libjpeg-turbo-progs ffmpeg  # cjpeg for the demo photos, ffmpeg for the demo video
     log "building the samples"
     cmake --preset host -DKES_BUILD_BENCH=OFF >/dev/null
-    cmake --build --preset host -j "$JOBS" --target kes-info jpeg-to-tensor kes-convert face-search video-analytics pose >/dev/null
+    cmake --build --preset host -j "$JOBS" --target kes-info jpeg-to-tensor kes-convert face-search video-analytics pose segment >/dev/null
     log "kes-info: what Kestrel sees on this machine"
     ./build/host/samples/kes-info/kes-info
     log "jpeg-to-tensor: JPEGD -> VPC crop/resize -> AIPP -> model-ready tensor"
@@ -201,6 +202,8 @@ case "${1:-}" in
     bash samples/video-analytics/demo.sh build/host build/host/demo
     log "pose: MediaPipe pose detection -> rotated crop -> 33 landmarks, drawn as a skeleton"
     bash samples/pose/demo.sh build/host build/host/demo
+    log "segment: MediaPipe selfie segmentation -> background blurred or replaced (photos and the video)"
+    bash samples/segment/demo.sh build/host build/host/demo
     ;;
   test)
     deps all
