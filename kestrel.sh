@@ -137,7 +137,7 @@ check() {
 # cortex-a53 = Armv8.0); qemu's "max" CPU takes no path cortex-a76 does not (no SVE or i8mm code), so it
 # runs only the dispatch tests (AARCH64_MAX_ONLY).
 X86_MATRIX_TESTS='ActiveTableIsTheFastestThisCpuAllows|TablesPresentAsTheCpuAllows|BulkCallsUseTheFastestTable'
-X86_MATRIX_TESTS+='|^FastKernels\.|^VpcSimd\.|^AippExecute\.|^FvKernels\.|^DetectSimd\.|^Fp16\.|^JpegDecode\.'
+X86_MATRIX_TESTS+='|^FastKernels\.|^QuantFastKernels\.|^VpcSimd\.|^AippExecute\.|^FvKernels\.|^DetectSimd\.|^Fp16\.|^JpegDecode\.'
 X86_MATRIX_TESTS+='|^kes-info\.|^jpeg-to-tensor\.Board'
 AARCH64_MAX_ONLY='ActiveTableIsTheFastestThisCpuAllows|TablesPresentAsTheCpuAllows|BulkCallsUseTheFastestTable'
 board_cpu() { (. "board/profiles/$1.env" && echo "$BOARD_QEMU_CPU"); }
