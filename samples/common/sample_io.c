@@ -47,6 +47,20 @@ int sample_write_jpeg(const char* program, kes_dvpp_channel* channel, const kes_
     return rc;
 }
 
+int sample_encode_frame(const char* program, kes_venc** venc, const char* path, const kes_vdec_stream_info* info,
+                        const kes_image* canvas) {
+    if (!*venc) {
+        kes_venc_config vc;
+        kes_venc_config_init(&vc);
+        vc.path = path;
+        vc.width = canvas->width;
+        vc.height = canvas->height;
+        if (info->fps_num > 0 && info->fps_den > 0) vc.fps_num = info->fps_num, vc.fps_den = info->fps_den;
+        if (kes_venc_create(&vc, venc) != KES_OK) return fail(program, path);
+    }
+    return kes_venc_encode_frame(*venc, canvas) != KES_OK ? fail(program, "VENC") : 0;
+}
+
 void sample_stem_of(const char* path, char* stem, size_t size) {
     const char* slash = strrchr(path, '/');
     snprintf(stem, size, "%s", slash ? slash + 1 : path);

@@ -15,6 +15,12 @@ int sample_canvas_from(const char* program, kes_mem_pool* pool, const kes_image*
 /* `canvas` as a quality-90 JPEG file at `path`. */
 int sample_write_jpeg(const char* program, kes_dvpp_channel* channel, const kes_image* canvas, const char* path);
 
+/* `canvas` as the next frame of the MP4 at `path`: the first call opens *venc at the canvas' size and the
+ * stream's frame rate (`info`; VENC's default when the stream has none). The caller finishes and destroys
+ * *venc. */
+int sample_encode_frame(const char* program, kes_venc** venc, const char* path, const kes_vdec_stream_info* info,
+                        const kes_image* canvas);
+
 /* The file name of `path` without its directory and extension. */
 void sample_stem_of(const char* path, char* stem, size_t size);
 

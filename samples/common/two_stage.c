@@ -448,16 +448,7 @@ static int do_video(pipeline* p, const options* o, const char* video) {
             if (!rc) rc = draw_objects(p->spec, &canvas, objects, count);
             stage_end(&p->time, ST_DRAW, t);
             t = stage_begin(ST_ENCODE);
-            if (!rc && !venc) {
-                kes_venc_config vc;
-                kes_venc_config_init(&vc);
-                vc.path = out;
-                vc.width = canvas.width;
-                vc.height = canvas.height;
-                if (info.fps_num > 0 && info.fps_den > 0) vc.fps_num = info.fps_num, vc.fps_den = info.fps_den;
-                if (kes_venc_create(&vc, &venc) != KES_OK) rc = fail(out);
-            }
-            if (!rc && kes_venc_encode_frame(venc, &canvas) != KES_OK) rc = fail("VENC");
+            if (!rc) rc = sample_encode_frame(g_spec->program, &venc, out, &info, &canvas);
             stage_end(&p->time, ST_ENCODE, t);
             kes_image_release(&canvas);
         }

@@ -251,16 +251,7 @@ static int do_video(app* a, const char* video) {
         if (!rc) print_result(a, video, (long long)frames, frame.image.width, frame.image.height);
         if (!rc) rc = draw(a, &frame.image, &canvas);
         if (!rc) {
-            if (!venc) {
-                kes_venc_config vc;
-                kes_venc_config_init(&vc);
-                vc.path = out;
-                vc.width = canvas.width;
-                vc.height = canvas.height;
-                if (info.fps_num > 0 && info.fps_den > 0) vc.fps_num = info.fps_num, vc.fps_den = info.fps_den;
-                if (kes_venc_create(&vc, &venc) != KES_OK) rc = fail(out);
-            }
-            if (!rc && kes_venc_encode_frame(venc, &canvas) != KES_OK) rc = fail("VENC");
+            rc = sample_encode_frame("segment", &venc, out, &info, &canvas);
             kes_image_release(&canvas);
         }
         kes_image_release(&frame.image);
