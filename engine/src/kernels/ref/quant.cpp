@@ -292,10 +292,12 @@ std::unique_ptr<Kernel> create_conv_integer(const NodeDesc& node, std::vector<Te
             using W = typename decltype(wt)::type;
             k = make_kernel([g, zx, zw](const void* const* in, void* const* out) {
                 int32_t* y = out_as<int32_t>(out, 0);
-                const void* pzw = in[3];
+                // Optional inputs a node leaves out have no slot in `in`: read only those it has.
+                const void* pzw = zw.present ? in[3] : nullptr;
                 int_conv_run(
-                    g, in_as<X>(in, 0), zx.at(in[2], 0), in_as<W>(in, 1), [&](int64_t oc) { return zw.at(pzw, oc); },
-                    nullptr, [&](int64_t o, int64_t, int32_t acc) { y[o] = acc; });
+                    g, in_as<X>(in, 0), zx.at(zx.present ? in[2] : nullptr, 0), in_as<W>(in, 1),
+                    [&](int64_t oc) { return zw.at(pzw, oc); }, nullptr,
+                    [&](int64_t o, int64_t, int32_t acc) { y[o] = acc; });
             });
         });
     });
@@ -456,10 +458,11 @@ std::unique_ptr<Kernel> create_matmul_integer(const NodeDesc& node, std::vector<
             using B = typename decltype(bt)::type;
             k = make_kernel([g, za, zb](const void* const* in, void* const* out) {
                 int32_t* y = out_as<int32_t>(out, 0);
-                const void* pzb = in[3];
+                const void* pzb = zb.present ? in[3] : nullptr;  // absent optional inputs have no slot
                 int_matmul_run(
-                    g, in_as<A>(in, 0), za.at(in[2], 0), in_as<B>(in, 1), [&](int64_t c) { return zb.at(pzb, c); },
-                    nullptr, [&](int64_t o, int64_t, int32_t acc) { y[o] = acc; });
+                    g, in_as<A>(in, 0), za.at(za.present ? in[2] : nullptr, 0), in_as<B>(in, 1),
+                    [&](int64_t c) { return zb.at(pzb, c); }, nullptr,
+                    [&](int64_t o, int64_t, int32_t acc) { y[o] = acc; });
             });
         });
     });
