@@ -22,16 +22,6 @@ extern "C" {
 #include "kestrel/dvpp_video.h"
 #include "test_deps.hpp"
 
-#if defined(__SANITIZE_THREAD__)
-// FFmpeg's frame threads hand frames over through C11 atomics inside libavcodec, which is not built
-// with TSan: TSan sees the buffers cross threads but not the synchronisation, and reports every
-// av_buffer_unref/memcpy on them. Kestrel's own code stays checked (its frames are read after
-// avcodec_receive_frame returns them, as the FFmpeg API prescribes).
-extern "C" __attribute__((visibility("default"), used)) const char* __tsan_default_suppressions() {
-    return "race:libavcodec.so\nrace:libavutil.so\nrace:libavformat.so\nrace:libswscale.so\n"
-           "race:libx264.so\nrace:libx265.so\n";
-}
-#endif
 
 namespace vtest {
 

@@ -40,16 +40,6 @@ extern "C" {
 #include "rtsp_test_server.hpp"
 #include "test_deps.hpp"
 
-#if defined(__SANITIZE_THREAD__)
-// As test_vdec.cpp: FFmpeg's frame threads synchronise through atomics inside uninstrumented libavcodec,
-// so TSan reports every hand-over of their buffers; Kestrel's own threads (the report thread, the
-// callback's hand-over under the decoder's mutex) stay checked.
-extern "C" __attribute__((visibility("default"), used)) const char* __tsan_default_suppressions() {
-    return "race:libavcodec.so\nrace:libavutil.so\nrace:libavformat.so\nrace:libswscale.so\n"
-           "race:libx264.so\nrace:libx265.so\n";
-}
-#endif
-
 #if defined(__SANITIZE_ADDRESS__)
 // libx265 3.5 keeps two small blocks from encoder set-up after x265_encoder_close (as test_venc.cpp says:
 // not Kestrel's, the clips' encoder is freed); LeakSanitizer reads this hook at exit.
