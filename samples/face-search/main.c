@@ -8,7 +8,7 @@
  *   → OSD boxes and labels on the NV12 image → JPEGE (.jpg) / VENC (.mp4)
  *
  * This file is the run from start to end: read the command line (args.c), open the pipeline
- * (pipeline.c), enrol or load people (photos.c, names.c), search the photos (photos.c) and videos
+ * (pipeline.c), enrol or load people (photos.c, ../common/face_names.c), search the photos (photos.c) and videos
  * (video.c), then report the timing. README.md beside it gives the order to read the other files in.
  *
  * usage: face-search DETECTOR.kom EMBEDDER.kom [options] [QUERY.jpg ...] (args.h lists the options)
