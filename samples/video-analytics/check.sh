@@ -20,7 +20,8 @@
 #          photo 1) on one channel with --load. The truth is face-search's own search of the same frames:
 #          the tracks are named exactly the people face-search names there, a frame never shows a name
 #          face-search does not give in it, some tracks stay unknown as face-search leaves faces unknown, and
-#          the enter, leave and frame records carry name and cosine; a broken or missing database and a
+#          the enter, leave and frame records carry name and cosine, a named track keeps its name, fewer
+#          than a third of the tracked faces are embedded (per track); a broken or missing database and a
 #          detector given as the embedder are clear errors.
 # Needs engine/tests/models/fetch_models.sh first, cjpeg, ffmpeg, ffprobe and python3; exits 77 (skipped)
 # when they are missing.
@@ -74,7 +75,7 @@ if [ "$mode" = names ]; then
   cat "$work/stderr"
   grep -q "^loaded 5 people (5 faces) from $work/faces.db$" <<<"$out" || fail "the database was not loaded"
   grep -q "^channel 0: 50 frames, [0-9]* tracks, 0 dropped$" <<<"$out" || fail "channel 0 did not read 50 frames"
-  python3 - "$work/truth.txt" "$work/out/ch0_demo.jsonl" <<'EOF'
+  python3 - "$work/truth.txt" "$work/out/ch0_demo.jsonl" "$work/stderr" <<'EOF'
 import json, re, sys
 def fail(msg):
     print("FAIL:", msg); sys.exit(1)
@@ -107,8 +108,19 @@ for f, names in truth.items():
     shown_va = [t["name"] for t in frames[f]["tracks"] if t["name"]]
     if any(shown_va.count(n) > names.count(n) for n in shown_va):
         fail(f"frame {f}: video-analytics shows {shown_va}, face-search names {names}")
+# The name sticks to the track: once named, a track keeps that name in every later frame.
+names_of = {}
+for f in sorted(frames):
+    for t in frames[f]["tracks"]:
+        if t["name"] and names_of.setdefault(t["id"], t["name"]) != t["name"]:
+            fail(f"track {t['id']} named {names_of[t['id']]}, then {t['name']} in frame {f}")
+# Per track, not per frame: far fewer faces embedded than tracked faces in the frames.
+embedded = int(re.search(r"recognition: (\d+) faces embedded", open(sys.argv[3]).read()).group(1))
+seen = sum(len(f["tracks"]) for f in frames.values())
+if not 0 < embedded * 3 <= seen: fail(f"{embedded} faces embedded for {seen} tracked faces: not per track")
 unknown_tracks = sum(l["name"] is None for l in leave.values())
-print(f"video-analytics named {sorted(va_named)} as face-search does; {unknown_tracks} of {len(leave)} tracks unknown")
+print(f"video-analytics named {sorted(va_named)} as face-search does; {unknown_tracks} of {len(leave)} tracks unknown; "
+      f"{embedded} faces embedded for {seen} tracked")
 EOF
   # A broken or missing database is a clear error, before any channel starts.
   expect_error() { # expect_error MESSAGE DB
