@@ -41,7 +41,9 @@ mode=$1 convert=$2 va=$3 work=$4 server=${5:-} search=${5:-}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache=${KES_MODEL_CACHE:-$HOME/.cache/kestrel/models}/files
 model=$cache/mediapipe/face_detection_full_range.tflite
-for f in "$model" "$cache/photo1.ppm" "$cache/blazeface_256.onnx" "$cache/mobilefacenet.tflite"; do
+needs=("$model" "$cache/photo1.ppm")
+[ "$mode" = names ] && needs+=("$cache/blazeface_256.onnx" "$cache/mobilefacenet.tflite")
+for f in "${needs[@]}"; do
   [ -f "$f" ] || skip_missing "video-analytics check: $f missing (run engine/tests/models/fetch_models.sh)"
 done
 for tool in cjpeg ffmpeg ffprobe python3; do
