@@ -16,7 +16,7 @@
 #          channels still deliver all 75 frames each, in about real time; the camera's channel reports its
 #          reconnect attempts while it reconnects, then fails naming the URL; exit status 1.
 #   names (video-analytics.NamesTracksFromTheFaceSearchDatabase): five people enrolled by face-search from
-#          photos 1 and 2 (as its own check does) and saved; the demo clip's first 50 frames (photo 3, then
+#          photos 1 and 2 (as its own check does) and saved; the demo clip's first 40 frames (photo 3, then
 #          photo 1) on one channel with --load. The truth is face-search's own search of the same frames:
 #          the tracks are named exactly the people face-search names there, a frame never shows a name
 #          face-search does not give in it, some tracks stay unknown as face-search leaves faces unknown, and
@@ -66,17 +66,17 @@ if [ "$mode" = names ]; then
   "$search" "$work/blazeface_256.kom" "$embedder" --enroll ava="$data/photo1.jpg:0" --enroll mia="$data/photo1.jpg:1" \
     --enroll zoe="$data/photo1.jpg:2" --enroll lea="$data/photo2.jpg:0" --enroll ivy="$data/photo2.jpg:1" \
     --save "$work/faces.db" >/dev/null 2>"$work/stderr" || { cat "$work/stderr"; fail "face-search could not enrol"; }
-  # The truth: face-search searching every 5th of the same 50 frames (photo 3, then photo 1).
+  # The truth: face-search searching every 5th of the same 40 frames (photo 3, then photo 1).
   "$search" "$work/blazeface_256.kom" "$embedder" --load "$work/faces.db" --no-annotate --video "$data/demo.mp4" \
-    --max-frames 50 --every 5 >"$work/truth.txt" 2>"$work/stderr" || { cat "$work/stderr"; fail "face-search failed"; }
+    --max-frames 40 --every 5 >"$work/truth.txt" 2>"$work/stderr" || { cat "$work/stderr"; fail "face-search failed"; }
   cat "$work/truth.txt"
-  out=$("$va" "$work/face_full_range.kom" --out "$work/out" --no-video --max-frames 50 --load "$work/faces.db" \
+  out=$("$va" "$work/face_full_range.kom" --out "$work/out" --no-video --max-frames 40 --load "$work/faces.db" \
     --embedder "$embedder" "$data/demo.mp4" 2>"$work/stderr") ||
     { echo "$out"; cat "$work/stderr"; fail "video-analytics --load failed"; }
   echo "$out"
   cat "$work/stderr"
   grep -q "^loaded 5 people (5 faces) from $work/faces.db$" <<<"$out" || fail "the database was not loaded"
-  grep -q "^channel 0: 50 frames, [0-9]* tracks, 0 dropped$" <<<"$out" || fail "channel 0 did not read 50 frames"
+  grep -q "^channel 0: 40 frames, [0-9]* tracks, 0 dropped$" <<<"$out" || fail "channel 0 did not read 40 frames"
   python3 - "$work/truth.txt" "$work/out/ch0_demo.jsonl" "$work/stderr" <<'EOF'
 import json, re, sys
 def fail(msg):
@@ -86,7 +86,7 @@ def fail(msg):
 text = open(sys.argv[1]).read()
 changes = {int(m.group(1)): m.group(2) for m in re.finditer(r"^  frame (\d+) \([^)]*\): (.*)$", text, re.M)}
 truth, shown = {}, "no face"
-for f in range(0, 50, 5):
+for f in range(0, 40, 5):
     shown = changes.get(f, shown)
     truth[f] = [n for n in shown.split(", ") if n not in ("unknown", "no face")]
 named = set(re.findall(r"^  (\w+): in \d+ searched frames", text, re.M))
