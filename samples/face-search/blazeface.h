@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "face_model.h"
 #include "kestrel/kestrel.h"
-#include "model.h"
 
 #define BLAZEFACE_ANCHORS 896 /* BlazeFace 256: 16×16×2 + 8×8×6; BlazeFace 128: the same counts */
 

@@ -8,7 +8,7 @@
  *   → OSD boxes and labels on the NV12 image → JPEGE (.jpg) / VENC (.mp4)
  *
  * This file is the run from start to end: read the command line (args.c), open the pipeline
- * (pipeline.c), enrol or load people (photos.c, names.c), search the photos (photos.c) and videos
+ * (pipeline.c), enrol or load people (photos.c, ../common/face_names.c), search the photos (photos.c) and videos
  * (video.c), then report the timing. README.md beside it gives the order to read the other files in.
  *
  * usage: face-search DETECTOR.kom EMBEDDER.kom [options] [QUERY.jpg ...] (args.h lists the options)
@@ -35,8 +35,8 @@
 
 #include "annotate.h"
 #include "args.h"
+#include "face_names.h"
 #include "kestrel/kestrel.h"
-#include "names.h"
 #include "photos.h"
 #include "pipeline.h"
 #include "video.h"
@@ -68,7 +68,7 @@ static void print_stats(const pipeline* p, const char* const* paths) {
                 "refused by the hardware)\n",
                 s.backend == KES_BACKEND_ASCEND ? "with the hardware" : "without hardware (the CPU path)",
                 (unsigned long long)s.hardware_calls, (unsigned long long)s.cpu_calls, (unsigned long long)s.fallbacks);
-    const model* models[2] = {&p->det, &p->emb};
+    const model* models[2] = {&p->det, &p->emb.net};
     for (int i = 0; i < 2; ++i) {
         kes_model_metadata md;
         memset(&md, 0, sizeof md);

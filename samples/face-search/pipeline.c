@@ -39,26 +39,19 @@ int pipeline_open(pipeline* p, const char* detector, const char* embedder, float
     kes_dvpp_channel_config_init(&ch_cfg);
     ch_cfg.pool = p->pool; /* host memory: the CPU aligns the faces and draws the boxes */
     if (kes_dvpp_channel_create(&ch_cfg, &p->channel) != KES_OK) return fail("DVPP channel");
-    kes_aipp_params_init(&p->aipp);
     /* Both models take RGB (x − 127.5) / 128; JPEGD output is full-range BT.601 (JFIF). */
-    if (kes_aipp_params_apply_recipe(&p->aipp, KES_AIPP_RECIPE_RGB_CENTERED, KES_AIPP_YUV420SP_U8,
-                                     KES_AIPP_CSC_YUV2RGB_BT601_WIDE) != KES_OK)
-        return fail("AIPP recipe");
-    if (model_open(&p->det, detector, p->pool) || model_open(&p->emb, embedder, p->pool)) return 1;
-    if (blazeface_init(&p->detector, &p->det, detector, detect_threshold, MAX_FACES)) return 1;
-    p->dim = p->emb.outputs >= 1 ? p->emb.out_elements[0] : 0;
-    if (p->dim < 8 || p->dim > MAX_DIM) {
-        fprintf(stderr, "face-search: %s: the embedder gives %zu floats, not an embedding of 8..%d\n", embedder, p->dim,
-                MAX_DIM);
+    if (face_aipp_params("face-search", &p->aipp) || model_open(&p->det, "face-search", detector, p->pool) ||
+        face_embedder_open(&p->emb, "face-search", embedder, p->pool))
         return 1;
-    }
-    return face_db_create(&p->db, p->dim);
+    if (blazeface_init(&p->detector, &p->det, detector, detect_threshold, MAX_FACES)) return 1;
+    p->dim = p->emb.dim;
+    return face_db_create(&p->db, "face-search", p->dim);
 }
 
 void pipeline_close(pipeline* p) {
     face_db_destroy(&p->db);
     blazeface_free(&p->detector);
-    model_close(&p->emb);
+    face_embedder_close(&p->emb);
     model_close(&p->det);
     kes_dvpp_channel_destroy(p->channel);
     kes_mem_pool_destroy(p->pool);
@@ -111,17 +104,6 @@ static int detect_faces(pipeline* p, const kes_image* img, face* faces, size_t* 
     return rc;
 }
 
-/* MobileFaceNet wants faces aligned as in training (ArcFace's 112×112 template); a plain box crop loses
- * about 0.3 of same-face cosine. The SDK does it: kes_detect_align_face (kestrel/detect.h) maps the eyes,
- * nose and mouth centre BlazeFace found onto the template and samples the NV12 image there (VPC has no
- * affine warp). kes_detect_align_similarity tells keypoints that define no face (nothing to embed) from an
- * error. Returns 1 with *out filled, 0 for such keypoints, -1 on an error. */
-static int align_face(const kes_detection* f, const kes_image* img, kes_mem_pool* pool, kes_image* out) {
-    kes_detect_similarity t;
-    if (kes_detect_align_similarity(f, &t) != KES_OK) return 0;
-    return kes_detect_align_face(f, img, pool, out) == KES_OK ? 1 : -1;
-}
-
 int pipeline_process_image(pipeline* p, const kes_image* img, face* faces, float* embeddings, size_t* count) {
     size_t n = 0;
     *count = 0;
@@ -131,14 +113,13 @@ int pipeline_process_image(pipeline* p, const kes_image* img, face* faces, float
     for (size_t i = 0; i < n; ++i) {
         double t0 = stage_begin(ST_ALIGN);
         kes_image aligned;
-        const int rc = align_face(&faces[i].det, img, p->pool, &aligned);
+        const int rc = face_align(&faces[i].det, img, p->pool, &aligned);
         stage_end(&p->time, ST_ALIGN, t0);
         if (rc < 0) return fail("aligned face image");
         if (rc == 0) continue;
         t0 = stage_begin(ST_EMBED);
-        const int rc_run = model_run(&p->emb, &p->aipp, &aligned, "MobileFaceNet");
+        const int rc_run = face_embed(&p->emb, &aligned, embeddings + used * p->dim);
         kes_image_release(&aligned);
-        if (!rc_run) memcpy(embeddings + used * p->dim, p->emb.out[0].data, p->dim * sizeof(float));
         stage_end(&p->time, ST_EMBED, t0);
         if (rc_run) return 1;
         faces[used++] = faces[i];
@@ -158,5 +139,5 @@ int pipeline_search_faces(pipeline* p, const float* embeddings, face* faces, siz
 }
 
 const char* face_name(const pipeline* p, const face* f) {
-    return f->person >= 0 && f->cosine >= p->threshold ? p->db.names[f->person] : NULL;
+    return face_db_name(&p->db, f->person, f->cosine, p->threshold);
 }

@@ -13,12 +13,12 @@
 #include <stdint.h>
 
 #include "blazeface.h"
+#include "face_embed.h"
+#include "face_model.h"
+#include "face_names.h"
 #include "kestrel/kestrel.h"
-#include "model.h"
-#include "names.h"
 
 #define MAX_FACES 64 /* per image */
-#define MAX_DIM 1024 /* embedder output floats */
 
 /* ---- timing: per-stage totals, and the same stages as trace spans ------------------------------ */
 
@@ -48,10 +48,11 @@ typedef struct face {
 typedef struct pipeline {
     kes_mem_pool* pool;
     kes_dvpp_channel* channel;
-    kes_aipp_params aipp;
-    model det, emb;
+    kes_aipp_params aipp; /* the detector's, when it carries none */
+    model det;
     blazeface detector;
-    size_t dim; /* embedding floats */
+    face_embedder emb; /* alignment, MobileFaceNet: samples/common/face_embed.h */
+    size_t dim;        /* embedding floats: emb.dim */
     face_db db;
     float threshold; /* cosine from which a face gets a name */
     timing time;

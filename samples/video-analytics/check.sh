@@ -15,23 +15,35 @@
 #          (dvpp's RTSP test server) that is killed after its first frames and never comes back: the file
 #          channels still deliver all 75 frames each, in about real time; the camera's channel reports its
 #          reconnect attempts while it reconnects, then fails naming the URL; exit status 1.
+#   names (video-analytics.NamesTracksFromTheFaceSearchDatabase): five people enrolled by face-search from
+#          photos 1 and 2 (as its own check does) and saved; the demo clip's first 40 frames (photo 3, then
+#          photo 1) on one channel with --load. The truth is face-search's own search of the same frames:
+#          the tracks are named exactly the people face-search names there, a frame never shows a name
+#          face-search does not give in it, some tracks stay unknown as face-search leaves faces unknown, and
+#          the enter, leave and frame records carry name and cosine, a named track keeps its name, fewer
+#          than a third of the tracked faces are embedded (per track); a broken or missing database and a
+#          detector given as the embedder are clear errors.
 # Needs engine/tests/models/fetch_models.sh first, cjpeg, ffmpeg, ffprobe and python3; exits 77 (skipped)
 # when they are missing.
 #   check.sh tracks KES_CONVERT VIDEO_ANALYTICS WORK_DIR
+#   check.sh names KES_CONVERT VIDEO_ANALYTICS WORK_DIR FACE_SEARCH
 #   check.sh camera KES_CONVERT VIDEO_ANALYTICS WORK_DIR RTSP_SERVER
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/../../cmake/test_dependency.sh"
 fail() { echo "FAIL: $*"; exit 1; }
 case "${1:-}" in
   tracks) [ $# -eq 4 ] || { echo "usage: check.sh tracks KES_CONVERT VIDEO_ANALYTICS WORK_DIR" >&2; exit 2; } ;;
+  names) [ $# -eq 5 ] || { echo "usage: check.sh names KES_CONVERT VIDEO_ANALYTICS WORK_DIR FACE_SEARCH" >&2; exit 2; } ;;
   camera) [ $# -eq 5 ] || { echo "usage: check.sh camera KES_CONVERT VIDEO_ANALYTICS WORK_DIR RTSP_SERVER" >&2; exit 2; } ;;
-  *) echo "usage: check.sh tracks|camera KES_CONVERT VIDEO_ANALYTICS WORK_DIR [RTSP_SERVER]" >&2; exit 2 ;;
+  *) echo "usage: check.sh tracks|names|camera KES_CONVERT VIDEO_ANALYTICS WORK_DIR [FACE_SEARCH|RTSP_SERVER]" >&2; exit 2 ;;
 esac
-mode=$1 convert=$2 va=$3 work=$4 server=${5:-}
+mode=$1 convert=$2 va=$3 work=$4 server=${5:-} search=${5:-}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cache=${KES_MODEL_CACHE:-$HOME/.cache/kestrel/models}/files
 model=$cache/mediapipe/face_detection_full_range.tflite
-for f in "$model" "$cache/photo1.ppm"; do
+needs=("$model" "$cache/photo1.ppm")
+[ "$mode" = names ] && needs+=("$cache/blazeface_256.onnx" "$cache/mobilefacenet.tflite")
+for f in "${needs[@]}"; do
   [ -f "$f" ] || skip_missing "video-analytics check: $f missing (run engine/tests/models/fetch_models.sh)"
 done
 for tool in cjpeg ffmpeg ffprobe python3; do
@@ -41,13 +53,105 @@ rm -rf "$work"
 mkdir -p "$work"
 data=$work/data
 bash "$here/../face-search/make_demo_data.sh" "$cache" "$data" 1 >/dev/null
+"$convert" "$model" --output "$work/face_full_range.kom" --dynamic-batch 1,2,4 \
+  --insert-op-conf "$here/../face-search/aipp_rgb_centered.cfg" >/dev/null
+mp4_frames() { ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$1"; }
+
+if [ "$mode" = names ]; then
+  aipp=$here/../face-search/aipp_rgb_centered.cfg
+  "$convert" "$cache/blazeface_256.onnx" --output "$work/blazeface_256.kom" --insert-op-conf "$aipp" >/dev/null
+  "$convert" "$cache/mobilefacenet.tflite" --output "$work/mobilefacenet.kom" --dynamic-batch 1,2 \
+    --insert-op-conf "$aipp" >/dev/null
+  embedder=$work/mobilefacenet.kom
+  "$search" "$work/blazeface_256.kom" "$embedder" --enroll ava="$data/photo1.jpg:0" --enroll mia="$data/photo1.jpg:1" \
+    --enroll zoe="$data/photo1.jpg:2" --enroll lea="$data/photo2.jpg:0" --enroll ivy="$data/photo2.jpg:1" \
+    --save "$work/faces.db" >/dev/null 2>"$work/stderr" || { cat "$work/stderr"; fail "face-search could not enrol"; }
+  # The truth: face-search searching every 5th of the same 40 frames (photo 3, then photo 1).
+  "$search" "$work/blazeface_256.kom" "$embedder" --load "$work/faces.db" --no-annotate --video "$data/demo.mp4" \
+    --max-frames 40 --every 5 >"$work/truth.txt" 2>"$work/stderr" || { cat "$work/stderr"; fail "face-search failed"; }
+  cat "$work/truth.txt"
+  out=$("$va" "$work/face_full_range.kom" --out "$work/out" --no-video --max-frames 40 --load "$work/faces.db" \
+    --embedder "$embedder" "$data/demo.mp4" 2>"$work/stderr") ||
+    { echo "$out"; cat "$work/stderr"; fail "video-analytics --load failed"; }
+  echo "$out"
+  cat "$work/stderr"
+  grep -q "^loaded 5 people (5 faces) from $work/faces.db$" <<<"$out" || fail "the database was not loaded"
+  grep -q "^channel 0: 40 frames, [0-9]* tracks, 0 dropped$" <<<"$out" || fail "channel 0 did not read 40 frames"
+  python3 - "$work/truth.txt" "$work/out/ch0_demo.jsonl" "$work/stderr" <<'EOF'
+import json, re, sys
+def fail(msg):
+    print("FAIL:", msg); sys.exit(1)
+# face-search prints the names on screen, left to right, when they change ("  frame F (T s): zoe, unknown"),
+# and per person "  NAME: in K searched frames": the names at every 5th frame, and everyone it named.
+text = open(sys.argv[1]).read()
+changes = {int(m.group(1)): m.group(2) for m in re.finditer(r"^  frame (\d+) \([^)]*\): (.*)$", text, re.M)}
+truth, shown = {}, "no face"
+for f in range(0, 40, 5):
+    shown = changes.get(f, shown)
+    truth[f] = [n for n in shown.split(", ") if n not in ("unknown", "no face")]
+named = set(re.findall(r"^  (\w+): in \d+ searched frames", text, re.M))
+unknown = int(re.search(r"^  unknown: (\d+) faces", text, re.M).group(1))
+if not named or not unknown:
+    fail(f"face-search named {named} and left {unknown} faces unknown: no truth to check against")
+lines = [json.loads(l) for l in open(sys.argv[2])]
+enter = {l["track"]: l for l in lines if l["type"] == "enter"}
+leave = {l["track"]: l for l in lines if l["type"] == "leave"}
+frames = {l["frame"]: l for l in lines if l["type"] == "frame"}
+for l in list(enter.values()) + list(leave.values()) + [t for f in frames.values() for t in f["tracks"]]:
+    if "name" not in l or "cosine" not in l: fail(f"a record without name and cosine: {l}")
+    if l["name"] is not None and not 0.65 <= l["cosine"] <= 1.0001: fail(f"named below the threshold: {l}")
+# A track's name is the vote over its whole life: what it leaves with.
+va_named = {l["name"] for l in leave.values() if l["name"]}
+if va_named != named: fail(f"video-analytics named {sorted(va_named)}, face-search {sorted(named)}")
+if not any(l["name"] is None for l in leave.values()):
+    fail("every track was named, face-search left some faces unknown")
+# A frame never shows a name face-search does not give in it (a name stuck to a face it is not).
+for f, names in truth.items():
+    shown_va = [t["name"] for t in frames[f]["tracks"] if t["name"]]
+    if any(shown_va.count(n) > names.count(n) for n in shown_va):
+        fail(f"frame {f}: video-analytics shows {shown_va}, face-search names {names}")
+# The name sticks to the track: once named, a track keeps that name in every later frame.
+names_of = {}
+for f in sorted(frames):
+    for t in frames[f]["tracks"]:
+        if t["name"] and names_of.setdefault(t["id"], t["name"]) != t["name"]:
+            fail(f"track {t['id']} named {names_of[t['id']]}, then {t['name']} in frame {f}")
+# Per track, not per frame: far fewer faces embedded than tracked faces in the frames.
+embedded = int(re.search(r"recognition: (\d+) faces embedded", open(sys.argv[3]).read()).group(1))
+seen = sum(len(f["tracks"]) for f in frames.values())
+if not 0 < embedded * 3 <= seen: fail(f"{embedded} faces embedded for {seen} tracked faces: not per track")
+unknown_tracks = sum(l["name"] is None for l in leave.values())
+print(f"video-analytics named {sorted(va_named)} as face-search does; {unknown_tracks} of {len(leave)} tracks unknown; "
+      f"{embedded} faces embedded for {seen} tracked")
+EOF
+  # A broken or missing database is a clear error, before any channel starts.
+  expect_error() { # expect_error MESSAGE DB
+    local rc=0 err
+    err=$("$va" "$work/face_full_range.kom" --out "$work/bad" --no-video --load "$2" --embedder "$embedder" \
+      "$data/demo.mp4" 2>&1) || rc=$?
+    [ $rc = 1 ] && grep -qF -- "$1" <<<"$err" || { echo "$err"; fail "--load $2: exit $rc, no message '$1'"; }
+    grep -F -- "$1" <<<"$err"
+  }
+  cp "$work/faces.db" "$work/dup.db"
+  sed '4s/ zoe$/ ava/' "$work/faces.db.names" >"$work/dup.db.names"
+  expect_error "$work/dup.db.names line 4: the name is given twice" "$work/dup.db"
+  expect_error "$work/none.db" "$work/none.db"
+  head -c 100 /dev/urandom >"$work/garbage.db"
+  cp "$work/faces.db.names" "$work/garbage.db.names"
+  expect_error "$work/garbage.db" "$work/garbage.db"
+  # The detector given as the embedder: refused, naming it.
+  rc=0
+  err=$("$va" "$work/face_full_range.kom" --out "$work/bad" --no-video --load "$work/faces.db" \
+    --embedder "$work/face_full_range.kom" "$data/demo.mp4" 2>&1) || rc=$?
+  [ $rc = 1 ] && grep -q "face_full_range.kom: " <<<"$err" || { echo "$err"; fail "a detector as the embedder: exit $rc"; }
+  grep "face_full_range.kom: " <<<"$err"
+  exit 0
+fi
+
 # photo 1 cut to 4:3 and doubled as make_demo_data.sh does, then a 1.4x window panning left to right.
 ffmpeg -hide_banner -loglevel error -y -i "$data/photo1.jpg" \
   -vf "crop='min(iw,ih*4/3)':'min(ih,iw*3/4)',scale=1280:960,setsar=1,zoompan=z=1.4:x='(iw-iw/zoom)*on/74':y='(ih-ih/zoom)*0.3':d=75:s=640x480:fps=25,format=yuv420p" \
   -frames:v 75 -c:v libx264 -preset veryfast -crf 20 -g 25 -bf 0 "$data/pan.mp4"
-"$convert" "$model" --output "$work/face_full_range.kom" --dynamic-batch 1,2,4 \
-  --insert-op-conf "$here/../face-search/aipp_rgb_centered.cfg" >/dev/null
-mp4_frames() { ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=nb_read_frames -of csv=p=0 "$1"; }
 
 if [ "$mode" = tracks ]; then
   out=$("$va" "$work/face_full_range.kom" --out "$work/out" "$data/pan.mp4" "$data/pan.mp4" "$data/demo.mp4" \

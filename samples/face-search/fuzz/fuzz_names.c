@@ -1,6 +1,6 @@
-/* Fuzz target for face-search's DB.names reader (names.c, face_db_read_names): any bytes must be read
- * or refused with a message, never crash or read out of bounds, and whatever is read must be a valid
- * list of people (names 1..63 bytes, no control character, none twice). */
+/* Fuzz target for face-search's DB.names reader (samples/common/face_names.c, face_db_read_names): any bytes must be
+ * read or refused with a message, never crash or read out of bounds, and whatever is read must be a valid list of
+ * people (names 1..63 bytes, no control character, none twice). */
 #define _POSIX_C_SOURCE 200809L /* fmemopen */
 #include <stddef.h>
 #include <stdint.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../names.h"
+#include "face_names.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
