@@ -38,6 +38,10 @@ struct ClosedError : Error {
     explicit ClosedError(const std::string& what) : Error(KES_ERR_INVALID_ARGUMENT, what + " is closed") {}
 };
 
+// The kestrel.Error subclass instance for `e` (by its status), for a failure reported other than by
+// raising (a run_async future's exception).
+py::object error_object(const Error& e);
+
 // Throws Error for a failed status, naming the call when the library's text does not.
 inline void check(kes_status st, const char* call) {
     if (st == KES_OK) return;

@@ -31,20 +31,28 @@ PyObject* bases(std::initializer_list<PyObject*> classes) {
     return tuple;
 }
 
-void raise(PyObject* cls, const Error& e) {
-    py::object inst = py::reinterpret_borrow<py::object>(cls)(e.message);
-    inst.attr("status") = static_cast<int>(e.status);
-    inst.attr("status_name") = kes_status_str(e.status);
-    inst.attr("message") = e.message;
-    PyErr_SetObject(cls, inst.ptr());
-}
-
 PyObject* class_for(kes_status st) {
     const int i = -static_cast<int>(st);
     return i >= 1 && i <= 9 && g_by_status[i] ? g_by_status[i] : g_error;
 }
 
+py::object error_instance(PyObject* cls, const Error& e) {
+    py::object inst = py::reinterpret_borrow<py::object>(cls)(e.message);
+    inst.attr("status") = static_cast<int>(e.status);
+    inst.attr("status_name") = kes_status_str(e.status);
+    inst.attr("message") = e.message;
+    return inst;
+}
+
+void raise(PyObject* cls, const Error& e) {
+    PyErr_SetObject(cls, error_instance(cls, e).ptr());
+}
+
 }  // namespace
+
+py::object error_object(const Error& e) {
+    return error_instance(class_for(e.status), e);
+}
 
 void register_errors(py::module_& m) {
     g_error = new_error_class(m, "Error",
