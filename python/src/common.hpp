@@ -105,6 +105,10 @@ struct Bytes {
 kes_pixel_format pixel_format_from(const py::handle& obj);
 std::string pixel_format_str(kes_pixel_format format);
 
+// A copy of a kestrel.aipp.Dynamic's parameters (InvalidArgument for anything else), for a context to
+// keep: the C API borrows them for every later execution, so the Python object stays free to change.
+kes_aipp_dynamic* copy_dynamic(const py::handle& obj);
+
 // Registration of each part of the module.
 void register_errors(py::module_& m);
 void register_sdk(py::module_& m);

@@ -35,13 +35,17 @@ struct ContextState {
     kes_model_context* context = nullptr;
     std::shared_ptr<ModelState> model;
     bool async_used = false;  // run_async was called (guarded by mu): the sync calls drain the queue first
+    // Per input, the dynamic AIPP parameters the context borrows (copies of aipp.Dynamic objects).
+    std::vector<std::shared_ptr<kes_aipp_dynamic>> dynamic_aipp;
 
     ~ContextState() {
         if (!context) return;
         if (t_completing == this) {
             // The last reference dropped in a done-callback, on the context's own worker: destroying
             // waits for (joins) that worker, so a thread of its own does it, keeping the model loaded.
-            std::thread([c = context, m = model] { kes_model_context_destroy(c); }).detach();
+            std::thread([c = context, m = model, params = std::move(dynamic_aipp)] {
+                kes_model_context_destroy(c);
+            }).detach();
             return;
         }
         // Destroying drains the queue, whose completions take the GIL: never wait for them holding it.
@@ -562,6 +566,34 @@ constexpr const char* RUN_ASYNC_DOC =
     "and must not use the same context (InvalidArgumentError). run, the gear setters and close() wait for "
     "the queued runs first.";
 
+#if KES_HAVE_AIPP
+constexpr const char* SET_DYNAMIC_AIPP_DOC =
+    "Gives the input (index or name) whose AIPP is 'aipp_mode : dynamic' a copy of a kestrel.aipp.Dynamic's "
+    "parameters for the next run_images (image k with batch item k); None clears them. Later changes to the "
+    "Dynamic do not reach the context until it is given again.";
+
+void set_dynamic_aipp(const Context& c, const py::object& input, const py::object& params) {
+    std::shared_ptr<kes_aipp_dynamic> copy;
+    if (!params.is_none()) copy.reset(copy_dynamic(params), kes_aipp_dynamic_destroy);
+    auto lk = c.lock();
+    size_t index = 0;
+    if (py::isinstance<py::str>(input)) {
+        const std::string name = input.cast<std::string>();
+        check(kes_model_find_input(c.state->model->model, name.c_str(), &index), "kes_model_find_input");
+    } else if (py::isinstance<py::int_>(input)) {
+        const auto i = input.cast<long long>();
+        if (i < 0) invalid("input index " + std::to_string(i) + " is negative");
+        index = static_cast<size_t>(i);
+    } else {
+        invalid("input is an index or a name");
+    }
+    check(kes_model_context_set_dynamic_aipp(c.handle(), index, copy.get()), "kes_model_context_set_dynamic_aipp");
+    auto& held = c.state->dynamic_aipp;
+    if (held.size() <= index) held.resize(index + 1);
+    held[index] = std::move(copy);  // the one replaced is no longer borrowed
+}
+#endif
+
 void register_engine(py::module_& m) {
     py::class_<TensorInfo>(m, "TensorInfo", "A model input or output: name, shape, dtype, layout, AIPP config.")
         .def_readonly("name", &TensorInfo::name)
@@ -615,6 +647,9 @@ void register_engine(py::module_& m) {
         .def(
             "wait", [](const Context& c) { auto lk = c.lock(); },
             "Waits until every run_async job of the context has finished (and its future is resolved).")
+#if KES_HAVE_AIPP
+        .def("set_dynamic_aipp", &set_dynamic_aipp, py::arg("input"), py::arg("params"), SET_DYNAMIC_AIPP_DOC)
+#endif
         .def(
             "set_batch",
             [](const Context& c, int64_t batch) {
@@ -793,6 +828,15 @@ void register_engine(py::module_& m) {
                 return run(s.default_context, inputs, outputs, true);
             },
             py::arg("inputs"), py::arg("outputs") = py::none(), "Context.run_images on the model's own context.")
+#if KES_HAVE_AIPP
+        .def(
+            "set_dynamic_aipp",
+            [](Model& s, const py::object& input, const py::object& params) {
+                if (!s.default_context || !s.default_context->context) s.default_context = s.new_context(0, {});
+                set_dynamic_aipp(Context{s.default_context}, input, params);
+            },
+            py::arg("input"), py::arg("params"), "Context.set_dynamic_aipp on the model's own context.")
+#endif
         .def(
             "run_async",
             [](Model& s, const py::object& inputs, const py::object& outputs) {
