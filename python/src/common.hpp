@@ -75,6 +75,15 @@ void call_nogil(const char* name, F&& call) {
     check(st, name);
 }
 
+// True once the interpreter shuts down: a thread of Kestrel's must not take the GIL then (it would hang).
+inline bool interpreter_finalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+    return Py_IsFinalizing();
+#else
+    return _Py_IsFinalizing();
+#endif
+}
+
 // str(obj) as UTF-8.
 inline std::string to_str(const py::handle& obj) {
     PyObject* s = PyObject_Str(obj.ptr());

@@ -400,14 +400,6 @@ struct AsyncJob {
     const ContextState* context;  // only compared (t_completing), never dereferenced
 };
 
-bool interpreter_finalizing() {
-#if PY_VERSION_HEX >= 0x030D0000
-    return Py_IsFinalizing();
-#else
-    return _Py_IsFinalizing();
-#endif
-}
-
 // kes_model_callback, on the context's worker thread: resolves the job's future (whose done-callbacks
 // run here, as with concurrent.futures executors) and frees the job. Nothing escapes into C.
 void complete_async(kes_status status, const char* message, void* user) {
