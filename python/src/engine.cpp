@@ -255,6 +255,13 @@ std::vector<py::object> order_inputs(const py::handle& inputs, const std::vector
 py::array input_array(const py::object& value, const InputSpec& spec) {
     if (value.is_none()) invalid("input '" + spec.name + "' is None");
     if (py::isinstance<Image>(value)) invalid("input '" + spec.name + "' takes an array, not an image (no AIPP)");
+    const py::dtype want = numpy_dtype(spec.dtype);
+    if (py::isinstance<py::array>(value)) {  // the common case, without numpy's Python-level require()
+        auto a = py::reinterpret_borrow<py::array>(value);
+        const int flags = a.flags();
+        if (a.dtype().equal(want) && (flags & py::array::c_style) && (flags & py::detail::npy_api::NPY_ARRAY_ALIGNED_))
+            return a;
+    }
     py::module_ np = py::module_::import("numpy");
     py::object arr;
     try {
@@ -262,7 +269,6 @@ py::array input_array(const py::object& value, const InputSpec& spec) {
     } catch (py::error_already_set& e) {
         invalid("input '" + spec.name + "' is not an array: " + std::string(e.what()));
     }
-    const py::dtype want = numpy_dtype(spec.dtype);
     const py::dtype have = arr.attr("dtype").cast<py::dtype>();
     if (!have.equal(want) && !np.attr("can_cast")(have, want, "same_kind").cast<bool>())
         invalid("input '" + spec.name + "' must be " + to_str(want) + ", got " + to_str(have) +
