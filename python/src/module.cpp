@@ -334,6 +334,7 @@ struct LogRelay {
     uint64_t dropped = 0;
     bool delivering = false;
     bool stop = false;
+    bool relaying = false;  // the relay thread runs (`worker` itself is only touched by start and stop)
     std::thread worker;
     PyObject* fn = nullptr;  // the Python callback (a strong reference), guarded by the GIL
 };
@@ -407,7 +408,7 @@ void flush_log_lines() {
     LogRelay& r = log_relay();
     py::gil_scoped_release nogil;
     std::unique_lock<std::mutex> lk(r.mu);
-    r.cv.wait(lk, [&] { return (r.lines.empty() && !r.dropped && !r.delivering) || !r.worker.joinable(); });
+    r.cv.wait(lk, [&] { return (r.lines.empty() && !r.dropped && !r.delivering) || !r.relaying; });
 }
 
 void set_log_callback(const py::object& fn) {
@@ -427,8 +428,9 @@ void set_log_callback(const py::object& fn) {
     }
     {
         std::lock_guard<std::mutex> lk(r.mu);
-        if (!r.worker.joinable()) {
+        if (!r.relaying) {
             r.stop = false;
+            r.relaying = true;
             r.worker = std::thread(relay_log_lines);
         }
     }
@@ -452,6 +454,8 @@ void stop_log_relay() {
     }
     r.cv.notify_all();
     if (r.worker.joinable()) r.worker.join();
+    std::lock_guard<std::mutex> lk(r.mu);
+    r.relaying = false;
 }
 
 }  // namespace
