@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -55,10 +56,11 @@ inline void check(kes_status st, const char* call) {
     throw Error(KES_ERR_INVALID_ARGUMENT, message);
 }
 
-// Locks `mu` with the GIL released (see the locking rule above).
-template <class Mutex>
-std::unique_lock<Mutex> lock_nogil(Mutex& mu) {
-    std::unique_lock<Mutex> lock(mu, std::defer_lock);
+// Locks `mu` with the GIL released (see the locking rule above); lock_nogil<std::shared_lock>(mu) for
+// the shared side of a shared_mutex.
+template <template <class> class Lock = std::unique_lock, class Mutex>
+Lock<Mutex> lock_nogil(Mutex& mu) {
+    Lock<Mutex> lock(mu, std::defer_lock);
     py::gil_scoped_release nogil;
     lock.lock();
     return lock;

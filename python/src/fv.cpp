@@ -21,11 +21,7 @@ struct Repository {
 
     std::shared_lock<std::shared_mutex> lock() const {
         if (!state) throw ClosedError("Repository");
-        std::shared_lock<std::shared_mutex> lk(state->mu, std::defer_lock);
-        {
-            py::gil_scoped_release nogil;
-            lk.lock();
-        }
+        auto lk = lock_nogil<std::shared_lock>(state->mu);
         if (!state->repo) throw ClosedError("Repository");
         return lk;
     }
@@ -145,19 +141,15 @@ struct PqState {
 struct ProductQuantizer {
     std::shared_ptr<PqState> state;
 
-    template <class Lock>
-    Lock lock() const {
+    template <template <class> class Lock>
+    Lock<std::shared_mutex> lock() const {
         if (!state) throw ClosedError("ProductQuantizer");
-        Lock lk(state->mu, std::defer_lock);
-        {
-            py::gil_scoped_release nogil;
-            lk.lock();
-        }
+        auto lk = lock_nogil<Lock>(state->mu);
         if (!state->pq) throw ClosedError("ProductQuantizer");
         return lk;
     }
-    std::shared_lock<std::shared_mutex> reader() const { return lock<std::shared_lock<std::shared_mutex>>(); }
-    std::unique_lock<std::shared_mutex> writer() const { return lock<std::unique_lock<std::shared_mutex>>(); }
+    std::shared_lock<std::shared_mutex> reader() const { return lock<std::shared_lock>(); }
+    std::unique_lock<std::shared_mutex> writer() const { return lock<std::unique_lock>(); }
     kes_fv_pq* handle() const { return state->pq; }
     uint32_t dim() const {
         uint32_t d = 0;
