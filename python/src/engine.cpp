@@ -4,6 +4,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <thread>
 
 #include "image.hpp"
 
@@ -21,14 +22,56 @@ struct ModelState {
     ~ModelState() { kes_model_unload(model); }
 };
 
+struct ContextState;
+
+// The context whose run_async completion this thread is delivering (its worker thread, during the
+// future's done-callbacks), else null. Such a callback must not wait for its own context's queue.
+thread_local const ContextState* t_completing = nullptr;
+
 // One execution state. Its mutex serialises executions (a context runs on one thread at a time) and
 // the gear setters, and makes close() wait for a running execution.
 struct ContextState {
     std::mutex mu;
     kes_model_context* context = nullptr;
     std::shared_ptr<ModelState> model;
-    ~ContextState() { kes_model_context_destroy(context); }
+    bool async_used = false;  // run_async was called (guarded by mu): the sync calls drain the queue first
+    // Per input, the dynamic AIPP parameters the context borrows (copies of aipp.Dynamic objects).
+    std::vector<std::shared_ptr<kes_aipp_dynamic>> dynamic_aipp;
+
+    ~ContextState() {
+        if (!context) return;
+        if (t_completing == this) {
+            // The last reference dropped in a done-callback, on the context's own worker: destroying
+            // waits for (joins) that worker, so a thread of its own does it, keeping the model loaded.
+            std::thread([c = context, m = model, params = std::move(dynamic_aipp)] {
+                kes_model_context_destroy(c);
+            }).detach();
+            return;
+        }
+        // Destroying drains the queue, whose completions take the GIL: never wait for them holding it.
+        if (PyGILState_Check()) {
+            py::gil_scoped_release nogil;
+            kes_model_context_destroy(context);
+        } else {
+            kes_model_context_destroy(context);
+        }
+    }
 };
+
+// Locks the context for a synchronous call, which the C API refuses while run_async jobs are queued:
+// waits for them first (their failures went to their futures). Refused from a done-callback of the
+// same context, which the queue would wait for.
+std::unique_lock<std::mutex> lock_idle(ContextState& s) {
+    if (t_completing == &s)
+        invalid("a run_async done-callback runs on its context's worker: it cannot use that context (use another)");
+    auto lk = lock_nogil(s.mu);
+    if (!s.context) throw ClosedError("Context (or its Model)");
+    if (s.async_used) {
+        py::gil_scoped_release nogil;
+        (void)kes_model_context_wait(s.context);
+    }
+    return lk;
+}
 
 struct TensorInfo {
     std::string name;
@@ -67,7 +110,10 @@ struct Model {
 
     void close() {
         if (!state) return;
-        py::gil_scoped_release nogil;
+        for (auto& weak : state->contexts)
+            if (auto c = weak.lock(); c && t_completing == c.get())
+                invalid("a run_async done-callback cannot close the Model of its own context");
+        py::gil_scoped_release nogil;  // destroying a context drains its queue, whose completions take the GIL
         std::lock_guard<std::mutex> lk(state->mu);
         for (auto& weak : state->contexts)
             if (auto c = weak.lock()) {
@@ -121,17 +167,18 @@ struct Model {
 struct Context {
     std::shared_ptr<ContextState> state;
 
-    // The context, locked for one call; ClosedError after close() (its own or its model's).
+    // The context, locked for one call with no run_async job queued; ClosedError after close() (its
+    // own or its model's).
     std::unique_lock<std::mutex> lock() const {
         if (!state) throw ClosedError("Context");
-        auto lk = lock_nogil(state->mu);
-        if (!state->context) throw ClosedError("Context (or its Model)");
-        return lk;
+        return lock_idle(*state);
     }
     kes_model_context* handle() const { return state->context; }
     void close() {
         if (!state) return;
+        if (t_completing == state.get()) invalid("a run_async done-callback cannot close its own context");
         auto lk = lock_nogil(state->mu);
+        py::gil_scoped_release nogil;  // destroying drains the queue, whose completions take the GIL
         kes_model_context_destroy(state->context);
         state->context = nullptr;
     }
@@ -208,6 +255,13 @@ std::vector<py::object> order_inputs(const py::handle& inputs, const std::vector
 py::array input_array(const py::object& value, const InputSpec& spec) {
     if (value.is_none()) invalid("input '" + spec.name + "' is None");
     if (py::isinstance<Image>(value)) invalid("input '" + spec.name + "' takes an array, not an image (no AIPP)");
+    const py::dtype want = numpy_dtype(spec.dtype);
+    if (py::isinstance<py::array>(value)) {  // the common case, without numpy's Python-level require()
+        auto a = py::reinterpret_borrow<py::array>(value);
+        const int flags = a.flags();
+        if (a.dtype().equal(want) && (flags & py::array::c_style) && (flags & py::detail::npy_api::NPY_ARRAY_ALIGNED_))
+            return a;
+    }
     py::module_ np = py::module_::import("numpy");
     py::object arr;
     try {
@@ -215,7 +269,6 @@ py::array input_array(const py::object& value, const InputSpec& spec) {
     } catch (py::error_already_set& e) {
         invalid("input '" + spec.name + "' is not an array: " + std::string(e.what()));
     }
-    const py::dtype want = numpy_dtype(spec.dtype);
     const py::dtype have = arr.attr("dtype").cast<py::dtype>();
     if (!have.equal(want) && !np.attr("can_cast")(have, want, "same_kind").cast<bool>())
         invalid("input '" + spec.name + "' must be " + to_str(want) + ", got " + to_str(have) +
@@ -270,48 +323,147 @@ std::vector<py::array> output_arrays(const ContextState& state, const py::object
     return out;
 }
 
-py::object run(const std::shared_ptr<ContextState>& state, const py::object& inputs, const py::object& outputs,
-               bool images) {
+// One execution's arguments as the C call takes them, with the Python objects owning their memory
+// (destroy with the GIL held).
+struct PreparedRun {
+    bool images = false;
+    std::vector<InputSpec> specs;
+    std::vector<py::array> arrays;  // tensor inputs
+    std::vector<std::unique_ptr<ImageList>> image_lists;
+    std::vector<py::array> out_arrays;
+    std::vector<kes_tensor> in, out;
+    std::vector<kes_model_input> model_in;
+
+    py::list results() const {
+        py::list result;
+        for (const auto& a : out_arrays) result.append(a);
+        return result;
+    }
+};
+
+// Converts the caller's inputs (may run Python code, so the context is not locked yet).
+void prepare_inputs(const std::shared_ptr<ContextState>& state, const py::object& inputs, bool images, PreparedRun& r) {
     if (!state) throw ClosedError("Context");
-    const auto specs = input_specs(state->model);
+    r.specs = input_specs(state->model);
+    const auto& specs = r.specs;
     const auto values = order_inputs(inputs, specs);
-    std::vector<py::array> arrays(specs.size());
-    std::vector<std::unique_ptr<ImageList>> image_lists(specs.size());
+    r.images = images;
+    r.arrays.resize(specs.size());
+    r.image_lists.resize(specs.size());
     for (size_t i = 0; i < specs.size(); ++i) {
         if (images && specs[i].images)
-            image_lists[i] =
+            r.image_lists[i] =
                 std::make_unique<ImageList>(values[i], ("images of input '" + specs[i].name + "'").c_str());
         else if (specs[i].images && !images)
             invalid("input '" + specs[i].name + "' carries AIPP and takes images: use run_images");
         else
-            arrays[i] = input_array(values[i], specs[i]);
+            r.arrays[i] = input_array(values[i], specs[i]);
     }
-    auto lk = lock_nogil(state->mu);
-    if (!state->context) throw ClosedError("Context (or its Model)");
-    std::vector<kes_tensor> in(specs.size());
-    std::vector<kes_model_input> model_in(specs.size());
-    for (size_t i = 0; i < specs.size(); ++i) {
-        if (image_lists[i]) {
-            model_in[i] = {nullptr, image_lists[i]->images.data(),
-                           static_cast<uint32_t>(image_lists[i]->images.size())};
+}
+
+// The C structs for a prepared run and its output arrays at the context's gear (context locked).
+void bind_run(const ContextState& state, const py::object& outputs, PreparedRun& r) {
+    const size_t n = r.arrays.size();
+    r.in.resize(n);
+    r.model_in.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+        if (r.image_lists[i]) {
+            r.model_in[i] = {nullptr, r.image_lists[i]->images.data(),
+                             static_cast<uint32_t>(r.image_lists[i]->images.size())};
         } else {
-            in[i] = wrap_array(arrays[i], specs[i].dtype, "input '" + specs[i].name + "'");
-            model_in[i] = {&in[i], nullptr, 0};
+            r.in[i] = wrap_array(r.arrays[i], r.specs[i].dtype, "input '" + r.specs[i].name + "'");
+            r.model_in[i] = {&r.in[i], nullptr, 0};
         }
     }
-    std::vector<py::array> out_arrays = output_arrays(*state, outputs);
-    std::vector<kes_tensor> out(out_arrays.size());
-    for (size_t i = 0; i < out.size(); ++i)
-        out[i] = wrap_array(out_arrays[i], kes_dtype_of(out_arrays[i].dtype()), "outputs[" + std::to_string(i) + "]");
+    r.out_arrays = output_arrays(state, outputs);
+    r.out.resize(r.out_arrays.size());
+    for (size_t i = 0; i < r.out.size(); ++i)
+        r.out[i] =
+            wrap_array(r.out_arrays[i], kes_dtype_of(r.out_arrays[i].dtype()), "outputs[" + std::to_string(i) + "]");
+}
+
+py::object run(const std::shared_ptr<ContextState>& state, const py::object& inputs, const py::object& outputs,
+               bool images) {
+    PreparedRun r;
+    prepare_inputs(state, inputs, images, r);
+    auto lk = lock_idle(*state);
+    bind_run(*state, outputs, r);
     kes_model_context* ctx = state->context;
     call_nogil(images ? "kes_model_execute_images" : "kes_model_execute", [&] {
-        return images ? kes_model_execute_images(ctx, model_in.data(), model_in.size(), out.data(), out.size())
-                      : kes_model_execute(ctx, in.data(), in.size(), out.data(), out.size());
+        return images ? kes_model_execute_images(ctx, r.model_in.data(), r.model_in.size(), r.out.data(), r.out.size())
+                      : kes_model_execute(ctx, r.in.data(), r.in.size(), r.out.data(), r.out.size());
     });
     lk.unlock();
-    py::list result;
-    for (auto& a : out_arrays) result.append(a);
-    return std::move(result);
+    return r.results();
+}
+
+// ---- run_async -----------------------------------------------------------------------------------------
+
+// A queued execution: its arguments, kept alive until it finishes, and the future it resolves.
+struct AsyncJob {
+    PreparedRun run;
+    py::object future;            // a concurrent.futures.Future
+    const ContextState* context;  // only compared (t_completing), never dereferenced
+};
+
+// kes_model_callback, on the context's worker thread: resolves the job's future (whose done-callbacks
+// run here, as with concurrent.futures executors) and frees the job. Nothing escapes into C.
+void complete_async(kes_status status, const char* message, void* user) {
+    auto* job = static_cast<AsyncJob*>(user);
+    if (interpreter_finalizing()) return;  // no Python left to tell (or to free the arrays): the job leaks
+    py::gil_scoped_acquire gil;
+    std::unique_ptr<AsyncJob> owned(job);
+    const ContextState* previous = t_completing;
+    t_completing = job->context;
+    try {
+        if (status == KES_OK) {
+            job->future.attr("set_result")(job->run.results());
+        } else {
+            const std::string text = message && *message ? message : kes_status_str(status);
+            job->future.attr("set_exception")(error_object(Error(status, text)));
+        }
+    } catch (py::error_already_set& e) {
+        e.discard_as_unraisable("kestrel run_async completion");
+    } catch (const std::exception& e) {
+        PyErr_SetString(PyExc_RuntimeError, e.what());
+        PyErr_WriteUnraisable(nullptr);
+    }
+    owned.reset();  // the arrays, with the GIL
+    t_completing = previous;
+}
+
+py::object run_async(const std::shared_ptr<ContextState>& state, const py::object& inputs, const py::object& outputs,
+                     bool images) {
+    auto job = std::make_unique<AsyncJob>();
+    prepare_inputs(state, inputs, images, job->run);
+    if (t_completing == state.get())
+        invalid("a run_async done-callback runs on its context's worker: it cannot use that context (use another)");
+    auto lk = lock_nogil(state->mu);
+    if (!state->context) throw ClosedError("Context (or its Model)");
+    bind_run(*state, outputs, job->run);
+    job->future = py::module_::import("concurrent.futures").attr("Future")();
+    job->future.attr("set_running_or_notify_cancel")();  // running from now on: cancel() returns False
+    job->context = state.get();
+    py::object future = job->future;
+    kes_model_context* ctx = state->context;
+    PreparedRun& r = job->run;
+    auto submit = [&] {
+        return images ? kes_model_execute_images_async(ctx, r.model_in.data(), r.model_in.size(), r.out.data(),
+                                                       r.out.size(), complete_async, job.get())
+                      : kes_model_execute_async(ctx, r.in.data(), r.in.size(), r.out.data(), r.out.size(),
+                                                complete_async, job.get());
+    };
+    kes_status st = submit();
+    if (st == KES_ERR_BUSY) {
+        // A full queue (KES_MODEL_ASYNC_QUEUE_DEPTH jobs) makes the caller wait, as a bounded executor would.
+        py::gil_scoped_release nogil;
+        (void)kes_model_context_wait(ctx);  // the jobs' failures went to their futures
+        st = submit();
+    }
+    check(st, images ? "kes_model_execute_images_async" : "kes_model_execute_async");
+    state->async_used = true;
+    job.release();  // complete_async owns it now
+    return future;
 }
 
 std::vector<TensorInfo> context_describe(const Context& c, bool inputs) {
@@ -404,6 +556,42 @@ py::dict summary_dict(const kes_convert_summary& s) {
 
 }  // namespace
 
+constexpr const char* RUN_ASYNC_DOC =
+    "Queues run(inputs, outputs) on the context's worker thread (kes_model_execute_async) and returns a "
+    "concurrent.futures.Future at once: result() gives the outputs, or raises the run's kestrel.Error. The "
+    "runs of a context go in order; with 16 queued, the call waits for the queue. The input arrays are held "
+    "(not copied) until the run ends: do not change them meanwhile. Done-callbacks run on the worker thread "
+    "and must not use the same context (InvalidArgumentError). run, the gear setters and close() wait for "
+    "the queued runs first.";
+
+#if KES_HAVE_AIPP
+constexpr const char* SET_DYNAMIC_AIPP_DOC =
+    "Gives the input (index or name) whose AIPP is 'aipp_mode : dynamic' a copy of a kestrel.aipp.Dynamic's "
+    "parameters for the next run_images (image k with batch item k); None clears them. Later changes to the "
+    "Dynamic do not reach the context until it is given again.";
+
+void set_dynamic_aipp(const Context& c, const py::object& input, const py::object& params) {
+    std::shared_ptr<kes_aipp_dynamic> copy;
+    if (!params.is_none()) copy.reset(copy_dynamic(params), kes_aipp_dynamic_destroy);
+    auto lk = c.lock();
+    size_t index = 0;
+    if (py::isinstance<py::str>(input)) {
+        const std::string name = input.cast<std::string>();
+        check(kes_model_find_input(c.state->model->model, name.c_str(), &index), "kes_model_find_input");
+    } else if (py::isinstance<py::int_>(input)) {
+        const auto i = input.cast<long long>();
+        if (i < 0) invalid("input index " + std::to_string(i) + " is negative");
+        index = static_cast<size_t>(i);
+    } else {
+        invalid("input is an index or a name");
+    }
+    check(kes_model_context_set_dynamic_aipp(c.handle(), index, copy.get()), "kes_model_context_set_dynamic_aipp");
+    auto& held = c.state->dynamic_aipp;
+    if (held.size() <= index) held.resize(index + 1);
+    held[index] = std::move(copy);  // the one replaced is no longer borrowed
+}
+#endif
+
 void register_engine(py::module_& m) {
     py::class_<TensorInfo>(m, "TensorInfo", "A model input or output: name, shape, dtype, layout, AIPP config.")
         .def_readonly("name", &TensorInfo::name)
@@ -442,6 +630,24 @@ void register_engine(py::module_& m) {
             py::arg("inputs"), py::arg("outputs") = py::none(),
             "As run, with each AIPP input given an Image or a list of Images (one per batch item): the model's "
             "AIPP turns them into the input tensor, as on a board.")
+        .def(
+            "run_async",
+            [](const Context& c, const py::object& inputs, const py::object& outputs) {
+                return run_async(c.state, inputs, outputs, false);
+            },
+            py::arg("inputs"), py::arg("outputs") = py::none(), RUN_ASYNC_DOC)
+        .def(
+            "run_images_async",
+            [](const Context& c, const py::object& inputs, const py::object& outputs) {
+                return run_async(c.state, inputs, outputs, true);
+            },
+            py::arg("inputs"), py::arg("outputs") = py::none(), "run_images on the context's queue, as run_async.")
+        .def(
+            "wait", [](const Context& c) { auto lk = c.lock(); },
+            "Waits until every run_async job of the context has finished (and its future is resolved).")
+#if KES_HAVE_AIPP
+        .def("set_dynamic_aipp", &set_dynamic_aipp, py::arg("input"), py::arg("params"), SET_DYNAMIC_AIPP_DOC)
+#endif
         .def(
             "set_batch",
             [](const Context& c, int64_t batch) {
@@ -620,6 +826,29 @@ void register_engine(py::module_& m) {
                 return run(s.default_context, inputs, outputs, true);
             },
             py::arg("inputs"), py::arg("outputs") = py::none(), "Context.run_images on the model's own context.")
+#if KES_HAVE_AIPP
+        .def(
+            "set_dynamic_aipp",
+            [](Model& s, const py::object& input, const py::object& params) {
+                if (!s.default_context || !s.default_context->context) s.default_context = s.new_context(0, {});
+                set_dynamic_aipp(Context{s.default_context}, input, params);
+            },
+            py::arg("input"), py::arg("params"), "Context.set_dynamic_aipp on the model's own context.")
+#endif
+        .def(
+            "run_async",
+            [](Model& s, const py::object& inputs, const py::object& outputs) {
+                if (!s.default_context || !s.default_context->context) s.default_context = s.new_context(0, {});
+                return run_async(s.default_context, inputs, outputs, false);
+            },
+            py::arg("inputs"), py::arg("outputs") = py::none(), "Context.run_async on the model's own context.")
+        .def(
+            "run_images_async",
+            [](Model& s, const py::object& inputs, const py::object& outputs) {
+                if (!s.default_context || !s.default_context->context) s.default_context = s.new_context(0, {});
+                return run_async(s.default_context, inputs, outputs, true);
+            },
+            py::arg("inputs"), py::arg("outputs") = py::none(), "Context.run_images_async on the model's own context.")
         .def("__repr__", [](const Model& s) {
             return std::string(!s.state || !s.state->model ? "<kestrel.Model closed>" : "<kestrel.Model>");
         });

@@ -21,11 +21,7 @@ struct Repository {
 
     std::shared_lock<std::shared_mutex> lock() const {
         if (!state) throw ClosedError("Repository");
-        std::shared_lock<std::shared_mutex> lk(state->mu, std::defer_lock);
-        {
-            py::gil_scoped_release nogil;
-            lk.lock();
-        }
+        auto lk = lock_nogil<std::shared_lock>(state->mu);
         if (!state->repo) throw ClosedError("Repository");
         return lk;
     }
@@ -132,9 +128,203 @@ Features features_for(const kes_fv_config& c, const py::handle& obj) {
     return f;
 }
 
+// ---- product quantiser -----------------------------------------------------------------------------------
+
+// encode, decode, compute_table and the getters may run at once; train and set_codebook change the
+// quantiser and must run alone (kestrel/fv.h), as must close(): a shared_mutex says which.
+struct PqState {
+    std::shared_mutex mu;
+    kes_fv_pq* pq = nullptr;
+    ~PqState() { kes_fv_pq_destroy(pq); }
+};
+
+struct ProductQuantizer {
+    std::shared_ptr<PqState> state;
+
+    template <template <class> class Lock>
+    Lock<std::shared_mutex> lock() const {
+        if (!state) throw ClosedError("ProductQuantizer");
+        auto lk = lock_nogil<Lock>(state->mu);
+        if (!state->pq) throw ClosedError("ProductQuantizer");
+        return lk;
+    }
+    std::shared_lock<std::shared_mutex> reader() const { return lock<std::shared_lock>(); }
+    std::unique_lock<std::shared_mutex> writer() const { return lock<std::unique_lock>(); }
+    kes_fv_pq* handle() const { return state->pq; }
+    uint32_t dim() const {
+        uint32_t d = 0;
+        check(kes_fv_pq_dim(handle(), &d), "kes_fv_pq_dim");
+        return d;
+    }
+    void close() {
+        if (!state) return;
+        py::gil_scoped_release nogil;
+        std::unique_lock<std::shared_mutex> lk(state->mu);
+        kes_fv_pq_destroy(state->pq);
+        state->pq = nullptr;
+    }
+    static ProductQuantizer adopt(kes_fv_pq* pq) {
+        auto st = std::make_shared<PqState>();
+        st->pq = pq;
+        return ProductQuantizer{st};
+    }
+};
+
+// Float vectors for the quantiser: [n, dim] or one [dim] vector (float32, C-contiguous; a copy if not).
+py::array pq_vectors(const py::handle& obj, uint32_t dim, const char* what) {
+    py::array a = float32_array(obj, what);
+    if (a.ndim() == 0 || a.ndim() > 2 || a.shape(a.ndim() - 1) != static_cast<ssize_t>(dim))
+        invalid(std::string(what) + " must be [n, " + std::to_string(dim) + "] (or one [" + std::to_string(dim) +
+                "] vector) floats");
+    return a;
+}
+
+uint64_t rows_of(const py::array& a) {
+    return a.ndim() == 2 ? static_cast<uint64_t>(a.shape(0)) : 1u;
+}
+
+void register_pq(py::module_& m) {
+    py::class_<ProductQuantizer>(
+        m, "ProductQuantizer",
+        "A 32 x 256 product quantiser (kes_fv_pq) for float vectors of dim floats (a multiple of 32): train it "
+        "(deterministic k-means), encode vectors into aclfv's PQ36 records, build the ADC table a PQ36 "
+        "Repository searches with. encode/decode/compute_table run in parallel; train waits for them.")
+        .def(py::init([](uint32_t dim) {
+                 kes_fv_pq* pq = nullptr;
+                 check(kes_fv_pq_create(dim, &pq), "kes_fv_pq_create");
+                 return ProductQuantizer::adopt(pq);
+             }),
+             py::arg("dim"))
+        .def_property_readonly("dim",
+                               [](const ProductQuantizer& q) {
+                                   auto lk = q.reader();
+                                   return q.dim();
+                               })
+        .def_property_readonly("trained",
+                               [](const ProductQuantizer& q) {
+                                   auto lk = q.reader();
+                                   int trained = 0;
+                                   check(kes_fv_pq_is_trained(q.handle(), &trained), "kes_fv_pq_is_trained");
+                                   return trained != 0;
+                               })
+        .def(
+            "train",
+            [](const ProductQuantizer& q, const py::object& vectors, uint32_t iterations, uint64_t seed,
+               uint64_t max_training_vectors) {
+                kes_fv_pq_train_params p;
+                kes_fv_pq_train_params_init(&p);
+                p.iterations = iterations;
+                p.seed = seed;
+                p.max_training_vectors = max_training_vectors;
+                uint32_t dim = 0;
+                {
+                    auto lk = q.reader();
+                    dim = q.dim();
+                }
+                py::array v = pq_vectors(vectors, dim, "training vectors");
+                auto lk = q.writer();
+                call_nogil("kes_fv_pq_train", [&] {
+                    return kes_fv_pq_train(q.handle(), static_cast<const float*>(v.data()), rows_of(v),
+                                           static_cast<size_t>(v.size()), &p);
+                });
+            },
+            py::arg("vectors"), py::kw_only(), py::arg("iterations") = 25, py::arg("seed") = 1,
+            py::arg("max_training_vectors") = 65536,
+            "Trains the codebook on [n, dim] vectors (n >= 256; more than max_training_vectors are subsampled "
+            "with the seed): the same vectors and seed give the same codebook on every CPU. GIL released.")
+        .def(
+            "encode",
+            [](const ProductQuantizer& q, const py::object& vectors) {
+                auto lk = q.reader();
+                py::array v = pq_vectors(vectors, q.dim(), "vectors");
+                const uint64_t n = rows_of(v);
+                py::array_t<uint8_t> codes(std::vector<ssize_t>{static_cast<ssize_t>(n), KES_FV_PQ36_BYTES});
+                call_nogil("kes_fv_pq_encode", [&] {
+                    return kes_fv_pq_encode(q.handle(), static_cast<const float*>(v.data()), n,
+                                            static_cast<size_t>(v.size()), codes.mutable_data(),
+                                            static_cast<size_t>(codes.size()));
+                });
+                return codes;
+            },
+            py::arg("vectors"), "PQ36 records ([n, 36] uint8: 4 zero bytes + 32 codes) for [n, dim] vectors.")
+        .def(
+            "decode",
+            [](const ProductQuantizer& q, const py::object& codes) {
+                py::module_ np = py::module_::import("numpy");
+                py::object a = np.attr("asarray")(codes);
+                if (!a.attr("dtype").cast<py::dtype>().equal(py::dtype("uint8")) || a.attr("ndim").cast<int>() != 2 ||
+                    a.attr("shape")[py::int_(1)].cast<size_t>() != KES_FV_PQ36_BYTES)
+                    invalid("codes must be [n, 36] uint8 PQ36 records");
+                py::array c = np.attr("ascontiguousarray")(a).cast<py::array>();
+                auto lk = q.reader();
+                const uint64_t n = static_cast<uint64_t>(c.shape(0));
+                py::array_t<float> out(std::vector<ssize_t>{static_cast<ssize_t>(n), static_cast<ssize_t>(q.dim())});
+                call_nogil("kes_fv_pq_decode", [&] {
+                    return kes_fv_pq_decode(q.handle(), static_cast<const uint8_t*>(c.data()), n,
+                                            static_cast<size_t>(c.nbytes()), out.mutable_data(),
+                                            static_cast<size_t>(out.size()));
+                });
+                return out;
+            },
+            py::arg("codes"), "The reconstructions ([n, dim] float32) of PQ36 records.")
+        .def(
+            "compute_table",
+            [](const ProductQuantizer& q, const py::object& queries) {
+                auto lk = q.reader();
+                const uint32_t dim = q.dim();
+                py::array v = pq_vectors(queries, dim, "queries");
+                const uint64_t n = rows_of(v);
+                std::vector<ssize_t> shape{KES_FV_PQ36_SUBSPACES, KES_FV_PQ36_CENTROIDS};
+                if (v.ndim() == 2) shape.insert(shape.begin(), static_cast<ssize_t>(n));
+                py::array_t<float> tables(shape);
+                const float* in = static_cast<const float*>(v.data());
+                float* out = tables.mutable_data();
+                call_nogil("kes_fv_pq_compute_table", [&] {
+                    for (uint64_t i = 0; i < n; ++i) {
+                        const kes_status st =
+                            kes_fv_pq_compute_table(q.handle(), in + i * dim, dim, out + i * KES_FV_PQ36_TABLE_FLOATS,
+                                                    KES_FV_PQ36_TABLE_FLOATS);
+                        if (st != KES_OK) return st;
+                    }
+                    return KES_OK;
+                });
+                return tables;
+            },
+            py::arg("queries"),
+            "The ADC table ([32, 256] float32) of a [dim] query, or [m, 32, 256] for [m, dim] queries: what "
+            "Repository.search / search_batch take on a PQ36 repository (distance = ||q - decode(code)||^2).")
+        .def_property_readonly(
+            "codebook",
+            [](const ProductQuantizer& q) {
+                auto lk = q.reader();
+                const uint32_t dim = q.dim();
+                py::array_t<float> out(std::vector<ssize_t>{KES_FV_PQ36_SUBSPACES, KES_FV_PQ36_CENTROIDS,
+                                                            static_cast<ssize_t>(dim / KES_FV_PQ36_SUBSPACES)});
+                check(kes_fv_pq_get_codebook(q.handle(), out.mutable_data(), static_cast<size_t>(out.size())),
+                      "kes_fv_pq_get_codebook");
+                return out;
+            },
+            "A copy of the codebook: [32, 256, dim / 32] float32 (InvalidArgumentError before training).")
+        .def(
+            "set_codebook",
+            [](const ProductQuantizer& q, const py::object& codebook) {
+                py::array c = float32_array(codebook, "codebook");
+                auto lk = q.writer();
+                check(kes_fv_pq_set_codebook(q.handle(), static_cast<const float*>(c.data()),
+                                             static_cast<size_t>(c.size())),
+                      "kes_fv_pq_set_codebook");
+            },
+            py::arg("codebook"), "Sets a saved codebook (256 x dim floats, every value finite): trained from then on.")
+        .def("close", &ProductQuantizer::close, "Frees the quantiser now (waits for running calls). Idempotent.")
+        .def_property_readonly("closed", [](const ProductQuantizer& q) { return !q.state || !q.state->pq; })
+        .def("__enter__", [](py::object self) { return self; })
+        .def("__exit__", [](ProductQuantizer& self, const py::args&) { self.close(); });
+}
+
 }  // namespace
 
 void register_fv(py::module_& m) {
+    register_pq(m);
     m.attr("FV_RESULT_DTYPE") = result_dtype();
     m.attr("FV_ID_MAX") = KES_FV_ID_MAX;
 
@@ -333,6 +523,8 @@ void register_fv(py::module_& m) {
                const py::object& threshold, uint32_t rerank) {
                 const kes_fv_search_params p = params_from(k, range, threshold, rerank);
                 py::array q = float32_array(queries, "queries");
+                if (q.ndim() == 3)  // PQ36 tables as ProductQuantizer.compute_table gives them: [m, 32, 256]
+                    q = q.reshape(std::vector<ssize_t>{q.shape(0), q.shape(1) * q.shape(2)});
                 auto lk = r.lock();
                 size_t per = 0;
                 check(kes_fv_repo_query_floats(r.handle(), &per), "kes_fv_repo_query_floats");
@@ -380,6 +572,32 @@ void register_fv(py::module_& m) {
             },
             py::arg("path"), py::arg("range") = py::none(),
             "Writes the live features as a FAISS index file; returns the id map (label -> (id0, id1, offset)).")
+        .def(
+            "set_pq",
+            [](const Repository& r, const py::object& pq) {
+                if (pq.is_none()) {
+                    auto lk = r.lock();
+                    check(kes_fv_repo_set_pq(r.handle(), nullptr), "kes_fv_repo_set_pq");
+                    return;
+                }
+                if (!py::isinstance<ProductQuantizer>(pq)) invalid("set_pq takes a ProductQuantizer (or None)");
+                const ProductQuantizer& q = pq.cast<const ProductQuantizer&>();
+                auto qlk = q.reader();
+                auto lk = r.lock();
+                check(kes_fv_repo_set_pq(r.handle(), q.handle()), "kes_fv_repo_set_pq");
+            },
+            py::arg("pq"),
+            "Keeps a copy of a trained quantiser's codebook in this PQ36 repository (saved with it; FAISS "
+            "export needs it); None removes it.")
+        .def(
+            "pq",
+            [](const Repository& r) {
+                auto lk = r.lock();
+                kes_fv_pq* pq = nullptr;
+                check(kes_fv_repo_get_pq(r.handle(), &pq), "kes_fv_repo_get_pq");
+                return ProductQuantizer::adopt(pq);
+            },
+            "A new ProductQuantizer with the repository's codebook (NotFoundError: none).")
         .def("close", &Repository::close, "Frees the repository now (waits for running calls). Idempotent.")
         .def_property_readonly("closed", [](const Repository& r) { return !r.state || !r.state->repo; })
         .def("__enter__", [](py::object self) { return self; })

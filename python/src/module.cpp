@@ -1,6 +1,9 @@
 // kestrel._kestrel: the extension module's entry point, its exceptions, the shared helpers and the sdk
 // part (version, CPU features, board profiles, backend, logging, tracing).
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <thread>
 
 #include "common.hpp"
 
@@ -31,20 +34,28 @@ PyObject* bases(std::initializer_list<PyObject*> classes) {
     return tuple;
 }
 
-void raise(PyObject* cls, const Error& e) {
-    py::object inst = py::reinterpret_borrow<py::object>(cls)(e.message);
-    inst.attr("status") = static_cast<int>(e.status);
-    inst.attr("status_name") = kes_status_str(e.status);
-    inst.attr("message") = e.message;
-    PyErr_SetObject(cls, inst.ptr());
-}
-
 PyObject* class_for(kes_status st) {
     const int i = -static_cast<int>(st);
     return i >= 1 && i <= 9 && g_by_status[i] ? g_by_status[i] : g_error;
 }
 
+py::object error_instance(PyObject* cls, const Error& e) {
+    py::object inst = py::reinterpret_borrow<py::object>(cls)(e.message);
+    inst.attr("status") = static_cast<int>(e.status);
+    inst.attr("status_name") = kes_status_str(e.status);
+    inst.attr("message") = e.message;
+    return inst;
+}
+
+void raise(PyObject* cls, const Error& e) {
+    PyErr_SetObject(cls, error_instance(cls, e).ptr());
+}
+
 }  // namespace
+
+py::object error_object(const Error& e) {
+    return error_instance(class_for(e.status), e);
+}
 
 void register_errors(py::module_& m) {
     g_error = new_error_class(m, "Error",
@@ -299,6 +310,156 @@ kes_log_level log_level_from(const py::handle& obj) {
 
 }  // namespace
 
+namespace {
+
+// ---- log callback --------------------------------------------------------------------------------------
+//
+// Kestrel calls its log callback holding the sink's mutex, on any thread. Taking the GIL there could
+// deadlock against a thread that holds the GIL and logs (waiting for that mutex). So the C callback
+// only queues a copy of the line, and a relay thread of its own calls the Python function, with the
+// GIL, in the order the lines were logged.
+
+struct LogLine {
+    kes_log_level level;
+    std::string module;
+    std::string message;
+};
+
+constexpr size_t kMaxQueuedLogLines = 10000;  // beyond: counted as dropped, reported with the next line
+
+struct LogRelay {
+    std::mutex mu;  // guards the fields below; never held while taking the GIL
+    std::condition_variable cv;
+    std::deque<LogLine> lines;
+    uint64_t dropped = 0;
+    bool delivering = false;
+    bool stop = false;
+    bool relaying = false;  // the relay thread runs (`worker` itself is only touched by start and stop)
+    std::thread worker;
+    PyObject* fn = nullptr;  // the Python callback (a strong reference), guarded by the GIL
+};
+
+// Never destroyed: Kestrel's threads may still log while the process exits.
+LogRelay& log_relay() {
+    static LogRelay* relay = new LogRelay;
+    return *relay;
+}
+
+thread_local bool t_in_log_callback = false;  // on the relay thread, inside the Python callback
+
+void queue_log_line(kes_log_level level, const char* module, const char* message, void*) {
+    LogRelay& r = log_relay();
+    {
+        std::lock_guard<std::mutex> lk(r.mu);
+        if (r.lines.size() >= kMaxQueuedLogLines)
+            ++r.dropped;
+        else
+            r.lines.push_back({level, module ? module : "app", message ? message : ""});
+    }
+    r.cv.notify_all();
+}
+
+void call_log_callback(const LogLine& line) {
+    LogRelay& r = log_relay();
+    if (!r.fn) return;
+    py::object fn = py::reinterpret_borrow<py::object>(r.fn);  // set_log_callback may replace it meanwhile
+    t_in_log_callback = true;
+    try {
+        fn(kes_log_level_name(line.level), line.module, line.message);
+    } catch (py::error_already_set& e) {
+        e.discard_as_unraisable(fn);  // sys.unraisablehook reports it; logging goes on
+    } catch (const std::exception& e) {
+        PyErr_SetString(PyExc_RuntimeError, e.what());
+        PyErr_WriteUnraisable(fn.ptr());
+    }
+    t_in_log_callback = false;
+}
+
+void relay_log_lines() {
+    LogRelay& r = log_relay();
+    std::unique_lock<std::mutex> lk(r.mu);
+    for (;;) {
+        r.cv.wait(lk, [&] { return r.stop || !r.lines.empty() || r.dropped; });
+        if (r.lines.empty() && !r.dropped) return;  // stopped, and everything was delivered
+        std::deque<LogLine> batch;
+        batch.swap(r.lines);
+        const uint64_t dropped = r.dropped;
+        r.dropped = 0;
+        r.delivering = true;
+        lk.unlock();
+        if (!interpreter_finalizing()) {
+            py::gil_scoped_acquire gil;
+            if (dropped)
+                call_log_callback({KES_LOG_WARN, "python",
+                                   std::to_string(dropped) + " log lines dropped: the callback fell behind (" +
+                                       std::to_string(kMaxQueuedLogLines) + " queued)"});
+            for (const LogLine& line : batch) call_log_callback(line);
+        }
+        lk.lock();
+        r.delivering = false;
+        r.cv.notify_all();
+    }
+}
+
+// Waits (GIL released) until every queued line has been delivered. Not from the callback itself,
+// which the wait would wait for.
+void flush_log_lines() {
+    if (t_in_log_callback) return;
+    LogRelay& r = log_relay();
+    py::gil_scoped_release nogil;
+    std::unique_lock<std::mutex> lk(r.mu);
+    r.cv.wait(lk, [&] { return (r.lines.empty() && !r.dropped && !r.delivering) || !r.relaying; });
+}
+
+void set_log_callback(const py::object& fn) {
+    if (!fn.is_none() && !PyCallable_Check(fn.ptr()))
+        invalid("the log callback must be callable (level, module, message), or None");
+    LogRelay& r = log_relay();
+    if (fn.is_none()) {
+        {
+            py::gil_scoped_release nogil;
+            kes_log_set_callback(nullptr, nullptr);
+        }
+        flush_log_lines();  // lines logged while the callback was set still reach it
+        PyObject* old = r.fn;
+        r.fn = nullptr;
+        Py_XDECREF(old);
+        return;
+    }
+    {
+        std::lock_guard<std::mutex> lk(r.mu);
+        if (!r.relaying) {
+            r.stop = false;
+            r.relaying = true;
+            r.worker = std::thread(relay_log_lines);
+        }
+    }
+    PyObject* old = r.fn;
+    r.fn = fn.inc_ref().ptr();
+    Py_XDECREF(old);
+    py::gil_scoped_release nogil;
+    kes_log_set_callback(queue_log_line, nullptr);
+}
+
+// At exit (atexit, before the interpreter shuts down): stderr again, the last lines delivered, the
+// relay thread joined.
+void stop_log_relay() {
+    if (t_in_log_callback) return;
+    set_log_callback(py::none());
+    LogRelay& r = log_relay();
+    py::gil_scoped_release nogil;
+    {
+        std::lock_guard<std::mutex> lk(r.mu);
+        r.stop = true;
+    }
+    r.cv.notify_all();
+    if (r.worker.joinable()) r.worker.join();
+    std::lock_guard<std::mutex> lk(r.mu);
+    r.relaying = false;
+}
+
+}  // namespace
+
 void register_sdk(py::module_& m) {
     m.def(
         "version", [] { return std::string(kes_version_string()); },
@@ -422,6 +583,16 @@ void register_sdk(py::module_& m) {
             kes_log_write(log_level_from(level), module.c_str(), "%s", message.c_str());
         },
         py::arg("level"), py::arg("module"), py::arg("message"), "Writes one line into Kestrel's log stream.");
+
+    m.def("set_log_callback", &set_log_callback, py::arg("callback"),
+          "Routes Kestrel's log lines (at or above log_level()) to callback(level, module, message) instead of "
+          "stderr; None restores stderr. The callback runs on a relay thread of the module's, with the GIL, "
+          "one line at a time in the order they were logged, from whichever thread logged them (a line "
+          "may arrive after the call that logged it returns: flush_log waits). Its exceptions go to "
+          "sys.unraisablehook; logging goes on.");
+    m.def("flush_log", &flush_log_lines,
+          "Waits until every line logged so far has reached the log callback (no-op without one, or from it).");
+    py::module_::import("atexit").attr("register")(py::cpp_function(&stop_log_relay));
 
     m.def(
         "trace_start",

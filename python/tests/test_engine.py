@@ -1,5 +1,6 @@
 """kestrel.Model / Context / convert: loading, description, run on NumPy arrays and images, gears, profiles,
 argument errors and deterministic release."""
+import concurrent.futures
 import threading
 import weakref
 
@@ -148,6 +149,8 @@ def test_run_images_through_the_models_aipp(face_models):
         a = det.run_images([img])
         b = det.run_images(img)
         assert all(np.array_equal(p, q) for p, q in zip(a, b))
+        c = det.run_images_async(img).result(timeout=30)
+        assert all(np.array_equal(p, q) for p, q in zip(a, c))
         with emb.context() as ctx, gradient_nv12(112, 112) as face:
             ctx.set_batch(2)
             assert ctx.outputs[0].shape == (2, 192)
@@ -159,3 +162,86 @@ def test_run_images_through_the_models_aipp(face_models):
                 ctx.set_batch(3)
             with pytest.raises(kestrel.InvalidArgumentError):
                 ctx.run_images([["not an image"]])
+
+
+def test_run_async_resolves_futures_in_order(add_model):
+    rng = np.random.default_rng(2)
+    xs = [rng.standard_normal((3, 4, 5)).astype(np.float32) for _ in range(40)]  # > the queue's 16
+    y = np.ones((3, 4, 5), np.float32)
+    with kestrel.Model(add_model) as m, m.context(threads=1) as ctx:
+        futures = [ctx.run_async([x, y]) for x in xs]
+        assert all(isinstance(f, concurrent.futures.Future) for f in futures)
+        finished = []
+        futures[-1].add_done_callback(lambda f: finished.append(f.result()[0]))
+        for x, f in zip(xs, futures):
+            (out,) = f.result(timeout=30)
+            assert np.array_equal(out, x + y)
+        ctx.wait()
+        assert len(finished) == 1 and np.array_equal(finished[0], xs[-1] + y)
+        mine = np.empty((3, 4, 5), np.float32)
+        assert m.run_async([xs[0], y], outputs=[mine]).result(timeout=30)[0] is mine
+        assert np.array_equal(mine, xs[0] + y)
+
+
+def test_run_async_errors(add_model):
+    x = np.zeros((3, 4, 5), np.float32)
+    with kestrel.Model(add_model) as m, m.context() as ctx:
+        with pytest.raises(kestrel.InvalidArgumentError, match="2 inputs"):
+            ctx.run_async([x])  # found before queuing: raised by the call
+        bad = ctx.run_async([x, np.zeros((3, 4, 6), np.float32)])  # found when the job runs: in the future
+        good = ctx.run_async([x, x])
+        error = bad.exception(timeout=30)
+        assert isinstance(error, kestrel.InvalidArgumentError) and error.status == -1 and "y" in error.message
+        assert not bad.cancel() and np.array_equal(good.result(timeout=30)[0], x)
+        with pytest.raises(kestrel.InvalidArgumentError):
+            bad.result()
+        ctx.run([x, x])  # the failure stays in its future, not in the next call
+    with pytest.raises(kestrel.ClosedError):
+        ctx.run_async([x, x])
+
+
+def test_sync_calls_and_close_wait_for_queued_runs(blazeface128):
+    m = kestrel.Model(blazeface128)
+    ctx = m.context(threads=1)
+    x = np.zeros(ctx.inputs[0].shape, np.float32)
+    expected = ctx.run(x)
+    futures = [ctx.run_async(x) for _ in range(4)]
+    ctx.set_profiling(False)  # refused by the C API while jobs are queued: waits for them instead
+    assert all(f.done() for f in futures)
+    futures = [ctx.run_async(x) for _ in range(4)]
+    assert all(np.array_equal(a, b) for a, b in zip(ctx.run(x), expected))
+    assert all(f.done() for f in futures)
+    futures = [ctx.run_async(x) for _ in range(4)]
+    m.close()  # destroys the context: its queued runs finish first
+    assert all(f.done() and all(np.array_equal(a, b) for a, b in zip(f.result(), expected)) for f in futures)
+
+
+def test_done_callback_cannot_use_its_own_context_and_may_drop_it(blazeface128):
+    with kestrel.Model(blazeface128) as m:
+        ctx = m.context(threads=1)
+        x = np.zeros(ctx.inputs[0].shape, np.float32)
+        seen, holder = [], [ctx]
+
+        def uses_own_context(future):
+            if threading.current_thread() is threading.main_thread():
+                seen.append("finished before add_done_callback")  # not on the worker: nothing to check
+                return
+            for use in (lambda: ctx.run(x), lambda: ctx.run_async(x), ctx.wait, ctx.close, m.close):
+                try:
+                    use()
+                    seen.append("ran")
+                except kestrel.InvalidArgumentError as e:
+                    seen.append(e.message)
+        futures = [ctx.run_async(x) for _ in range(3)]
+        futures[-1].add_done_callback(uses_own_context)
+        ctx.wait()
+        if seen == ["finished before add_done_callback"]:
+            pytest.skip("the runs finished before the callback was added")
+        assert len(seen) == 5 and all("done-callback" in s for s in seen), seen
+        assert not ctx.closed and np.array_equal(ctx.run(x)[0], futures[0].result()[0])
+        # Dropping the last reference to a context in its own done-callback destroys it off its worker.
+        future = ctx.run_async(x)
+        future.add_done_callback(lambda f: holder.clear())
+        del ctx
+        future.result(timeout=30)
+        assert not m.closed
