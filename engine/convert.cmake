@@ -5,6 +5,7 @@ list(APPEND convert_sources
   src/convert/passes.cpp
   src/convert/fusion.cpp
   src/convert/fusion_qdq.cpp
+  src/convert/quantize.cpp
   src/convert/pass_layout.cpp
   src/convert/convert.cpp)
 
