@@ -15,7 +15,8 @@ set(engine_convert_test_sources
   tests/test_pass_layout.cpp
   tests/test_pass_layout_nchw.cpp
   tests/test_convert.cpp
-  tests/test_dynamic_gears.cpp)
+  tests/test_dynamic_gears.cpp
+  tests/test_quantize.cpp)
 
 # libonnx-testdata lives on the build machine; an emulated (qemu) run reads the host's files too (the
 # whole list takes a few seconds there in Release), so the conformance ctest runs in every build.

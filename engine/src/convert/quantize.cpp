@@ -10,7 +10,8 @@
 //   the fast kernels widen either type to int16, so u8 costs nothing); weights int8 symmetric per output
 //   channel, scale max|w| / 127; biases int32 with scale x_scale · w_scale, as quantize_static writes them.
 // - Calibration statistics: min and max always; percentile and entropy clip both ends at a threshold T
-//   found on a 2048-bin histogram of |x| (a second pass, once the largest |x| is known).
+//   found on a 2048-bin histogram of |x| (a second pass, once the largest |x| is known); a tensor
+//   with fewer values than bins over the whole set keeps min and max.
 // - The float model that calibration runs is the converted graph with every measured tensor made an
 //   output (passes keep outputs by name and in their layout, so each is found and read as it is in the
 //   float graph); the report runs the quantized graph the same way.
@@ -271,6 +272,10 @@ double percentile_threshold(const std::vector<double>& histogram, double bin_wid
 Range calibrated_range(const Statistics& s, const QuantizeOptions& o) {
     Range r{std::min(s.min, 0.0f), std::max(s.max, 0.0f)};
     if (o.method == CalibrationMethod::MinMax || s.abs_max() == 0) return r;
+    // Fewer values than bins (a small head, a few samples) describe no distribution to clip: min/max.
+    double values = 0;
+    for (double c : s.histogram) values += c;
+    if (values < static_cast<double>(kHistogramBins)) return r;
     const double bin_width = s.abs_max() / static_cast<double>(kHistogramBins);
     // A one-sided tensor (after a Relu) spends all 255 steps of u8 on [0, T]; a two-sided one about
     // half on each side: the levels the entropy search quantizes to.
