@@ -136,7 +136,7 @@ typedef struct kes_convert_options {
     const char* calibration_method;           /* "minmax" (NULL: the default), "percentile" or "entropy" */
     double calibration_percentile;            /* percentile: the part of |x| kept, in (0, 100]; 0: 99.99 */
     const char* keep_float;                   /* "layer,layer": node names left in f32, or NULL */
-    kes_convert_layer_report_fn layer_report; /* NULL: no report */
+    kes_convert_layer_report_fn layer_report; /* NULL: no report (and no run of the quantized model for it) */
     void* layer_report_user_data;
 } kes_convert_options;
 

@@ -796,6 +796,7 @@ kes::convert::Options to_options(const kes_convert_options* given) {
             opt.quantize.method = kes::convert::parse_calibration_method(o->calibration_method);
         if (o->calibration_percentile != 0) opt.quantize.percentile = o->calibration_percentile;
         if (o->keep_float && *o->keep_float) opt.quantize.keep_float = kes::convert::parse_keep_float(o->keep_float);
+        opt.quantize.report = o->layer_report != nullptr;
     }
     if (o->progress) {
         const kes_convert_progress_fn fn = o->progress;

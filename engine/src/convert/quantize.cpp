@@ -237,7 +237,39 @@ struct Statistics {
     float min = std::numeric_limits<float>::infinity(), max = -std::numeric_limits<float>::infinity();
     std::vector<double> histogram;  // of |x|, kHistogramBins bins over [0, max |x|]
 
+    // A depthwise conv's equalized input (equalize_depthwise_inputs): each channel's range, then the
+    // divisor applied to each channel.
+    std::vector<float> channel_min, channel_max, channel_scale;
+
     float abs_max() const { return std::max(std::fabs(min), std::fabs(max)); }
+    // NCHW values of `channels` channels: each channel's range.
+    void add_channel_ranges(const std::vector<float>& v, size_t channels, size_t plane) {
+        channel_min.resize(channels, std::numeric_limits<float>::infinity());
+        channel_max.resize(channels, -std::numeric_limits<float>::infinity());
+        for (size_t i = 0; i < v.size(); ++i) {
+            const size_t c = (i / plane) % channels;
+            channel_min[c] = std::min(channel_min[c], v[i]), channel_max[c] = std::max(channel_max[c], v[i]);
+        }
+    }
+    // Each channel is divided by its range over the largest (at least 1/1024 of it), so that all span
+    // the same range: the tensor's range is then that of the divided values.
+    void equalize_channels(double exponent) {
+        float largest = 0;
+        for (size_t c = 0; c < channel_min.size(); ++c)
+            largest = std::max({largest, std::fabs(channel_min[c]), std::fabs(channel_max[c])});
+        channel_scale.assign(channel_min.size(), 1.0f);
+        if (largest == 0) return;
+        min = 0, max = 0;
+        for (size_t c = 0; c < channel_min.size(); ++c) {
+            const float range = std::max(std::fabs(channel_min[c]), std::fabs(channel_max[c]));
+            channel_scale[c] = std::max(static_cast<float>(std::pow(range / largest, exponent)), 1.0f / 1024);
+            min = std::min(min, channel_min[c] / channel_scale[c]);
+            max = std::max(max, channel_max[c] / channel_scale[c]);
+        }
+    }
+    void divide_channels(std::vector<float>& v, size_t plane) const {
+        for (size_t i = 0; i < v.size(); ++i) v[i] /= channel_scale[(i / plane) % channel_scale.size()];
+    }
     void add_range(const std::vector<float>& v) {
         for (float x : v) {
             if (!std::isfinite(x)) fail(KES_ERR_INVALID_ARGUMENT, "--calibration: the float model computes %g", x);
@@ -342,6 +374,61 @@ struct Rewriter {
         return q_name;
     }
 
+    // The depthwise layer reads its input divided by `scale` per channel (a Mul), with its weights of
+    // channel c multiplied by scale[c]. Returns the divided tensor.
+    int32_t equalize(size_t layer, const std::vector<float>& scale) {
+        const int32_t x = g.nodes[layer].inputs[0], w = g.nodes[layer].inputs[1];
+        const int64_t channels = static_cast<int64_t>(scale.size());
+        std::vector<float> weights(tensor_at(g, w).as<float>(),
+                                   tensor_at(g, w).as<float>() + tensor_at(g, w).elements());
+        // OIHW: input channel c is (i / (H·W)) % C of a dense conv, output channel i / (H·W) of a depthwise.
+        const Shape& ws = tensor_at(g, w).shape;
+        const size_t taps = static_cast<size_t>(ws[2] * ws[3]);
+        for (size_t i = 0; i < weights.size(); ++i) weights[i] *= scale[(i / taps) % scale.size()];
+        std::vector<float> inverse(scale.size());
+        for (size_t c = 0; c < scale.size(); ++c) inverse[c] = 1.0f / scale[c];
+        const std::string name = tensor_at(g, x).name;
+        const Shape x_shape = tensor_at(g, x).shape, w_shape = tensor_at(g, w).shape;
+        const int32_t scaled_w =
+            g.add_constant(unique_name(g, tensor_at(g, w).name + "_equalized"), KES_F32, w_shape, weights.data());
+        const int32_t divisor =
+            g.add_constant(unique_name(g, name + "_equalization"), KES_F32, Shape{1, channels, 1, 1}, inverse.data());
+        const int32_t y = g.add_activation(unique_name(g, name + "_equalized"), KES_F32, x_shape, true);
+        g.add_node("Mul", {x, divisor}, {y}, g.nodes[layer].name + "_equalize");
+        g.nodes[layer].inputs[0] = y;
+        g.nodes[layer].inputs[1] = scaled_w;
+        return y;
+    }
+
+    // The conv writes its output divided by `scale` per channel (weights and bias of channel c divided
+    // by scale[c]); a Mul restores the original tensor. Returns the divided tensor.
+    int32_t equalize_output(size_t layer, const std::vector<float>& scale) {
+        const int32_t y = g.nodes[layer].outputs[0], w = g.nodes[layer].inputs[1];
+        const int32_t b = g.nodes[layer].inputs.size() > 2 ? g.nodes[layer].inputs[2] : -1;
+        const int64_t channels = static_cast<int64_t>(scale.size());
+        const std::string name = tensor_at(g, y).name;
+        std::vector<float> weights(tensor_at(g, w).as<float>(),
+                                   tensor_at(g, w).as<float>() + tensor_at(g, w).elements());
+        const size_t per_channel = weights.size() / scale.size();
+        for (size_t i = 0; i < weights.size(); ++i) weights[i] /= scale[i / per_channel];
+        const int32_t scaled_w = g.add_constant(unique_name(g, tensor_at(g, w).name + "_equalized"), KES_F32,
+                                                tensor_at(g, w).shape, weights.data());
+        g.nodes[layer].inputs[1] = scaled_w;
+        if (b >= 0) {
+            std::vector<float> bias(tensor_at(g, b).as<float>(), tensor_at(g, b).as<float>() + scale.size());
+            for (size_t c = 0; c < scale.size(); ++c) bias[c] /= scale[c];
+            g.nodes[layer].inputs[2] = g.add_constant(unique_name(g, tensor_at(g, b).name + "_equalized"), KES_F32,
+                                                      Shape{channels}, bias.data());
+        }
+        const Shape shape = tensor_at(g, y).shape;
+        const int32_t divided = g.add_activation(unique_name(g, name + "_equalized"), KES_F32, shape, true);
+        const int32_t factor =
+            g.add_constant(unique_name(g, name + "_equalization"), KES_F32, Shape{1, channels, 1, 1}, scale.data());
+        g.nodes[layer].outputs[0] = divided;
+        g.add_node("Mul", {divided, factor}, {y}, g.nodes[layer].name + "_unequalize");
+        return divided;
+    }
+
     // The layer's weight as DequantizeLinear(int8, per-channel scale); its bias as int32 with scale
     // x_scale · w_scale. Returns nothing: the layer reads the new tensors.
     void quantize_weights(size_t layer, int64_t axis, float x_scale) {
@@ -349,6 +436,8 @@ struct Rewriter {
         const Shape shape = tensor_at(g, w).shape;
         const std::string name = tensor_at(g, w).name;
         const int64_t channels = shape[static_cast<size_t>(axis)];
+        KES_LOGD("convert", "--quantize: %s: weight '%s' %s, %lld channels", g.nodes[layer].name.c_str(), name.c_str(),
+                 shape_string(shape).c_str(), static_cast<long long>(channels));
         int64_t inner = 1;
         for (size_t d = static_cast<size_t>(axis) + 1; d < shape.size(); ++d) inner *= shape[d];
         const int64_t count = tensor_at(g, w).elements();
@@ -392,12 +481,100 @@ struct Rewriter {
     }
 };
 
+// The 2-D NHWC Convs (TFLite's) of the layers to quantize become NCHW between two Transposes: the
+// fast int8 convolutions are NCHW (kernels/common/qconv_nchw.cpp); an NHWC QLinearConv runs the
+// reference kernel, ~20x slower (MobileFaceNet: 5 s per pair of faces). The Transposes run on the
+// quantized bytes (fusion_qdq.cpp), and the layout pass cancels pairs of them across the float ops.
+void make_convs_nchw(ir::Graph& g, const std::set<std::string>& kept) {
+    const size_t count = g.nodes.size();
+    for (size_t i = 0; i < count; ++i) {
+        ir::Node& n = g.nodes[i];
+        if (n.op != "Conv" || n.attrs.get_string("data_layout", "NCHW") != "NHWC" || kept.count(n.name) ||
+            weight_channel_axis(g, n) < 0 || tensor_at(g, n.inputs[1]).shape.size() != 4 ||
+            tensor_at(g, n.inputs[0]).shape.size() != 4 || tensor_at(g, n.outputs[0]).shape.size() != 4)
+            continue;
+        const ir::Tensor& w = tensor_at(g, n.inputs[1]);  // OHWI
+        const int64_t o = w.shape[0], kh = w.shape[1], kw = w.shape[2], ci = w.shape[3];
+        std::vector<float> oihw(static_cast<size_t>(w.elements()));
+        const float* src = w.as<float>();
+        for (int64_t a = 0; a < o; ++a)
+            for (int64_t y = 0; y < kh; ++y)
+                for (int64_t x = 0; x < kw; ++x)
+                    for (int64_t c = 0; c < ci; ++c)
+                        oihw[static_cast<size_t>(((a * ci + c) * kh + y) * kw + x)] =
+                            src[static_cast<size_t>(((a * kh + y) * kw + x) * ci + c)];
+        const std::string name = n.name;
+        const int32_t weight =
+            g.add_constant(unique_name(g, w.name + "_oihw"), KES_F32, Shape{o, ci, kh, kw}, oihw.data());
+        const Shape in_shape = tensor_at(g, n.inputs[0]).shape, out_shape = tensor_at(g, n.outputs[0]).shape;
+        const std::string in_name = tensor_at(g, n.inputs[0]).name, out_name = tensor_at(g, n.outputs[0]).name;
+        const int32_t x_nchw = g.add_activation(unique_name(g, in_name + "_nchw"), KES_F32,
+                                                Shape{in_shape[0], in_shape[3], in_shape[1], in_shape[2]}, true);
+        const int32_t y_nchw = g.add_activation(unique_name(g, out_name + "_nchw"), KES_F32,
+                                                Shape{out_shape[0], out_shape[3], out_shape[1], out_shape[2]}, true);
+        const int32_t x = g.nodes[i].inputs[0], y = g.nodes[i].outputs[0];
+        g.add_node("Transpose", {x}, {x_nchw}, name + "_to_nchw").attrs.set_ints("perm", {0, 3, 1, 2});
+        g.add_node("Transpose", {y_nchw}, {y}, name + "_to_nhwc").attrs.set_ints("perm", {0, 2, 3, 1});
+        ir::Node& conv = g.nodes[i];  // add_node may have moved the nodes
+        conv.attrs.erase("data_layout");
+        conv.inputs[0] = x_nchw;
+        conv.inputs[1] = weight;
+        conv.outputs[0] = y_nchw;
+    }
+    if (g.nodes.size() != count) {
+        g.toposort();
+        ir::infer_shapes(g);
+    }
+}
+
 struct Layer {
     size_t node = 0;
     int64_t axis = 0;
     std::string name, op;
-    int32_t input = -1, output = -1;  // the tensors quantized around it
+    int32_t input = -1, output = -1;    // the tensors quantized around it
+    size_t equalized_plane = 0;         // > 0: a conv whose input channels are equalized (H·W)
+    size_t equalized_output_plane = 0;  // > 0: a conv whose output channels are equalized (H·W)
 };
+
+// An NCHW conv whose output (no activation fused) is read by no quantized layer and is no graph output
+// (a PReLU reads it in float): its output channels are divided by their ranges before quantizing (the
+// conv's weights and bias of channel c divided by s_c, whose int8 weights and int32 bias have a scale
+// per channel anyway) and multiplied back after the DequantizeLinear (a float Mul): each channel is
+// quantized at its own resolution, as the inputs above.
+size_t equalizable_output_plane(const ir::Graph& g, const Layer& l, const std::vector<Layer>& layers) {
+    const ir::Node& n = g.nodes[l.node];
+    const ir::Tensor& y = tensor_at(g, l.output);
+    if (n.op != "Conv" || n.attrs.get_string("data_layout", "NCHW") != "NCHW" || y.shape.size() != 4 ||
+        n.outputs[0] != l.output || g.is_graph_output(l.output))
+        return 0;
+    for (const Layer& other : layers)
+        if (other.input == l.output) return 0;
+    return static_cast<size_t>(y.shape[2] * y.shape[3]);
+}
+
+// NCHW convs, depthwise or with one group, whose input only they read and is no quantized layer's
+// output. Their input's channels can differ in range by 100x (after a PReLU with large slopes:
+// MobileFaceNet), which one per-tensor scale represents badly. Dividing input channel c by s_c before
+// quantizing and multiplying the conv's weights that read it by s_c is exact. A depthwise conv's
+// output channel c reads input channel c only, and its int8 weights have a scale per channel, so
+// s_c = range_c / largest costs its weights nothing: every channel is quantized at its own resolution.
+// In a dense conv every output channel's weights read every input channel, so the imbalance moves into
+// the weights: s_c = sqrt(range_c / largest) splits it between the two (SmoothQuant's migration with
+// alpha 0.5). The division is a float Mul before the QuantizeLinear.
+size_t equalizable_plane(const ir::Graph& g, const Layer& l, const std::vector<Layer>& layers) {
+    const ir::Node& n = g.nodes[l.node];
+    const ir::Tensor& x = tensor_at(g, l.input);
+    const ir::Tensor& w = tensor_at(g, n.inputs[1]);
+    const int64_t group = n.attrs.get_int("group", 1);
+    const bool depthwise = w.shape.size() == 4 && w.shape[1] == 1 && w.shape[0] == x.shape[1] && group == x.shape[1];
+    if (n.op != "Conv" || n.attrs.get_string("data_layout", "NCHW") != "NCHW" || x.shape.size() != 4 ||
+        w.shape.size() != 4 || (!depthwise && group != 1))
+        return 0;
+    if (g.producer(l.input) < 0 || g.is_graph_output(l.input) || g.consumers(l.input).size() != 1) return 0;
+    for (const Layer& other : layers)
+        if (other.output == l.input) return 0;
+    return static_cast<size_t>(x.shape[2] * x.shape[3]);
+}
 
 }  // namespace
 
@@ -469,7 +646,8 @@ std::vector<LayerReport> quantize_int8(ir::Graph& g, const QuantizeOptions& opti
 
     // The layers and the tensors around them.
     std::vector<Layer> layers;
-    std::set<std::string> kept(options.keep_float.begin(), options.keep_float.end());
+    const std::set<std::string> kept(options.keep_float.begin(), options.keep_float.end());
+    make_convs_nchw(g, kept);
     std::set<std::string> known;
     for (size_t i = 0; i < g.nodes.size(); ++i) {
         const ir::Node& n = g.nodes[i];
@@ -485,6 +663,15 @@ std::vector<LayerReport> quantize_int8(ir::Graph& g, const QuantizeOptions& opti
     if (layers.empty())
         fail(KES_ERR_UNSUPPORTED, "--quantize: no Conv, Gemm or MatMul with constant weights to quantize%s",
              options.keep_float.empty() ? "" : " (besides those of --keep-float)");
+    for (Layer& l : layers) {
+        l.equalized_plane = equalizable_plane(g, l, layers);
+        l.equalized_output_plane = equalizable_output_plane(g, l, layers);
+    }
+    std::map<int32_t, size_t> equalized;  // tensor → its plane
+    for (const Layer& l : layers) {
+        if (l.equalized_plane) equalized[l.input] = l.equalized_plane;
+        if (l.equalized_output_plane) equalized[l.output] = l.equalized_output_plane;
+    }
     std::vector<int32_t> measured;  // unique, in graph order
     for (const Layer& l : layers)
         for (int32_t t : {l.input, l.output})
@@ -516,13 +703,23 @@ std::vector<LayerReport> quantize_int8(ir::Graph& g, const QuantizeOptions& opti
                 if (v.empty())
                     fail(KES_ERR_INTERNAL, "--quantize: tensor '%s' is not an output of the calibration model",
                          tensor_at(g, t).name.c_str());
-                if (pass == 0) {
+                const auto eq = equalized.find(t);
+                if (pass == 0 && eq != equalized.end()) {
+                    stats[t].add_channel_ranges(v, static_cast<size_t>(tensor_at(g, t).shape[1]), eq->second);
+                } else if (pass == 0) {
                     stats[t].add_range(v);
                 } else {
+                    if (eq != equalized.end()) stats[t].divide_channels(v, eq->second);
                     stats[t].add_histogram(v);
                 }
             }
         }
+        if (pass == 0)
+            for (const Layer& l : layers) {
+                if (l.equalized_plane)
+                    stats[l.input].equalize_channels(tensor_at(g, g.nodes[l.node].inputs[1]).shape[1] == 1 ? 1.0 : 0.5);
+                if (l.equalized_output_plane) stats[l.output].equalize_channels(1.0);
+            }
     }
 
     // The rewrite, then the QDQ fusion and the folding of the weights no group took.
@@ -536,6 +733,28 @@ std::vector<LayerReport> quantize_int8(ir::Graph& g, const QuantizeOptions& opti
                  static_cast<double>(r.hi));
     }
     Rewriter rw{g};
+    for (Layer& l : layers) {
+        if (!l.equalized_plane) continue;
+        const std::string x_name = tensor_at(g, l.input).name;
+        const int32_t eq = rw.equalize(l.node, stats[l.input].channel_scale);
+        const std::string eq_name = tensor_at(g, eq).name;
+        params[eq_name] = params[x_name];
+        for (size_t k = 0; k < measured.size(); ++k)
+            if (measured[k] == l.input) measured[k] = eq, measured_names[k] = eq_name;
+        l.input = eq;
+    }
+    std::map<std::string, std::string> report_tensor;  // a layer's float output → what the report reads
+    for (Layer& l : layers) {
+        if (!l.equalized_output_plane) continue;
+        const std::string y_name = tensor_at(g, l.output).name;
+        const int32_t eq = rw.equalize_output(l.node, stats[l.output].channel_scale);
+        const std::string eq_name = tensor_at(g, eq).name;
+        params[eq_name] = params[y_name];
+        for (size_t k = 0; k < measured.size(); ++k)
+            if (measured[k] == l.output) measured[k] = eq, measured_names[k] = eq_name;
+        report_tensor[y_name] = y_name;  // the Mul's f32 output: the channels multiplied back
+        l.output = eq;
+    }
     for (const Layer& l : layers) rw.quantize_weights(l.node, l.axis, params[tensor_at(g, l.input).name].scale);
     std::map<std::string, std::string> quantized_name;  // float tensor → its u8 tensor
     for (size_t k = 0; k < measured.size(); ++k)
@@ -545,10 +764,14 @@ std::vector<LayerReport> quantize_int8(ir::Graph& g, const QuantizeOptions& opti
     ir::fuse_qdq(g);
     ir::fold_constants(g);
 
+    KES_LOGI("convert", "--quantize: %zu layers quantized to int8 on %zu calibration inputs", layers.size(),
+             samples.size());
+    if (!options.report) return {};
+
     // The report: the quantized graph with each layer's u8 output an output, against the float model.
     ir::Graph quantized = g;
     for (const std::string& out : output_names) {
-        const int32_t t = quantized.find_tensor(quantized_name[out]);
+        const int32_t t = quantized.find_tensor(report_tensor.count(out) ? out : quantized_name[out]);
         if (t >= 0 && !quantized.is_graph_output(t) && quantized.producer(t) >= 0) quantized.outputs.push_back(t);
     }
     finish(quantized);
@@ -558,9 +781,13 @@ std::vector<LayerReport> quantize_int8(ir::Graph& g, const QuantizeOptions& opti
         float_model.run(s);
         quantized_model.run(s);
         for (size_t k = 0; k < layers.size(); ++k) {
-            const Activation& a = params[output_names[k]];
             const std::vector<float> f = float_model.values(output_names[k]);
-            const std::vector<float> q = quantized_model.values(quantized_name[output_names[k]], a.scale, a.zero_point);
+            const auto direct = report_tensor.find(output_names[k]);
+            const Activation& a = params[output_names[k]];  // (tensor indices changed with the fusion)
+            const std::vector<float> q =
+                direct != report_tensor.end()
+                    ? quantized_model.values(direct->second)
+                    : quantized_model.values(quantized_name[output_names[k]], a.scale, a.zero_point);
             if (f.size() != q.size()) continue;  // not measured: left out of the report
             for (size_t i = 0; i < f.size(); ++i) comparisons[k].add(q[i], f[i], 0, 0);
         }
@@ -571,8 +798,6 @@ std::vector<LayerReport> quantize_int8(ir::Graph& g, const QuantizeOptions& opti
         report.push_back(LayerReport{layers[k].name, layers[k].op, output_names[k], comparisons[k].cosine(),
                                      comparisons[k].max_abs});
     }
-    KES_LOGI("convert", "--quantize: %zu layers quantized to int8 on %zu calibration inputs", layers.size(),
-             samples.size());
     return report;
 }
 
