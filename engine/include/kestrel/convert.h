@@ -9,7 +9,8 @@
  *   for auto_pad SAME, BatchNorm and per-channel Mul/Add/Sub/Div folded into Conv/Gemm weights,
  *   activations fused into Conv/ConvTranspose/Gemm/MatMul/Add/Sub/Mul/Div, TFLite's spelled-out
  *   PReLU) → dead-node removal → weight storage type → AIPP configs → a shape check of every gear →
- *   the .kom writer (static memory plan, 128-byte aligned weights).
+ *   the .kom writer (static memory plan, 128-byte aligned weights). With quantize "int8", the float
+ *   graph is quantized (below) after the folding of BatchNorm, before the layout choice.
  * kes-convert (engine/tools) is this API on the command line; its options mirror the fields below.
  *
  * Errors: KES_ERR_CORRUPT_DATA for a malformed model file (naming what and where), KES_ERR_UNSUPPORTED
@@ -65,14 +66,20 @@
  * graph into the QDQ form ONNX Runtime's quantize_static writes: weights int8, symmetric, one scale per
  * output channel; activations u8 with a zero point, one scale per tensor, measured at a layer's input
  * and at its output (after a Relu or Clip that alone reads it, fused into the layer); biases int32.
- * The QDQ fusion above then makes the integer ops, as for a model quantized elsewhere. Ops with no
+ * The QDQ fusion above then makes the integer ops, as for a model quantized elsewhere. TFLite's NHWC
+ * convs are computed NCHW between Transposes (the fast int8 convolutions are NCHW). A conv's input
+ * channels are divided by their calibrated ranges before quantizing and its weights multiplied back
+ * (depthwise fully, dense by the square root), and a conv output read only by float ops likewise,
+ * multiplied back after its DequantizeLinear: exact in float, each channel quantized nearer its own
+ * range (docs/MODELS.md "Quantizing a float model to int8"). Ops with no
  * integer form (PRelu, Sigmoid, ...) run in f32 between a DequantizeLinear and a QuantizeLinear;
  * layers named in keep_float stay f32 entirely. Activation ranges (calibration_method): "minmax" the
  * smallest and largest value seen; "percentile" clips |x| at the given percentile of the values seen;
  * "entropy" clips |x| where the KL divergence between the clipped and the quantized distribution of a
  * 2048-bin histogram is least (TensorRT's entropy calibration). Each quantized layer is then compared
  * with the float model on the calibration set (layer_report). Errors: KES_ERR_INVALID_ARGUMENT for a
- * missing or empty folder, a file that is not a .npy of the input's dtype and shape (naming it), an
+ * missing or empty folder, a file that is not a .npy of the input's dtype and shape (naming it; a
+ * malformed .npy: the .npy reader's KES_ERR_CORRUPT_DATA or KES_ERR_UNSUPPORTED), an
  * unknown method or keep_float layer; KES_ERR_UNSUPPORTED for a model with several inputs (not yet
  * calibrated) or without a layer to quantize.
  *

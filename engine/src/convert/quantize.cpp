@@ -12,6 +12,8 @@
 // - Calibration statistics: min and max always; percentile and entropy clip both ends at a threshold T
 //   found on a 2048-bin histogram of |x| (a second pass, once the largest |x| is known); a tensor
 //   with fewer values than bins over the whole set keeps min and max.
+// - TFLite's NHWC Convs become NCHW between Transposes (make_convs_nchw), and conv inputs and outputs
+//   are equalized per channel (equalizable_plane, equalizable_output_plane): both exact in float.
 // - The float model that calibration runs is the converted graph with every measured tensor made an
 //   output (passes keep outputs by name and in their layout, so each is found and read as it is in the
 //   float graph); the report runs the quantized graph the same way.
