@@ -265,6 +265,14 @@ TEST(Quantize, BadCalibrationSetsFailNamingTheProblem) {
     kes::npy::write_file(shape + "/wrong.npy", KES_F32, {1, 1, kSize, kSize}, x.data(), x.size() * sizeof(float));
     expect_error(convert_with(shape, nullptr, nullptr), KES_ERR_INVALID_ARGUMENT, "wrong.npy' is f32 [1,1,12,12]");
 
+    const std::string nan = fresh_dir("nan");
+    std::vector<float> with_nan(kInputElements, 0.5f);
+    with_nan[7] = NAN;
+    kes::npy::write_file(nan + "/nan.npy", KES_F32, {1, kChannels, kSize, kSize}, with_nan.data(),
+                         with_nan.size() * sizeof(float));
+    expect_error(convert_with(nan, nullptr, nullptr), KES_ERR_INVALID_ARGUMENT,
+                 "nan.npy: the float model computes nan");
+
     const std::string text = fresh_dir("text");
     std::ofstream(text + "/notes.txt") << "not an array";
     expect_error(convert_with(text, nullptr, nullptr), KES_ERR_INVALID_ARGUMENT, "notes.txt' is not a .npy file");

@@ -272,11 +272,14 @@ struct Statistics {
     void divide_channels(std::vector<float>& v, size_t plane) const {
         for (size_t i = 0; i < v.size(); ++i) v[i] /= channel_scale[(i / plane) % channel_scale.size()];
     }
+    static void check_finite(const std::vector<float>& v, const std::string& tensor, const std::string& sample) {
+        for (float x : v)
+            if (!std::isfinite(x))
+                fail(KES_ERR_INVALID_ARGUMENT, "--calibration: %s: the float model computes %g in tensor '%s'",
+                     sample.c_str(), static_cast<double>(x), tensor.c_str());
+    }
     void add_range(const std::vector<float>& v) {
-        for (float x : v) {
-            if (!std::isfinite(x)) fail(KES_ERR_INVALID_ARGUMENT, "--calibration: the float model computes %g", x);
-            min = std::min(min, x), max = std::max(max, x);
-        }
+        for (float x : v) min = std::min(min, x), max = std::max(max, x);
     }
     void add_histogram(const std::vector<float>& v) {
         histogram.resize(kHistogramBins);
@@ -705,6 +708,7 @@ std::vector<LayerReport> quantize_int8(ir::Graph& g, const QuantizeOptions& opti
                 if (v.empty())
                     fail(KES_ERR_INTERNAL, "--quantize: tensor '%s' is not an output of the calibration model",
                          tensor_at(g, t).name.c_str());
+                if (pass == 0) Statistics::check_finite(v, tensor_at(g, t).name, s.path);
                 const auto eq = equalized.find(t);
                 if (pass == 0 && eq != equalized.end()) {
                     stats[t].add_channel_ranges(v, static_cast<size_t>(tensor_at(g, t).shape[1]), eq->second);
