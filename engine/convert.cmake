@@ -5,6 +5,7 @@ list(APPEND convert_sources
   src/convert/passes.cpp
   src/convert/fusion.cpp
   src/convert/fusion_qdq.cpp
+  src/convert/quantize.cpp
   src/convert/pass_layout.cpp
   src/convert/convert.cpp)
 
@@ -14,7 +15,8 @@ set(engine_convert_test_sources
   tests/test_pass_layout.cpp
   tests/test_pass_layout_nchw.cpp
   tests/test_convert.cpp
-  tests/test_dynamic_gears.cpp)
+  tests/test_dynamic_gears.cpp
+  tests/test_quantize.cpp)
 
 # libonnx-testdata lives on the build machine; an emulated (qemu) run reads the host's files too (the
 # whole list takes a few seconds there in Release), so the conformance ctest runs in every build.
@@ -49,6 +51,19 @@ function(engine_convert_after_module)
                       COMMAND kes-convert ${seed} -o ${none} --weight-type f8)
     kes_add_tool_test(KesConvert.UnknownShapeExitsWith2 EXIT_CODE 2 LABELS engine
                       COMMAND kes-convert ${seed} -o ${none})
+    # --quantize int8 prints each quantized layer against the float model (committed .npy inputs).
+    kes_add_tool_test(KesConvert.QuantizePrintsTheLayerReport LABELS engine
+                      COMMAND kes-convert ${seed} -o ${CMAKE_BINARY_DIR}/test-tmp/kes_convert_int8.kom
+                              --input-shape x:1,1,4,4 --quantize int8
+                              --calibration ${CMAKE_CURRENT_SOURCE_DIR}/tests/data/calibration_1x1x4x4
+                      OUTPUT "quantized layers vs float" "Conv_0 +Conv +0[.]99" "1 layers quantized")
+    kes_add_tool_test(KesConvert.QuantizeWithoutCalibrationExitsWith2 EXIT_CODE 2 LABELS engine
+                      COMMAND kes-convert ${seed} -o ${none} --input-shape x:1,1,4,4 --quantize int8
+                      OUTPUT "needs --calibration")
+    kes_add_tool_test(KesConvert.BadCalibrationPercentileExitsWith2 EXIT_CODE 2 LABELS engine
+                      COMMAND kes-convert ${seed} -o ${none} --input-shape x:1,1,4,4 --quantize int8
+                              --calibration-percentile 0
+                      OUTPUT "--calibration-percentile takes a number in")
     kes_add_tool_test(KesConvert.DynamicImageSizeConverts LABELS engine
                       COMMAND kes-convert ${seed} -o ${CMAKE_BINARY_DIR}/test-tmp/kes_convert_gears.kom
                               --input-shape x:1,1,-1,-1 --dynamic-image-size 9,7)

@@ -23,6 +23,7 @@
 #include "kes/error.hpp"
 #include "kes/file.hpp"
 #include "kes/npy.hpp"
+#include "kes/tensor_compare.hpp"
 #include "kestrel/tensor.h"
 
 namespace {
@@ -184,21 +185,13 @@ int main(int argc, char** argv) {
                 if (first_divergent.empty()) first_divergent = label;
                 continue;
             }
-            double max_abs = 0, max_rel = 0, dot = 0, na = 0, nb = 0;
-            bool over = false;
-            for (size_t i = 0; i < a.size(); ++i) {
-                const double d = std::fabs(a[i] - b[i]);
-                if (!(d <= atol + rtol * std::fabs(b[i]))) over = true;  // NaN in either diverges
-                max_abs = std::max(max_abs, d);
-                max_rel = std::max(max_rel, d / std::max(std::fabs(b[i]), 1e-12));
-                dot += a[i] * b[i], na += a[i] * a[i], nb += b[i] * b[i];
-            }
-            const double cosine = na == 0 && nb == 0 ? 1.0 : dot / std::sqrt(na * nb);
-            const bool diverges = over || !(cosine >= min_cosine);
+            kes::TensorComparison c;
+            for (size_t i = 0; i < a.size(); ++i) c.add(a[i], b[i], atol, rtol);  // NaN in either diverges
+            const bool diverges = c.diverges(min_cosine);
             ++compared;
             if (all || first_divergent.empty())
                 std::printf("%-*s %-18s %12.4g %12.4g %10.6f%s\n", name_width, name.c_str(), shape_text(sa).c_str(),
-                            max_abs, max_rel, cosine, diverges ? "  <- diverges" : "");
+                            c.max_abs, c.max_rel, c.cosine(), diverges ? "  <- diverges" : "");
             if (diverges && first_divergent.empty()) first_divergent = label;
         } catch (const kes::Error& e) {
             std::fprintf(stderr, "kes-compare: %s\n", e.what());

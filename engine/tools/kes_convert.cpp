@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -57,6 +58,13 @@ const char kUsage[] =
     "                             repeatable\n"
     "  --max-tensor-bytes N       the largest activation tensor and arena accepted, in bytes or with\n"
     "                             K, M, G (default 4G): a bigger one is refused, naming the tensor\n"
+    "  --quantize int8            post-training quantization: int8 weights (per channel), u8\n"
+    "                             activations (per tensor) around Conv/Gemm/MatMul, calibrated on\n"
+    "                             --calibration; prints each quantized layer's cosine vs the float model\n"
+    "  --calibration DIR          .npy calibration inputs (the model input's dtype and shape, preprocessed)\n"
+    "  --calibration-method M     minmax (default), percentile or entropy (KL, TensorRT's)\n"
+    "  --calibration-percentile P percentile of |x| kept by --calibration-method percentile (default 99.99)\n"
+    "  --keep-float LAYER,...     layers (node names, as the report prints them) left in f32\n"
     "  --format onnx|tflite       the model's format (default: detected from the file)\n"
     "  --list-ops                 print the ops this build converts and executes, one per line\n"
     "  -q, --quiet                no progress lines and no summary\n"
@@ -92,6 +100,16 @@ std::string human_bytes(uint64_t b) {
     else
         std::snprintf(buf, sizeof buf, "%" PRIu64 " B", b);
     return buf;
+}
+
+// --quantize's report rows, printed after the summary.
+struct LayerRow {
+    std::string layer, op;
+    double cosine, max_abs;
+};
+
+void collect_layer(const char* layer, const char* op, const char*, double cosine, double max_abs, void* rows) {
+    static_cast<std::vector<LayerRow>*>(rows)->push_back(LayerRow{layer, op, cosine, max_abs});
 }
 
 // ---- --om: Huawei's ATC with the equivalent options ------------------------------------------------
@@ -292,6 +310,23 @@ static int run(int argc, char** argv) {
                 return 2;
             }
             opt.max_tensor_bytes = static_cast<uint64_t>(n) << shift;
+        } else if (a == "--quantize") {
+            opt.quantize = value("--quantize");
+        } else if (a == "--calibration") {
+            opt.calibration = value("--calibration");
+        } else if (a == "--calibration-method") {
+            opt.calibration_method = value("--calibration-method");
+        } else if (a == "--calibration-percentile") {
+            const char* v = value("--calibration-percentile");
+            char* end = nullptr;
+            opt.calibration_percentile = std::strtod(v, &end);
+            if (*end != '\0' || !(opt.calibration_percentile > 0 && opt.calibration_percentile <= 100)) {
+                std::fprintf(stderr, "kes-convert: --calibration-percentile takes a number in (0, 100] (got '%s')\n",
+                             v);
+                return 2;
+            }
+        } else if (a == "--keep-float") {
+            opt.keep_float = value("--keep-float");
         } else if (a == "--format") {
             const std::string f = value("--format");
             if (f != "onnx" && f != "tflite") {
@@ -336,6 +371,9 @@ static int run(int argc, char** argv) {
     const bool large = stat(model, &st) == 0 && st.st_size >= (16 << 20);
     if (verbosity == 2 || (verbosity == 1 && large)) opt.progress = print_progress;
 
+    std::vector<LayerRow> layers;
+    opt.layer_report = collect_layer;
+    opt.layer_report_user_data = &layers;
     kes_convert_summary summary;
     std::memset(&summary, 0, sizeof summary);
     summary.struct_size = sizeof summary;
@@ -358,6 +396,19 @@ static int run(int argc, char** argv) {
         std::printf("  weights      %s\n", human_bytes(summary.weight_bytes).c_str());
         std::printf("  arena        %s (ideal %s, %.2fx)\n", human_bytes(summary.arena_bytes).c_str(),
                     human_bytes(summary.ideal_bytes).c_str(), ratio);
+    }
+    if (verbosity > 0 && !layers.empty()) {
+        // The msaccucmp view of the quantization: each int8 layer against the float model.
+        int width = 5;  // "layer"
+        for (const LayerRow& l : layers) width = std::max(width, static_cast<int>(l.layer.size()));
+        std::printf("\nquantized layers vs float, over the calibration set:\n%-*s %-8s %10s %12s\n", width, "layer",
+                    "op", "cosine", "max abs err");
+        double worst = 1.0;
+        for (const LayerRow& l : layers) {
+            std::printf("%-*s %-8s %10.6f %12.4g\n", width, l.layer.c_str(), l.op.c_str(), l.cosine, l.max_abs);
+            worst = std::min(worst, l.cosine);
+        }
+        std::printf("%zu layers quantized, lowest cosine %.6f\n", layers.size(), worst);
     }
     return 0;
 }

@@ -9,7 +9,8 @@
  *   for auto_pad SAME, BatchNorm and per-channel Mul/Add/Sub/Div folded into Conv/Gemm weights,
  *   activations fused into Conv/ConvTranspose/Gemm/MatMul/Add/Sub/Mul/Div, TFLite's spelled-out
  *   PReLU) → dead-node removal → weight storage type → AIPP configs → a shape check of every gear →
- *   the .kom writer (static memory plan, 128-byte aligned weights).
+ *   the .kom writer (static memory plan, 128-byte aligned weights). With quantize "int8", the float
+ *   graph is quantized (below) after the folding of BatchNorm, before the layout choice.
  * kes-convert (engine/tools) is this API on the command line; its options mirror the fields below.
  *
  * Errors: KES_ERR_CORRUPT_DATA for a malformed model file (naming what and where), KES_ERR_UNSUPPORTED
@@ -58,6 +59,30 @@
  * largest such weight (each Cast output lives only until its consumer has run); results change by
  * f16 rounding of the weights (about 1e-3 relative). Other constants stay f32.
  *
+ * Quantizing a float model (quantize "int8", kes-convert --quantize int8; the AMCT analog): the
+ * converter runs the float model on every calibration input (each .npy in the calibration folder, the
+ * model's single input tensor with its dtype and shape, preprocessing such as AIPP already applied),
+ * measures the activations around each Conv, Gemm and MatMul with constant weights, and rewrites the
+ * graph into the QDQ form ONNX Runtime's quantize_static writes: weights int8, symmetric, one scale per
+ * output channel; activations u8 with a zero point, one scale per tensor, measured at a layer's input
+ * and at its output (after a Relu or Clip that alone reads it, fused into the layer); biases int32.
+ * The QDQ fusion above then makes the integer ops, as for a model quantized elsewhere. TFLite's NHWC
+ * convs are computed NCHW between Transposes (the fast int8 convolutions are NCHW). A conv's input
+ * channels are divided by their calibrated ranges before quantizing and its weights multiplied back
+ * (depthwise fully, dense by the square root), and a conv output read only by float ops likewise,
+ * multiplied back after its DequantizeLinear: exact in float, each channel quantized nearer its own
+ * range (docs/MODELS.md "Quantizing a float model to int8"). Ops with no
+ * integer form (PRelu, Sigmoid, ...) run in f32 between a DequantizeLinear and a QuantizeLinear;
+ * layers named in keep_float stay f32 entirely. Activation ranges (calibration_method): "minmax" the
+ * smallest and largest value seen; "percentile" clips |x| at the given percentile of the values seen;
+ * "entropy" clips |x| where the KL divergence between the clipped and the quantized distribution of a
+ * 2048-bin histogram is least (TensorRT's entropy calibration). Each quantized layer is then compared
+ * with the float model on the calibration set (layer_report). Errors: KES_ERR_INVALID_ARGUMENT for a
+ * missing or empty folder, a file that is not a .npy of the input's dtype and shape (naming it; a
+ * malformed .npy: the .npy reader's KES_ERR_CORRUPT_DATA or KES_ERR_UNSUPPORTED), an
+ * unknown method or keep_float layer; KES_ERR_UNSUPPORTED for a model with several inputs (not yet
+ * calibrated) or without a layer to quantize.
+ *
  * Thread-safety: the calls keep no state between calls; any number may run at once on different
  * threads (each converts its own model). Ownership: the caller owns the options, the strings they
  * point to and the summary; kes_convert_memory returns a buffer the caller frees with kes_convert_free.
@@ -84,6 +109,13 @@ typedef enum kes_convert_weights {
  * on the converting thread. */
 typedef void (*kes_convert_progress_fn)(const char* stage, size_t done, size_t total, void* user_data);
 
+/* Post-training quantization's report (kes_convert_options.layer_report): called once per quantized
+ * layer, in graph order, on the converting thread, with the layer's node name, op and output tensor and
+ * how its int8 output compares with the float model's over the whole calibration set (cosine
+ * similarity, largest absolute error: kes-compare's comparison). */
+typedef void (*kes_convert_layer_report_fn)(const char* layer, const char* op, const char* tensor, double cosine,
+                                            double max_abs_error, void* user_data);
+
 typedef struct kes_convert_options {
     uint32_t struct_size;             /* sizeof(kes_convert_options), set by kes_convert_options_init */
     kes_convert_format format;        /* AUTO by default */
@@ -105,6 +137,14 @@ typedef struct kes_convert_options {
                                        0: 4 GiB. Above it the conversion fails (KES_ERR_INVALID_ARGUMENT)
                                        naming the tensor: a mistyped input shape is caught before a
                                        model no board can run is written */
+    /* Post-training quantization (see "Quantizing a float model" above). */
+    const char* quantize;                     /* "int8" quantizes the float model; NULL or "": it stays float */
+    const char* calibration;                  /* with quantize: a folder of .npy calibration inputs */
+    const char* calibration_method;           /* "minmax" (NULL: the default), "percentile" or "entropy" */
+    double calibration_percentile;            /* percentile: the part of |x| kept, in (0, 100]; 0: 99.99 */
+    const char* keep_float;                   /* "layer,layer": node names left in f32, or NULL */
+    kes_convert_layer_report_fn layer_report; /* NULL: no report (and no run of the quantized model for it) */
+    void* layer_report_user_data;
 } kes_convert_options;
 
 typedef struct kes_convert_summary {

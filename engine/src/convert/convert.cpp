@@ -528,7 +528,8 @@ void record_input_layouts(ir::Graph& g, bool input_format_given, Format format) 
 
 }  // namespace
 
-ir::Graph build_graph(const uint8_t* data, size_t size, const Options& options, ir::PassStats* stats_out) {
+ir::Graph build_graph(const uint8_t* data, size_t size, const Options& options, ir::PassStats* stats_out,
+                      std::vector<LayerReport>* quantization) {
     auto progress = [&](const char* stage, size_t done, size_t total) {
         if (options.progress) options.progress(stage, done, total);
     };
@@ -609,14 +610,27 @@ ir::Graph build_graph(const uint8_t* data, size_t size, const Options& options, 
     // switches it: the folding of BatchNormalization takes only NCHW (fusion.cpp).
     add_stats(stats, ir::fuse_channel_affine(g));
     add_stats(stats, ir::fuse_channel_shuffle(g));  // before the layout pass, which renumbers its axis
-    // Not in the stats: its count is ops switched to NHWC, which are neither fused nor removed.
-    ir::choose_layout(g);  // Conv/pool regions → NHWC ops where that pays (pass_layout.hpp)
-    progress("fuse", 0, g.nodes.size());
+    // The rest of the pipeline, also run on the copies that quantization executes (float and quantized).
+    const auto finish = [&](ir::Graph& graph, ir::PassStats& finish_stats) {
+        // Not in the stats: its count is ops switched to NHWC, which are neither fused nor removed.
+        ir::choose_layout(graph);  // Conv/pool regions → NHWC ops where that pays (pass_layout.hpp)
 #ifdef KES_HAVE_TFLITE_IMPORT
-    add_stats(stats, ir::fuse_prelu_pattern(g));
+        add_stats(finish_stats, ir::fuse_prelu_pattern(graph));
 #endif
-    add_stats(stats, ir::run_fusions(g));
-    add_stats(stats, ir::remove_dead_nodes(g));
+        add_stats(finish_stats, ir::run_fusions(graph));
+        add_stats(finish_stats, ir::remove_dead_nodes(graph));
+    };
+    if (options.quantize.int8) {
+        // Quantized here: BatchNorm is folded into the weights, and the graph is still NCHW, the form
+        // fuse_qdq reads.
+        std::vector<LayerReport> report = quantize_int8(g, options.quantize, [&](ir::Graph& copy) {
+            ir::PassStats ignored;
+            finish(copy, ignored);
+        });
+        if (quantization) *quantization = std::move(report);
+    }
+    progress("fuse", 0, g.nodes.size());
+    finish(g, stats);
     if (options.f16_weights) store_weights_f16(g);
     ir::infer_shapes(g);
     stats.nodes_removed = imported_nodes >= g.nodes.size() ? imported_nodes - g.nodes.size() : 0;
@@ -658,7 +672,7 @@ void check_tensor_sizes(const ir::Graph& g, const std::vector<uint64_t>& capacit
 
 Result convert(const uint8_t* data, size_t size, const Options& options) {
     Result r;
-    ir::Graph g = build_graph(data, size, options, &r.stats);
+    ir::Graph g = build_graph(data, size, options, &r.stats, &r.quantization);
     if (options.progress) options.progress("write", 0, g.nodes.size());
     ir::WriteOptions write_options;
     write_options.tensor_capacity = check_gears(g);
@@ -774,6 +788,16 @@ kes::convert::Options to_options(const kes_convert_options* given) {
     if (o->board) opt.board = o->board;
     if (o->freeze_input && *o->freeze_input) opt.frozen = kes::convert::parse_freeze_inputs(o->freeze_input);
     if (o->max_tensor_bytes) opt.max_tensor_bytes = o->max_tensor_bytes;
+    if (o->quantize && *o->quantize) {
+        KES_REQUIRE(std::strcmp(o->quantize, "int8") == 0, "--quantize: '%s' is not int8", o->quantize);
+        opt.quantize.int8 = true;
+        if (o->calibration) opt.quantize.calibration_dir = o->calibration;
+        if (o->calibration_method && *o->calibration_method)
+            opt.quantize.method = kes::convert::parse_calibration_method(o->calibration_method);
+        if (o->calibration_percentile != 0) opt.quantize.percentile = o->calibration_percentile;
+        if (o->keep_float && *o->keep_float) opt.quantize.keep_float = kes::convert::parse_keep_float(o->keep_float);
+        opt.quantize.report = o->layer_report != nullptr;
+    }
     if (o->progress) {
         const kes_convert_progress_fn fn = o->progress;
         void* user = o->progress_user_data;
@@ -796,6 +820,18 @@ void fill_summary(const kes::convert::Result& r, kes_convert_summary* s) {
     full.nodes_fused = r.stats.nodes_fused;
     full.nodes_removed = r.stats.nodes_removed;
     kes::write_struct(full, s);
+}
+
+// The quantization report, through the caller's callback (a field the caller's struct may predate).
+void report_layers(const kes::convert::Result& r, const kes_convert_options* given) {
+    if (!given || r.quantization.empty()) return;
+    kes_convert_options options = {};
+    options.struct_size = sizeof options;
+    kes::read_struct(given, kConvertOptionsV1, "options", "kes_convert_options", &options);
+    if (!options.layer_report) return;
+    for (const kes::convert::LayerReport& l : r.quantization)
+        options.layer_report(l.layer.c_str(), l.op.c_str(), l.tensor.c_str(), l.cosine, l.max_abs,
+                             options.layer_report_user_data);
 }
 
 void check_summary(const kes_convert_summary* s) {
@@ -832,6 +868,7 @@ kes_status kes_convert_file(const char* model_path, const char* output_path, con
         const kes::convert::Result r = kes::convert::convert(bytes.data(), bytes.size(), opt);
         kes::convert::write_file_atomically(output_path, r.image.bytes);
         fill_summary(r, summary);
+        report_layers(r, options);
         return KES_OK;
     });
 }
@@ -853,6 +890,7 @@ kes_status kes_convert_memory(const void* model, size_t model_size, const kes_co
         *out_kom = buf;
         *out_size = r.image.bytes.size();
         fill_summary(r, summary);
+        report_layers(r, options);
         return KES_OK;
     });
 }

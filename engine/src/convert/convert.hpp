@@ -11,6 +11,7 @@
 #include "ir.hpp"
 #include "kom_writer.hpp"
 #include "passes.hpp"
+#include "quantize.hpp"
 
 namespace kes::convert {
 
@@ -33,12 +34,14 @@ struct Options {
     std::vector<std::pair<std::string, ir::Tensor>> frozen;     // --freeze-input (name, value)
     std::function<void(const char*, size_t, size_t)> progress;  // stage, done, total
     uint64_t max_tensor_bytes = kDefaultMaxTensorBytes;         // --max-tensor-bytes: per tensor and arena
+    QuantizeOptions quantize;                                   // --quantize int8 and its calibration
 };
 
 struct Result {
     ir::KomImage image;
     uint64_t ops = 0, parameters = 0;
     ir::PassStats stats;
+    std::vector<LayerReport> quantization;  // --quantize: each quantized layer against the float model
 };
 
 // Option parsers (KES_ERR_INVALID_ARGUMENT naming the bad part).
@@ -56,7 +59,10 @@ ir::Tensor parse_npy(const uint8_t* data, size_t size);
 ir::Tensor import_onnx_tensor(const uint8_t* data, size_t size);  // TensorProto bytes (onnx_import.cpp)
 
 // The graph the .kom is written from: import, overrides, passes, weight type, AIPP, metadata.
-ir::Graph build_graph(const uint8_t* data, size_t size, const Options& options, ir::PassStats* stats = nullptr);
+// With options.quantize.int8, the float graph is quantized (quantize.hpp) before the layout pass, and
+// *quantization (when given) receives the per-layer report.
+ir::Graph build_graph(const uint8_t* data, size_t size, const Options& options, ir::PassStats* stats = nullptr,
+                      std::vector<LayerReport>* quantization = nullptr);
 // Infers shapes at every gear of g other than the written one (a copy per gear) and returns, per
 // tensor, the most bytes any gear needs (empty for a graph without gears). Throws KES_ERR_UNSUPPORTED
 // naming the gear and the node when the graph cannot take a gear, or a batch gear's output loses the
