@@ -22,7 +22,6 @@ extern "C" {
 #include "kestrel/dvpp_video.h"
 #include "test_deps.hpp"
 
-
 namespace vtest {
 
 // FFmpeg logs at INFO by default (x264 prints its statistics); the tests check statuses and counters.
