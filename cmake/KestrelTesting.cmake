@@ -100,7 +100,8 @@ else()
   set(kes_required FALSE)
 endif()
 string(CONFIGURE [=[
-# Written by KestrelTesting.cmake: KES_REQUIRE_TEST_DEPS for the tests ctest runs (issue 15 §4).
+# Written by KestrelTesting.cmake: the environment of every test ctest runs (KES_REQUIRE_TEST_DEPS, issue
+# 15 §4; in a TSan build, TSAN_OPTIONS).
 cmake_policy(VERSION 3.25)  # CTestTestfile.cmake sets none: if(TRUE) would name a variable
 if(NOT DEFINED ENV{KES_REQUIRE_TEST_DEPS})
   if(@kes_required@ OR (DEFINED ENV{CI} AND NOT "$ENV{CI}" STREQUAL "" AND NOT "$ENV{CI}" STREQUAL "false"
